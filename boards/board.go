@@ -1,0 +1,172 @@
+package boards
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"labrunner/drivers"
+	"labrunner/drivers/console"
+	"labrunner/drivers/mmio"
+	"labrunner/drivers/power"
+	"labrunner/drivers/program"
+	"labrunner/drivers/uartbridge"
+	"labrunner/labconfig"
+)
+
+// Board is a lab file's board with its drivers opened.
+type Board struct {
+	Name       string
+	Kind       Kind
+	Config     labconfig.Board
+	Bus        drivers.RegisterBus
+	Console    drivers.Console // nil when the board has no console
+	Programmer drivers.Programmer
+	Power      drivers.Power
+	// BridgeStats reports the UART bridge's counters, when the bus is one.
+	BridgeStats func() uartbridge.Stats
+}
+
+// Emulator gives access to emulated boards without this package importing
+// the emulator (boards/emu imports boards for the kinds). *emu.Rack
+// implements it.
+type Emulator interface {
+	ConsolePath(board string) (string, error)
+	BridgePath(board string) (string, error)
+	Bus(board string) (drivers.RegisterBus, error)
+	Programmer(board string) (drivers.Programmer, error)
+	Power(board string) (drivers.Power, error)
+}
+
+// Options for Open.
+type Options struct {
+	// Emulator serves the boards marked `emulated:`; required for them.
+	Emulator Emulator
+	// Transcript receives the console's traffic (the run directory's
+	// consoles/<board>.log); nil keeps none.
+	Transcript io.Writer
+	Log        *slog.Logger
+	// RegisterTimeout is the per-request deadline of the UART bridge.
+	RegisterTimeout time.Duration
+	// NoConsole skips opening the console.
+	NoConsole bool
+}
+
+// Open opens a board's drivers as its lab entry says. On error nothing stays
+// open.
+func Open(ctx context.Context, cfg labconfig.Board, opts Options) (b *Board, err error) {
+	kind, err := Lookup(cfg.Kind)
+	if err != nil {
+		return nil, drivers.Setup(cfg.Name, "open", "fix `kind:` at "+cfg.Pos.String(), err)
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	b = &Board{Name: cfg.Name, Kind: kind, Config: cfg}
+	defer func() {
+		if err != nil {
+			b.Close()
+			b = nil
+		}
+	}()
+	emulated := cfg.Emulated != nil
+	if emulated && opts.Emulator == nil {
+		return nil, drivers.Setup(cfg.Name, "open", "", errors.New("the board is emulated but no emulated rack is running"))
+	}
+	port := func(s *labconfig.Serial, pathOf func(string) (string, error)) (string, error) {
+		if s.Port == "emu" {
+			if !emulated {
+				return "", drivers.Setup(cfg.Name, "open", "`port: emu` is for emulated boards; give the device path", fmt.Errorf("%s: port emu on a real board", s.Pos))
+			}
+			return pathOf(cfg.Name)
+		}
+		return s.Port, nil
+	}
+
+	switch {
+	case cfg.Bus.Emulated != nil:
+		if b.Bus, err = opts.Emulator.Bus(cfg.Name); err != nil {
+			return nil, drivers.Setup(cfg.Name, "open bus", "", err)
+		}
+	case cfg.Bus.UARTBridge != nil:
+		var path string
+		if path, err = port(cfg.Bus.UARTBridge, func(n string) (string, error) { return opts.Emulator.BridgePath(n) }); err != nil {
+			return nil, err
+		}
+		br, err := uartbridge.Open(path, cfg.Bus.UARTBridge.Baud, uartbridge.Options{
+			Board: cfg.Name, Timeout: opts.RegisterTimeout, Logger: opts.Log,
+			Pacing: time.Duration(cfg.Bus.UARTBridge.PacingUS) * time.Microsecond,
+		})
+		if err != nil {
+			return nil, err
+		}
+		b.Bus = br
+		b.BridgeStats = br.Stats
+	case cfg.Bus.MMIO != nil:
+		mm := cfg.Bus.MMIO
+		if b.Bus, err = mmio.Open(mm.Device, mm.Base, mm.Size, mmio.Options{Board: cfg.Name}); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, drivers.Setup(cfg.Name, "open", "give one of mmio, uart_bridge, emulated under bus:", fmt.Errorf("%s: no register bus", cfg.Pos))
+	}
+
+	if cfg.Console != nil && !opts.NoConsole {
+		var path string
+		if path, err = port(cfg.Console, func(n string) (string, error) { return opts.Emulator.ConsolePath(n) }); err != nil {
+			return nil, err
+		}
+		c, err := console.Open(path, cfg.Console.Baud, console.Options{
+			Board: cfg.Name, Transcript: opts.Transcript,
+			Pacing: time.Duration(cfg.Console.PacingUS) * time.Microsecond,
+		})
+		if err != nil {
+			return nil, err
+		}
+		b.Console = c
+	}
+
+	if cfg.Programmer.Type == "emulated" {
+		if !emulated {
+			return nil, drivers.Setup(cfg.Name, "open", "", fmt.Errorf("%s: programmer emulated on a real board", cfg.Programmer.Pos))
+		}
+		if b.Programmer, err = opts.Emulator.Programmer(cfg.Name); err != nil {
+			return nil, err
+		}
+	} else if b.Programmer, err = program.FromConfig(cfg.Name, cfg.Programmer, kind.Vendor); err != nil {
+		return nil, err
+	}
+
+	switch {
+	case emulated && (cfg.Power.Type == "" || cfg.Power.Type == "none" || cfg.Power.Type == "emulated"):
+		if b.Power, err = opts.Emulator.Power(cfg.Name); err != nil {
+			return nil, err
+		}
+	default:
+		if b.Power, err = power.FromConfig(cfg.Name, cfg.Power); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// Close closes the board's drivers.
+func (b *Board) Close() error {
+	var errs []error
+	if b.Bus != nil {
+		errs = append(errs, b.Bus.Close())
+	}
+	if b.Console != nil {
+		errs = append(errs, b.Console.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// String names the board and its kind.
+func (b *Board) String() string {
+	return b.Name + " (" + strings.ToUpper(b.Kind.Name) + ", " + b.Kind.Part + ")"
+}

@@ -1,0 +1,7 @@
+// Package designs imports every emulated design, so that the CLI and tests
+// get them all with one import.
+package designs
+
+import (
+	_ "labrunner/boards/emu/exanet"
+)

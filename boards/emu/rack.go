@@ -1,0 +1,326 @@
+package emu
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+
+	"labrunner/bitstreams"
+	"labrunner/boards"
+	"labrunner/drivers"
+	"labrunner/labconfig"
+)
+
+var (
+	registryMu sync.Mutex
+	designs    = map[string]Factory{}
+	faults     = map[string]FaultInfo{}
+)
+
+// RegisterDesign makes a design available to emulated boards. Design
+// packages call it from init.
+func RegisterDesign(name string, f Factory) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	designs[name] = f
+}
+
+// RegisterFault declares a fault that can be injected by name.
+func RegisterFault(fi FaultInfo) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	faults[fi.Name] = fi
+}
+
+// Faults lists every known fault, sorted by name.
+func Faults() []FaultInfo {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	out := make([]FaultInfo, 0, len(faults))
+	for _, f := range faults {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// DesignNames lists the designs the emulator can run.
+func DesignNames() []string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	out := make([]string, 0, len(designs))
+	for n := range designs {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Options for Start.
+type Options struct {
+	// Seed overrides the lab's seed when non-zero.
+	Seed int64
+	// Faults are injected in addition to the lab file's.
+	Faults []labconfig.Fault
+	// Catalogue finds manifests for programmed designs (default: bitstreams.Default()).
+	Catalogue *bitstreams.Catalogue
+	// Log receives the emulator's own log lines (default: discarded).
+	Log *slog.Logger
+	// NoPTY skips the pseudo-terminals (in-process bus only), for tests and
+	// benchmarks that do not need them.
+	NoPTY bool
+}
+
+// Rack is the set of emulated boards of a lab and the cables between them.
+type Rack struct {
+	seed   int64
+	log    *slog.Logger
+	cat    *bitstreams.Catalogue
+	boards map[string]*Board
+	order  []string
+	links  []*Link
+	faults []labconfig.Fault
+
+	sharedMu sync.Mutex
+	shared   map[string]any
+
+	closeOnce sync.Once
+}
+
+// Start builds the emulated boards of lab (those with an `emulated:` block),
+// cables them as its links say, injects the faults, and starts serving their
+// consoles and bridges.
+func Start(lab *labconfig.Lab, opts Options) (*Rack, error) {
+	r := &Rack{
+		seed:   lab.Seed,
+		log:    opts.Log,
+		cat:    opts.Catalogue,
+		boards: map[string]*Board{},
+		shared: map[string]any{},
+	}
+	if opts.Seed != 0 {
+		r.seed = opts.Seed
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if r.cat == nil {
+		r.cat = bitstreams.Default()
+	}
+	for i := range lab.Boards {
+		lb := &lab.Boards[i]
+		if lb.Emulated == nil {
+			continue
+		}
+		kind, err := boards.Lookup(lb.Kind)
+		if err != nil {
+			return nil, fmt.Errorf("%s: board %s: %w", lb.Pos, lb.Name, err)
+		}
+		b := newBoard(r, lb, kind)
+		r.boards[lb.Name] = b
+		r.order = append(r.order, lb.Name)
+	}
+	for i := range lab.Links {
+		ll := &lab.Links[i]
+		a, okA := r.boards[ll.A.Board]
+		bb, okB := r.boards[ll.B.Board]
+		if !okA || !okB {
+			continue // a cable to a real board: nothing to emulate
+		}
+		pa, pb := a.Port(ll.A.Port), bb.Port(ll.B.Port)
+		if pa == nil || pb == nil {
+			return nil, fmt.Errorf("%s: link %s - %s: no such port (a %s has %s)", ll.Pos, ll.A, ll.B, a.kind.Name, strings.Join(a.kind.Ports, ", "))
+		}
+		if pa.Link != nil || pb.Link != nil {
+			return nil, fmt.Errorf("%s: link %s - %s: a port is cabled twice", ll.Pos, ll.A, ll.B)
+		}
+		l := &Link{A: pa, B: pb, LatencyNS: ll.LatencyNS, AsymmetryNS: ll.AsymmetryNS, BER: ll.BER}
+		pa.Link, pb.Link = l, l
+		r.links = append(r.links, l)
+	}
+	all := append(append([]labconfig.Fault(nil), lab.Faults...), opts.Faults...)
+	for _, f := range all {
+		if err := r.inject(f); err != nil {
+			return nil, err
+		}
+	}
+	if !opts.NoPTY {
+		for _, n := range r.order {
+			if err := r.boards[n].serve(); err != nil {
+				r.Close()
+				return nil, err
+			}
+		}
+	}
+	for _, n := range r.order {
+		r.boards[n].powerOn()
+	}
+	return r, nil
+}
+
+func (r *Rack) inject(f labconfig.Fault) error {
+	registryMu.Lock()
+	fi, ok := faults[f.Name]
+	registryMu.Unlock()
+	if !ok {
+		names := []string{}
+		for _, k := range Faults() {
+			names = append(names, k.Name)
+		}
+		return fmt.Errorf("%s: unknown fault %q (known: %s)", f.Pos, f.Name, strings.Join(names, ", "))
+	}
+	switch fi.Scope {
+	case "board":
+		if _, ok := r.boards[f.Board]; !ok {
+			return fmt.Errorf("%s: fault %s: board %q is not an emulated board of this lab", f.Pos, f.Name, f.Board)
+		}
+	case "link":
+		ep := f.Link
+		bn, pn, ok := strings.Cut(ep, ":")
+		b := r.boards[bn]
+		if !ok || b == nil || b.Port(pn) == nil || b.Port(pn).Link == nil {
+			return fmt.Errorf("%s: fault %s: link %q is not a cabled port of an emulated board (write board:port)", f.Pos, f.Name, ep)
+		}
+		if f.Board == "" {
+			f.Board = bn
+		}
+	}
+	r.faults = append(r.faults, f)
+	return nil
+}
+
+// Seed is the rack's seed.
+func (r *Rack) Seed() int64 { return r.seed }
+
+// Log is the emulator's logger.
+func (r *Rack) Log() *slog.Logger { return r.log }
+
+// Catalogue is the design catalogue the rack programs from.
+func (r *Rack) Catalogue() *bitstreams.Catalogue { return r.cat }
+
+// Board returns the emulated board of that name.
+func (r *Rack) Board(name string) (*Board, bool) {
+	b, ok := r.boards[name]
+	return b, ok
+}
+
+// Boards returns the boards in lab-file order.
+func (r *Rack) Boards() []*Board {
+	out := make([]*Board, 0, len(r.order))
+	for _, n := range r.order {
+		out = append(out, r.boards[n])
+	}
+	return out
+}
+
+// Links returns the emulated cables.
+func (r *Rack) Links() []*Link { return r.links }
+
+// Faults returns the injected faults.
+func (r *Rack) Faults() []labconfig.Fault { return r.faults }
+
+// FaultsNamed returns the injected faults of that name.
+func (r *Rack) FaultsNamed(name string) []labconfig.Fault {
+	var out []labconfig.Fault
+	for _, f := range r.faults {
+		if f.Name == name {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Rand returns a deterministic random stream for a named purpose.
+func (r *Rack) Rand(purpose string) *rand.Rand { return randFor(r.seed, purpose) }
+
+// Shared returns the rack-wide object stored under key, creating it with mk
+// the first time. Multi-board designs keep their fabric here.
+func (r *Rack) Shared(key string, mk func() any) any {
+	r.sharedMu.Lock()
+	defer r.sharedMu.Unlock()
+	v, ok := r.shared[key]
+	if !ok {
+		v = mk()
+		r.shared[key] = v
+	}
+	return v
+}
+
+// Close stops every board.
+func (r *Rack) Close() error {
+	r.closeOnce.Do(func() {
+		for _, n := range r.order {
+			r.boards[n].close()
+		}
+	})
+	return nil
+}
+
+// The methods below let boards.Open reach emulated boards without importing
+// this package (boards.Emulator).
+
+// ConsolePath returns the pseudo-terminal of a board's console.
+func (r *Rack) ConsolePath(board string) (string, error) {
+	b, err := r.get(board)
+	if err != nil {
+		return "", err
+	}
+	if b.consolePath == "" {
+		return "", fmt.Errorf("emulated board %s: console is not served (rack started without pseudo-terminals)", board)
+	}
+	return b.consolePath, nil
+}
+
+// BridgePath returns the pseudo-terminal of a board's UART bridge.
+func (r *Rack) BridgePath(board string) (string, error) {
+	b, err := r.get(board)
+	if err != nil {
+		return "", err
+	}
+	if b.bridgePath == "" {
+		return "", fmt.Errorf("emulated board %s: bridge is not served (rack started without pseudo-terminals)", board)
+	}
+	return b.bridgePath, nil
+}
+
+// Bus returns a board's in-process register bus.
+func (r *Rack) Bus(board string) (drivers.RegisterBus, error) {
+	b, err := r.get(board)
+	if err != nil {
+		return nil, err
+	}
+	return b.Bus(), nil
+}
+
+// Programmer returns a board's emulated programmer.
+func (r *Rack) Programmer(board string) (drivers.Programmer, error) {
+	b, err := r.get(board)
+	if err != nil {
+		return nil, err
+	}
+	return b.Programmer(), nil
+}
+
+// Power returns a board's emulated power switch.
+func (r *Rack) Power(board string) (drivers.Power, error) {
+	b, err := r.get(board)
+	if err != nil {
+		return nil, err
+	}
+	return b.Power(), nil
+}
+
+func (r *Rack) get(board string) (*Board, error) {
+	b, ok := r.boards[board]
+	if !ok {
+		return nil, fmt.Errorf("board %s is not emulated in this rack", board)
+	}
+	return b, nil
+}
+
+var _ = context.Background

@@ -1,0 +1,345 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"labrunner/bitstreams"
+	"labrunner/boards"
+	"labrunner/boards/emu"
+	"labrunner/drivers"
+	"labrunner/golden"
+	"labrunner/labconfig"
+	_ "labrunner/golden/models" // every golden model
+	"labrunner/selftest"
+)
+
+func bitstreamsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "bitstreams",
+		Usage: "list the design catalogue, or inspect a bitstream file",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "list",
+				Usage: "list the catalogue's designs and their files",
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}},
+				Action: func(c *cli.Context) error {
+					cat := bitstreams.Default()
+					ms := cat.Designs()
+					if c.Bool("json") {
+						return json.NewEncoder(os.Stdout).Encode(ms)
+					}
+					tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+					fmt.Fprintln(tw, "DESIGN\tVERSION\tCLOCK\tREGISTERS\tFILE\tPART\tSHA256")
+					for _, m := range ms {
+						for _, f := range m.Files {
+							fmt.Fprintf(tw, "%s\t%s\t%g MHz\t%d\t%s\t%s\t%.12s\n", m.Name, m.Version, m.ClockMHz, len(m.Registers), f.Path, f.Part, f.SHA256)
+						}
+					}
+					return tw.Flush()
+				},
+			},
+			{
+				Name:      "inspect",
+				Usage:     "parse a bitstream file (.bit, .bin, .rbf) and print its header, size and sha256",
+				ArgsUsage: "FILE",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "json"},
+					&cli.StringFlag{Name: "kind", Usage: "also check the file against this board kind's part"},
+				},
+				Action: func(c *cli.Context) error {
+					if err := noTrailingFlags(c); err != nil {
+						return err
+					}
+					if c.NArg() != 1 {
+						return exitf(selftest.ExitConfig, "bitstreams inspect takes one FILE")
+					}
+					path := c.Args().First()
+					data, err := os.ReadFile(path)
+					if err != nil {
+						return exitf(selftest.ExitConfig, "%v", err)
+					}
+					info, err := bitstreams.Parse(path, data)
+					if err != nil {
+						return withCode(selftest.ExitConfig, err)
+					}
+					if k := c.String("kind"); k != "" {
+						kind, err := boards.Lookup(k)
+						if err != nil {
+							return withCode(selftest.ExitConfig, err)
+						}
+						if info.Part != "" && !bitstreams.SamePart(info.Part, kind.Part) {
+							return exitf(selftest.ExitConfig, "%s is built for %s; a %s carries %s", path, info.Part, kind.Name, kind.Part)
+						}
+					}
+					if c.Bool("json") {
+						return json.NewEncoder(os.Stdout).Encode(info)
+					}
+					tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+					fmt.Fprintf(tw, "file\t%s\nformat\t%s\n", path, info.Format)
+					if info.Design != "" {
+						fmt.Fprintf(tw, "design\t%s\n", info.Design)
+					}
+					if info.Part != "" {
+						fmt.Fprintf(tw, "part\t%s\n", info.Part)
+					}
+					if info.Date != "" {
+						fmt.Fprintf(tw, "built\t%s %s\n", info.Date, info.Time)
+					}
+					fmt.Fprintf(tw, "size\t%d bytes\npayload\t%d bytes\nsha256\t%s\n", info.Size, info.PayloadLen, info.SHA256)
+					if info.Format == "rbf" {
+						fmt.Fprintf(tw, "checksum\t0x%08X\n", info.Checksum)
+					}
+					return tw.Flush()
+				},
+			},
+		},
+	}
+}
+
+func goldenCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "golden",
+		Usage: "the golden models: list them, or print a model's predictions",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "list",
+				Usage: "list the models and their parameters",
+				Action: func(c *cli.Context) error {
+					for _, n := range golden.Names() {
+						m, _ := golden.Lookup(n)
+						fmt.Printf("%s: %s\n", n, m.Doc())
+						for _, p := range m.Params() {
+							fmt.Printf("    --set %s=%s\t%s\n", p.Name, p.Default, p.Doc)
+						}
+					}
+					return nil
+				},
+			},
+			{
+				Name:      "predict",
+				Usage:     "print a model's predictions, each with its source in the paper",
+				ArgsUsage: "MODEL",
+				Flags: []cli.Flag{
+					&cli.StringSliceFlag{Name: "set", Usage: "parameter key=value (repeatable; see `labrunner golden list`)"},
+					&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+				},
+				Action: func(c *cli.Context) error {
+					if err := noTrailingFlags(c); err != nil {
+						return err
+					}
+					if c.NArg() != 1 {
+						return exitf(selftest.ExitConfig, "golden predict takes one MODEL (%s)", strings.Join(golden.Names(), ", "))
+					}
+					m, err := golden.Lookup(c.Args().First())
+					if err != nil {
+						return withCode(selftest.ExitConfig, err)
+					}
+					set := map[string]string{}
+					for _, kv := range c.StringSlice("set") {
+						k, v, ok := strings.Cut(kv, "=")
+						if !ok {
+							return exitf(selftest.ExitConfig, "--set %q: write key=value", kv)
+						}
+						set[k] = v
+					}
+					exps, err := m.Predict(set)
+					if err != nil {
+						return withCode(selftest.ExitConfig, err)
+					}
+					if c.Bool("json") {
+						enc := json.NewEncoder(os.Stdout)
+						enc.SetIndent("", "  ")
+						return enc.Encode(exps)
+					}
+					tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+					fmt.Fprintln(tw, "METRIC\tPARAMS\tEXPECTED\tSOURCE")
+					for _, e := range exps {
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Metric, e.Params.String(), e.Describe(), e.Source)
+					}
+					return tw.Flush()
+				},
+			},
+		},
+	}
+}
+
+func simCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "sim",
+		Usage: "the emulated rack",
+		Subcommands: []*cli.Command{{
+			Name:  "serve",
+			Usage: "keep the emulated rack up and print its pseudo-terminals, for labrunner or any serial tool",
+			Description: "Starts the lab's emulated boards (the default lab's when no --lab), programs each plan's design\n" +
+				"on its boards (unless --no-program), and prints every board's console and UART-bridge\n" +
+				"pseudo-terminal. Point a serial tool at a console (e.g. `screen /dev/pts/5 115200`) or a lab\n" +
+				"file's `uart_bridge: {port: /dev/pts/6}` at a bridge. Runs until Ctrl-C.",
+			Flags: []cli.Flag{labFlag, faultFlag, seedFlag,
+				&cli.BoolFlag{Name: "no-program", Usage: "leave the boards unprogrammed"},
+				&cli.BoolFlag{Name: "json", Usage: "print the board table as JSON"}},
+			Action: func(c *cli.Context) error {
+				log := logger(c)
+				cat := bitstreams.Default()
+				lab, err := loadLab(c, cat)
+				if err != nil {
+					return err
+				}
+				rack, err := startRack(c, lab, cat, log)
+				if err != nil {
+					return err
+				}
+				if rack == nil {
+					return exitf(selftest.ExitConfig, "lab %s has no emulated boards", lab.Name)
+				}
+				defer rack.Close()
+				designs := map[string]string{}
+				if !c.Bool("no-program") {
+					for _, p := range lab.Plans {
+						m, err := cat.Design(p.Design)
+						if err != nil {
+							return withCode(selftest.ExitConfig, err)
+						}
+						for _, pb := range p.Boards {
+							b, ok := rack.Board(pb.Board)
+							if !ok {
+								continue
+							}
+							_, f, data, err := cat.FileFor(m.Name, b.Kind().Part)
+							if err != nil {
+								return withCode(selftest.ExitConfig, err)
+							}
+							img, err := cat.Check(m, f.Path, data, b.Kind().Part)
+							if err != nil {
+								return withCode(selftest.ExitConfig, err)
+							}
+							ctx, cancel := drivers.Deadline(c.Context, lab.Deadlines.Program)
+							err = b.Programmer().Program(ctx, img)
+							cancel()
+							if err != nil {
+								return withCode(exitCodeFor(err), err)
+							}
+							designs[b.Name()] = m.Name + " " + m.Version
+						}
+					}
+				}
+				type row struct {
+					Board   string `json:"board"`
+					Kind    string `json:"kind"`
+					Design  string `json:"design,omitempty"`
+					Console string `json:"console"`
+					Bridge  string `json:"bridge"`
+				}
+				var rows []row
+				for _, b := range rack.Boards() {
+					cp, _ := rack.ConsolePath(b.Name())
+					bp, _ := rack.BridgePath(b.Name())
+					rows = append(rows, row{b.Name(), b.Kind().Name, designs[b.Name()], cp, bp})
+				}
+				if c.Bool("json") {
+					if err := json.NewEncoder(os.Stdout).Encode(rows); err != nil {
+						return err
+					}
+				} else {
+					tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+					fmt.Fprintln(tw, "BOARD\tKIND\tDESIGN\tCONSOLE\tBRIDGE")
+					for _, r := range rows {
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Board, r.Kind, r.Design, r.Console, r.Bridge)
+					}
+					tw.Flush()
+					fmt.Println("emulated rack running; Ctrl-C to stop")
+				}
+				ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+				defer stop()
+				<-ctx.Done()
+				return nil
+			},
+		}},
+	}
+}
+
+func faultsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "faults",
+		Usage: "list the faults the emulated rack can inject (--fault NAME@BOARD[:PORT][,k=v])",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}},
+		Action: func(c *cli.Context) error {
+			fs := emu.Faults()
+			if c.Bool("json") {
+				return json.NewEncoder(os.Stdout).Encode(fs)
+			}
+			for _, f := range fs {
+				design := f.Design
+				if design == "" {
+					design = "any"
+				}
+				target := map[string]string{"board": "@BOARD", "link": "@BOARD:PORT", "rack": ""}[f.Scope]
+				var ps []string
+				for k, v := range f.Params {
+					ps = append(ps, k+"="+v)
+				}
+				sort.Strings(ps)
+				fmt.Printf("%s%s  (design %s)", f.Name, target, design)
+				if len(ps) > 0 {
+					fmt.Printf("  params: %s", strings.Join(ps, ", "))
+				}
+				fmt.Printf("\n    %s\n", f.Doc)
+			}
+			return nil
+		},
+	}
+}
+
+func labCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "lab",
+		Usage: "check a lab file, or print the embedded default lab",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "check",
+				Usage: "load and validate a lab file; every problem is listed with file:line",
+				Flags: []cli.Flag{labFlag},
+				Action: func(c *cli.Context) error {
+					lab, err := loadLab(c, bitstreams.Default())
+					if err != nil {
+						return err
+					}
+					fmt.Printf("%s: lab %s: %d boards, %d links, %d plans: ok\n", lab.Pos.File, lab.Name, len(lab.Boards), len(lab.Links), len(lab.Plans))
+					return nil
+				},
+			},
+			{
+				Name:  "default",
+				Usage: "print the embedded default lab (the emulated rack), to copy and adapt",
+				Action: func(c *cli.Context) error {
+					_, err := os.Stdout.Write(labconfig.DefaultSource())
+					return err
+				},
+			},
+			{
+				Name:  "tests",
+				Usage: "list the tests plans can name, per design",
+				Action: func(c *cli.Context) error {
+					tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+					fmt.Fprintln(tw, "DESIGN\tTEST\tWHAT IT CHECKS")
+					for _, t := range selftest.Tests() {
+						d := t.Design
+						if d == "" {
+							d = "(any)"
+						}
+						fmt.Fprintf(tw, "%s\t%s\t%s\n", d, t.Name, t.Doc)
+					}
+					return tw.Flush()
+				},
+			},
+		},
+	}
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+
+	"github.com/urfave/cli/v2"
+
+	"labrunner/bitstreams"
+	"labrunner/boards"
+	"labrunner/boards/emu"
+	_ "labrunner/boards/emu/designs" // every emulated design
+	"labrunner/labconfig"
+	"labrunner/selftest"
+	_ "labrunner/selftest/all" // every design's tests
+)
+
+var labFlag = &cli.StringFlag{Name: "lab", Usage: "lab file (YAML); the embedded emulated rack when not given", EnvVars: []string{"LABRUNNER_LAB"}}
+
+var faultFlag = &cli.StringSliceFlag{Name: "fault", Usage: "inject an emulator fault: NAME[@BOARD[:PORT]][,key=value...] (see `labrunner faults`); repeatable"}
+
+var seedFlag = &cli.Int64Flag{Name: "seed", Usage: "emulator seed (default: the lab file's)"}
+
+// known lists what a lab file may name: board kinds, designs, tests, faults.
+func known(cat *bitstreams.Catalogue) labconfig.Known {
+	var designs []string
+	for _, m := range cat.Designs() {
+		designs = append(designs, m.Name)
+	}
+	sort.Strings(designs)
+	var faults []string
+	for _, f := range emu.Faults() {
+		faults = append(faults, f.Name)
+	}
+	return labconfig.Known{
+		Kinds:   boards.KindNames(),
+		Designs: designs,
+		Tests:   selftest.TestNames(designs),
+		Faults:  faults,
+		Ports:   boards.PortsByKind(),
+	}
+}
+
+// loadLab loads --lab, or the embedded default lab. A bad lab file is a
+// configuration error (exit 2) listing every problem with file:line.
+func loadLab(c *cli.Context, cat *bitstreams.Catalogue) (*labconfig.Lab, error) {
+	k := known(cat)
+	var lab *labconfig.Lab
+	var err error
+	if p := c.String("lab"); p != "" {
+		lab, err = labconfig.Load(p, k)
+	} else {
+		lab, err = labconfig.Default(k)
+	}
+	if err != nil {
+		return nil, withCode(selftest.ExitConfig, err)
+	}
+	return lab, nil
+}
+
+// faultsFromFlags parses --fault flags.
+func faultsFromFlags(c *cli.Context) ([]labconfig.Fault, error) {
+	var out []labconfig.Fault
+	for _, s := range c.StringSlice("fault") {
+		f, err := labconfig.ParseFault(s)
+		if err != nil {
+			return nil, withCode(selftest.ExitConfig, err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// startRack starts the emulated rack when the lab has emulated boards; it
+// returns nil (and no error) when it has none.
+func startRack(c *cli.Context, lab *labconfig.Lab, cat *bitstreams.Catalogue, log *slog.Logger) (*emu.Rack, error) {
+	faults, err := faultsFromFlags(c)
+	if err != nil {
+		return nil, err
+	}
+	hasEmu := false
+	for _, b := range lab.Boards {
+		if b.Emulated != nil {
+			hasEmu = true
+		}
+	}
+	if !hasEmu {
+		if len(faults) > 0 {
+			return nil, exitf(selftest.ExitConfig, "--fault needs emulated boards; lab %s has none", lab.Name)
+		}
+		return nil, nil
+	}
+	var seed int64
+	if c.IsSet("seed") {
+		seed = c.Int64("seed")
+	}
+	r, err := emu.Start(lab, emu.Options{Seed: seed, Faults: faults, Catalogue: cat, Log: log.With("component", "emu")})
+	if err != nil {
+		return nil, withCode(selftest.ExitConfig, fmt.Errorf("starting the emulated rack: %w", err))
+	}
+	return r, nil
+}
+
+// emulator returns rack as a boards.Emulator, or nil without a rack (a nil
+// *emu.Rack must not become a non-nil interface).
+func emulator(r *emu.Rack) boards.Emulator {
+	if r == nil {
+		return nil
+	}
+	return r
+}
+
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return ""
+	}
+	return h
+}

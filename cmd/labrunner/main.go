@@ -1,0 +1,129 @@
+// Command labrunner is a hardware-in-the-loop lab test harness for FPGA
+// network fabrics: it programs boards, drives their traffic generators and
+// counters, scores the measurements against golden models of the papers the
+// designs come from, and writes the results to a run directory.
+//
+// This file and its siblings only parse flags and wire packages together.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"labrunner/selftest"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args))
+}
+
+// exitError carries an exit code out of a command without calling os.Exit
+// inside urfave/cli (which would skip deferred cleanup: DESIGN.md).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+func (e *exitError) ExitCode() int { return e.code }
+func (e *exitError) Unwrap() error { return e.err }
+
+func exitf(code int, format string, args ...any) error {
+	return &exitError{code: code, err: fmt.Errorf(format, args...)}
+}
+
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &exitError{code: code, err: err}
+}
+
+func run(args []string) int {
+	app := newApp()
+	err := app.Run(args)
+	if err == nil {
+		return 0
+	}
+	code := selftest.ExitConfig // flag errors from urfave/cli are usage errors
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
+		code = ec.ExitCode()
+	}
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintln(os.Stderr, "labrunner: "+msg)
+	}
+	return code
+}
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:    "labrunner",
+		Usage:   "hardware-in-the-loop test harness for FPGA network fabrics",
+		Version: version,
+		Description: "labrunner programs Zynq UltraScale+ and Stratix V boards with network designs, drives their\n" +
+			"on-FPGA traffic generators and counters over MMIO or a UART bridge, and scores every measurement\n" +
+			"against golden models of the papers the designs come from. Without --lab it runs on the embedded\n" +
+			"emulated rack. Flags go before positional arguments.\n\n" +
+			"Exit codes: 0 all passed, 1 a verdict failed, 2 bad usage or config, 3 infrastructure error.",
+		// Never let urfave/cli call os.Exit: run() turns errors into codes.
+		ExitErrHandler: func(*cli.Context, error) {},
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"LABRUNNER_LOG"}},
+		},
+		Commands: []*cli.Command{
+			nightlyCommand(),
+			selftestCommand(),
+			programCommand(),
+			regsCommand(),
+			consoleCommand(),
+			bitstreamsCommand(),
+			goldenCommand(),
+			simCommand(),
+			faultsCommand(),
+			labCommand(),
+		},
+	}
+}
+
+func logger(c *cli.Context) *slog.Logger {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+		lvl = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+}
+
+// noTrailingFlags refuses flags written after positional arguments, which
+// urfave/cli would silently take as arguments.
+func noTrailingFlags(c *cli.Context) error {
+	for _, a := range c.Args().Slice() {
+		if strings.HasPrefix(a, "-") && len(a) > 1 && !isNumber(a) {
+			return exitf(selftest.ExitConfig, "%q after the arguments: put flags before positional arguments (labrunner %s --flag ... ARGS)", a, c.Command.Name)
+		}
+	}
+	return nil
+}
+
+func isNumber(s string) bool {
+	var f float64
+	_, err := fmt.Sscan(s, &f)
+	return err == nil
+}

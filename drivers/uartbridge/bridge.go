@@ -1,0 +1,801 @@
+// Package uartbridge is the host side of the UART debug bridge: 32-bit
+// register access to a board's programmable logic over a serial line, with
+// sequence numbers, CRC, deadlines and bounded retries. The wire format is
+// docs/uart-bridge.md (version 1); this package also holds the frame codec
+// (both directions), so a device, an emulator or a test can build a peer.
+package uartbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tarm/serial"
+
+	"labrunner/drivers"
+)
+
+// Defaults (docs/uart-bridge.md, "Line settings" and "Sequence numbers,
+// retries and stale responses").
+const (
+	DefaultBaud        = 921600
+	DefaultMaxAttempts = 4 // 1 + 3 retries
+	// DefaultBaseTimeout is added to a request's line time to give its
+	// per-attempt deadline.
+	DefaultBaseTimeout = 200 * time.Millisecond
+	// DefaultBusyPause is the pause before re-sending a request the device
+	// answered BUSY.
+	DefaultBusyPause = 100 * time.Millisecond
+
+	// portReadTimeout bounds each read of a tarm/serial port, so that Close
+	// never waits on a blocked read (DESIGN.md, known behaviour of
+	// tarm/serial). Deadlines are kept above it, not by it.
+	portReadTimeout = 100 * time.Millisecond
+	bitsPerByte     = 10 // start + 8 data + stop
+	rxQueue         = 64 // chunks buffered between the reader and a request
+)
+
+// Options configure a Bridge. The zero value gives the protocol's defaults.
+type Options struct {
+	// Board names the board in errors and log lines.
+	Board string
+	// Timeout is the per-attempt deadline. Zero: DefaultBaseTimeout plus the
+	// request's and response's line time at Baud plus the transmit pacing.
+	Timeout time.Duration
+	// MaxAttempts is the number of attempts in all. Zero: DefaultMaxAttempts.
+	MaxAttempts int
+	// Pacing is a pause after each transmitted byte, for USB-UARTs that
+	// lose bytes at speed. Keep it well under the device's 100 ms
+	// inter-byte timeout. Zero: no pacing.
+	Pacing time.Duration
+	// BusyPause is the pause before retrying after BUSY. Zero: DefaultBusyPause.
+	BusyPause time.Duration
+	// Baud is the line rate, used for the default timeout. Open sets it
+	// from its argument; with New, zero means DefaultBaud.
+	Baud int
+	// Logger receives a line per retry. Nil: slog.Default().
+	Logger *slog.Logger
+}
+
+// Stats are a Bridge's counters since it was opened. Health checks and
+// reports read them with Bridge.Stats.
+type Stats struct {
+	Requests  uint64 // requests issued, each counted once however often it was sent
+	Attempts  uint64 // request frames transmitted
+	Retries   uint64 // attempts after the first of a request
+	Failures  uint64 // requests that ended in an error
+	Timeouts  uint64 // attempts that saw no valid answer before their deadline
+	CRCErrors uint64 // received frames that failed their CRC
+	// BadHeaders counts sync pairs whose fixed part failed its check.
+	BadHeaders uint64
+	Stale      uint64 // valid responses discarded for a wrong SEQ or CMD
+	Busy       uint64 // BUSY answers
+	// DroppedBytes counts received bytes discarded while resynchronising.
+	DroppedBytes uint64
+	TxBytes      uint64 // bytes transmitted
+	RxBytes      uint64 // bytes received
+}
+
+// DeviceInfo is the answer to INFO.
+type DeviceInfo struct {
+	Version  uint32 // protocol version, 1
+	MaxCount uint32 // largest COUNT the device accepts
+	DeviceID uint32 // fixed per board
+}
+
+// Bridge is the host side of one board's UART bridge. It implements
+// drivers.RegisterBus. Methods are safe for concurrent use; requests are
+// serialised (at most one outstanding, as the protocol requires).
+type Bridge struct {
+	rw        io.ReadWriteCloser
+	board     string
+	log       *slog.Logger
+	baud      int
+	pacing    time.Duration
+	timeout   time.Duration // fixed per-attempt timeout, or 0 for computed
+	attempts  int
+	busyPause time.Duration
+
+	sem       chan struct{} // holds a token while a request is outstanding
+	closed    chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+
+	rx     chan []byte
+	rxDone chan struct{} // closed when the reader stops on an error
+	rxErr  error         // written before rxDone is closed
+	tx     chan txReq
+
+	// Owned by the holder of sem.
+	dec    *ResponseDecoder
+	seq    uint8
+	synced bool
+
+	maxCount atomic.Int32
+	st       struct {
+		requests, attempts, retries, failures, timeouts, crc, badHeaders,
+		stale, busy, dropped, tx, rx atomic.Uint64
+	}
+}
+
+type txReq struct {
+	p    []byte
+	done chan error // buffered: the writer never blocks on it
+}
+
+var _ drivers.RegisterBus = (*Bridge)(nil)
+
+// Open opens the serial port at path (a USB-UART, or a pseudo-terminal of
+// the emulated rack) at baud, 8N1, and returns a Bridge on it.
+func Open(path string, baud int, opts Options) (*Bridge, error) {
+	op := fmt.Sprintf("open bridge port %s at %d baud", path, baud)
+	if baud <= 0 {
+		return nil, drivers.Setup(opts.Board, op, "set bus.uart_bridge.baud in the lab file", errors.New("baud rate must be positive"))
+	}
+	p, err := serial.OpenPort(&serial.Config{
+		Name: path, Baud: baud, ReadTimeout: portReadTimeout,
+		Size: 8, Parity: serial.ParityNone, StopBits: serial.Stop1,
+	})
+	if err != nil {
+		// tarm/serial reports a rate termios lacks with this exact text.
+		if err.Error() == "Unrecognized baud rate" {
+			return nil, drivers.Setup(opts.Board, op, "use a standard rate (e.g. 115200, 921600) in the lab file", err)
+		}
+		return nil, drivers.Infra(opts.Board, op, "check the lab file's bridge port and that the USB-UART is plugged in and not in use", err)
+	}
+	opts.Baud = baud
+	return New(tarmPort{p}, opts), nil
+}
+
+// tarmPort turns tarm/serial's read timeout, (0, io.EOF), into (0, nil):
+// on a serial line no data for a while is not the end of the stream.
+type tarmPort struct{ *serial.Port }
+
+func (p tarmPort) Read(b []byte) (int, error) {
+	n, err := p.Port.Read(b)
+	if n == 0 && err == io.EOF {
+		return 0, nil
+	}
+	return n, err
+}
+
+// New returns a Bridge over rw, which must deliver bytes unchanged both ways
+// (a raw serial line). A read error, io.EOF included, ends reception: wrap
+// sources whose EOF means "no data yet" as Open does. Close closes rw.
+func New(rw io.ReadWriteCloser, opts Options) *Bridge {
+	b := &Bridge{
+		rw:        rw,
+		board:     opts.Board,
+		log:       opts.Logger,
+		baud:      opts.Baud,
+		pacing:    opts.Pacing,
+		timeout:   opts.Timeout,
+		attempts:  opts.MaxAttempts,
+		busyPause: opts.BusyPause,
+		sem:       make(chan struct{}, 1),
+		closed:    make(chan struct{}),
+		rx:        make(chan []byte, rxQueue),
+		rxDone:    make(chan struct{}),
+		tx:        make(chan txReq),
+		dec:       NewResponseDecoder(),
+		// A random first SEQ makes a match with the last request of an
+		// earlier session unlikely; the INFO that starts every session
+		// (see sync) rules it out.
+		seq: uint8(rand.Uint32()),
+	}
+	if b.log == nil {
+		b.log = slog.Default()
+	}
+	if b.baud <= 0 {
+		b.baud = DefaultBaud
+	}
+	if b.attempts <= 0 {
+		b.attempts = DefaultMaxAttempts
+	}
+	if b.busyPause <= 0 {
+		b.busyPause = DefaultBusyPause
+	}
+	b.maxCount.Store(MaxCount)
+	go b.readLoop()
+	go b.writeLoop()
+	return b
+}
+
+// Close closes the port. Requests in progress fail with ErrClosed.
+func (b *Bridge) Close() error {
+	b.closeOnce.Do(func() {
+		close(b.closed)
+		if err := b.rw.Close(); err != nil {
+			b.closeErr = drivers.Infra(b.board, "close bridge port", "", err)
+		}
+	})
+	return b.closeErr
+}
+
+// Stats returns a snapshot of the counters.
+func (b *Bridge) Stats() Stats {
+	return Stats{
+		Requests: b.st.requests.Load(), Attempts: b.st.attempts.Load(),
+		Retries: b.st.retries.Load(), Failures: b.st.failures.Load(),
+		Timeouts: b.st.timeouts.Load(), CRCErrors: b.st.crc.Load(),
+		BadHeaders: b.st.badHeaders.Load(), Stale: b.st.stale.Load(),
+		Busy: b.st.busy.Load(), DroppedBytes: b.st.dropped.Load(),
+		TxBytes: b.st.tx.Load(), RxBytes: b.st.rx.Load(),
+	}
+}
+
+func (b *Bridge) readLoop() {
+	buf := make([]byte, 4096)
+	for {
+		n, err := b.rw.Read(buf)
+		if n > 0 {
+			chunk := append([]byte(nil), buf[:n]...)
+			select {
+			case b.rx <- chunk:
+			case <-b.closed:
+				return
+			}
+		}
+		if err != nil {
+			b.rxErr = err
+			close(b.rxDone)
+			return
+		}
+	}
+}
+
+// writeLoop transmits frames in order. Writes run here, not in the caller,
+// so a request can give up at its deadline even if the port blocks; a later
+// frame queues behind an unfinished one instead of interleaving with it.
+func (b *Bridge) writeLoop() {
+	for {
+		select {
+		case r := <-b.tx:
+			r.done <- b.transmit(r.p)
+		case <-b.closed:
+			return
+		}
+	}
+}
+
+func (b *Bridge) transmit(p []byte) error {
+	if b.pacing <= 0 {
+		// Counted before writing: the answer may be in before Write returns.
+		b.st.tx.Add(uint64(len(p)))
+		n, err := b.rw.Write(p)
+		if n < len(p) {
+			b.st.tx.Add(-uint64(len(p) - n))
+		}
+		return err
+	}
+	t := time.NewTimer(0)
+	defer t.Stop()
+	<-t.C
+	for i := range p {
+		b.st.tx.Add(1)
+		n, err := b.rw.Write(p[i : i+1])
+		if n < 1 {
+			b.st.tx.Add(^uint64(0))
+		}
+		if err != nil {
+			return err
+		}
+		t.Reset(b.pacing)
+		select {
+		case <-t.C:
+		case <-b.closed:
+			return ErrClosed
+		}
+	}
+	return nil
+}
+
+// attemptTimeout is the per-attempt deadline for a request of reqLen bytes
+// expecting respLen bytes back.
+func (b *Bridge) attemptTimeout(reqLen, respLen int) time.Duration {
+	if b.timeout > 0 {
+		return b.timeout
+	}
+	line := time.Duration(reqLen+respLen) * bitsPerByte * time.Second / time.Duration(b.baud)
+	return DefaultBaseTimeout + line + time.Duration(reqLen)*b.pacing
+}
+
+// lock takes the bridge for one operation, honouring ctx.
+func (b *Bridge) lock(ctx context.Context, op string) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, b.ctxError(op, 0, nil, err)
+	}
+	select {
+	case b.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, b.ctxError(op, 0, nil, ctx.Err())
+	case <-b.closed:
+		return nil, b.closedError(op)
+	}
+	select {
+	case <-b.closed:
+		<-b.sem
+		return nil, b.closedError(op)
+	default:
+	}
+	return func() { <-b.sem }, nil
+}
+
+func (b *Bridge) closedError(op string) error {
+	return drivers.Infra(b.board, op, "", ErrClosed)
+}
+
+func (b *Bridge) ctxError(op string, attempts int, last, err error) error {
+	hint := hintLine
+	if errors.Is(err, context.Canceled) {
+		hint = ""
+	}
+	if attempts == 0 {
+		return drivers.Infra(b.board, op, hint, fmt.Errorf("not attempted: %w", err))
+	}
+	if last == nil {
+		return drivers.Infra(b.board, op, hint, fmt.Errorf("gave up during attempt %d: %w", attempts, err))
+	}
+	return drivers.Infra(b.board, op, hint, fmt.Errorf("gave up during attempt %d: %w (last problem: %v)", attempts, err, last))
+}
+
+// Info sends INFO and checks the answer (magic, protocol version).
+func (b *Bridge) Info(ctx context.Context) (DeviceInfo, error) {
+	unlock, err := b.lock(ctx, "info")
+	if err != nil {
+		return DeviceInfo{}, err
+	}
+	defer unlock()
+	return b.info(ctx, "info")
+}
+
+func (b *Bridge) info(ctx context.Context, op string) (DeviceInfo, error) {
+	d, err := b.exchange(ctx, op, Request{Cmd: CmdInfo}, 4)
+	if err != nil {
+		return DeviceInfo{}, err
+	}
+	if d[0] != InfoMagic {
+		return DeviceInfo{}, drivers.Infra(b.board, op, "is this port the board's bridge UART, not its console?",
+			fmt.Errorf("%w: INFO magic 0x%08x, want 0x%08x (\"LBRB\")", ErrProtocol, d[0], InfoMagic))
+	}
+	info := DeviceInfo{Version: d[1], MaxCount: d[2], DeviceID: d[3]}
+	if info.Version != ProtocolVersion {
+		return info, drivers.Infra(b.board, op, "bridge firmware and labrunner must agree on the protocol version",
+			fmt.Errorf("%w: device speaks protocol version %d, labrunner speaks %d", ErrProtocol, info.Version, ProtocolVersion))
+	}
+	if info.MaxCount == 0 {
+		return info, drivers.Infra(b.board, op, hintFirmware, fmt.Errorf("%w: device accepts COUNT up to 0", ErrProtocol))
+	}
+	b.maxCount.Store(int32(min(info.MaxCount, MaxCount)))
+	b.synced = true
+	return info, nil
+}
+
+// sync starts a session with INFO before the first other request. The
+// device replays its remembered answer to a request with the SEQ and CRC of
+// the last one it executed, possibly from an earlier session; INFO has no
+// side effect, so a replayed INFO is harmless, and once it is the device's
+// last request no request of this session can be mistaken for a retry.
+func (b *Bridge) sync(ctx context.Context, op string) error {
+	if b.synced {
+		return nil
+	}
+	_, err := b.info(ctx, "info (session start, before "+op+")")
+	return err
+}
+
+// checkRange refuses unaligned addresses and ranges beyond 32 bits.
+func (b *Bridge) checkRange(op string, addr uint64, words int) error {
+	if err := drivers.CheckAligned(addr); err != nil {
+		return drivers.Setup(b.board, op, "register addresses are multiples of 4", err)
+	}
+	if end := addr + 4*uint64(words); end > 1<<32 || end < addr {
+		return drivers.Setup(b.board, op, "the UART bridge reaches a 32-bit address space; check the register map",
+			fmt.Errorf("%d words at 0x%x reach beyond 0xffffffff", words, addr))
+	}
+	return nil
+}
+
+// Read32 reads one register.
+func (b *Bridge) Read32(ctx context.Context, addr uint64) (uint32, error) {
+	op := fmt.Sprintf("read32 0x%08x", addr)
+	if err := b.checkRange(op, addr, 1); err != nil {
+		return 0, err
+	}
+	unlock, err := b.lock(ctx, op)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	if err := b.sync(ctx, op); err != nil {
+		return 0, err
+	}
+	d, err := b.exchange(ctx, op, Request{Cmd: CmdRead, Addr: uint32(addr), Count: 1}, 1)
+	if err != nil {
+		return 0, err
+	}
+	return d[0], nil
+}
+
+// Write32 writes one register.
+func (b *Bridge) Write32(ctx context.Context, addr uint64, v uint32) error {
+	op := fmt.Sprintf("write32 0x%08x", addr)
+	if err := b.checkRange(op, addr, 1); err != nil {
+		return err
+	}
+	unlock, err := b.lock(ctx, op)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := b.sync(ctx, op); err != nil {
+		return err
+	}
+	_, err = b.exchange(ctx, op, Request{Cmd: CmdWrite, Addr: uint32(addr), Count: 1, Data: []uint32{v}}, 0)
+	return err
+}
+
+// ReadBurst reads len(dst) consecutive words from addr, in requests of at
+// most 256 words (or the device's INFO limit, if lower).
+func (b *Bridge) ReadBurst(ctx context.Context, addr uint64, dst []uint32) error {
+	return b.burst(ctx, "read burst", CmdReadBurst, addr, dst)
+}
+
+// WriteBurst writes src to consecutive words from addr, split like ReadBurst.
+func (b *Bridge) WriteBurst(ctx context.Context, addr uint64, src []uint32) error {
+	return b.burst(ctx, "write burst", CmdWriteBurst, addr, src)
+}
+
+func (b *Bridge) burst(ctx context.Context, name string, cmd Cmd, addr uint64, w []uint32) error {
+	op := fmt.Sprintf("%s 0x%08x, %d words", name, addr, len(w))
+	if len(w) == 0 {
+		return nil
+	}
+	if err := b.checkRange(op, addr, len(w)); err != nil {
+		return err
+	}
+	unlock, err := b.lock(ctx, op)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := b.sync(ctx, op); err != nil {
+		return err
+	}
+	chunk := int(b.maxCount.Load())
+	for i := 0; i < len(w); i += chunk {
+		n := min(chunk, len(w)-i)
+		a := addr + 4*uint64(i)
+		cop := op
+		if n < len(w) {
+			cop = fmt.Sprintf("%s (words %d..%d at 0x%08x)", op, i, i+n-1, a)
+		}
+		req := Request{Cmd: cmd, Addr: uint32(a), Count: uint16(n)}
+		want := n
+		if cmd == CmdWriteBurst {
+			req.Data = w[i : i+n]
+			want = 0
+		}
+		d, err := b.exchange(ctx, cop, req, want)
+		if err != nil {
+			return err
+		}
+		copy(w[i:i+n], d) // reads only: d is empty for writes
+	}
+	return nil
+}
+
+// retryable marks an attempt's failure that another attempt may cure.
+type retryable struct{ error }
+
+// exchange sends req (with the next SEQ) until a valid answer arrives or
+// the attempts run out, and returns the answer's data. The caller holds
+// the lock. want is the number of words an OK answer carries.
+func (b *Bridge) exchange(ctx context.Context, op string, req Request, want int) ([]uint32, error) {
+	req.Seq = b.seq
+	b.seq++
+	frame, err := AppendRequest(nil, req)
+	if err != nil {
+		return nil, drivers.Setup(b.board, op, "", err)
+	}
+	b.st.requests.Add(1)
+	b.flushStale()
+	timeout := b.attemptTimeout(len(frame), ResponseLen(want))
+	var (
+		last     error
+		inflight chan error // the transmission not yet completed, if any
+		attempt  int
+	)
+	for attempt < b.attempts {
+		if err := ctx.Err(); err != nil {
+			b.st.failures.Add(1)
+			return nil, b.ctxError(op, attempt, last, err)
+		}
+		attempt++
+		if attempt > 1 {
+			b.st.retries.Add(1)
+			b.log.Warn("uart bridge: retrying", "board", b.board, "op", op,
+				"attempt", attempt, "max_attempts", b.attempts, "seq", req.Seq, "problem", last.Error())
+		}
+		// A retry re-sends the identical bytes, same SEQ. If the previous
+		// copy is still being written, it is the retry.
+		if err := b.pollWrite(op, &inflight); err != nil {
+			b.st.failures.Add(1)
+			return nil, err
+		}
+		if inflight == nil {
+			if err := b.queue(ctx, frame, timeout, &inflight); err != nil {
+				var r retryable
+				if errors.As(err, &r) {
+					last = r.error
+					continue
+				}
+				b.st.failures.Add(1)
+				if errors.Is(err, ErrClosed) {
+					return nil, b.closedError(op)
+				}
+				return nil, b.ctxError(op, attempt, last, err)
+			}
+		}
+		resp, err := b.await(ctx, op, req, want, timeout, &inflight)
+		if err == nil {
+			return resp.Data, nil
+		}
+		var r retryable
+		switch {
+		case errors.As(err, &r):
+			last = r.error
+		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+			b.st.failures.Add(1)
+			return nil, b.ctxError(op, attempt, last, err)
+		default:
+			b.st.failures.Add(1)
+			return nil, err
+		}
+		if errors.Is(last, ErrBusy) && attempt < b.attempts {
+			if err := b.pause(ctx, b.busyPause); err != nil {
+				b.st.failures.Add(1)
+				if errors.Is(err, ErrClosed) {
+					return nil, b.closedError(op)
+				}
+				return nil, b.ctxError(op, attempt, last, err)
+			}
+		}
+	}
+	b.st.failures.Add(1)
+	if errors.Is(last, ErrBusy) {
+		return nil, statusError(b.board, op+fmt.Sprintf(" (%d attempts)", attempt), StatusBusy)
+	}
+	return nil, drivers.Infra(b.board, op, hintLine,
+		fmt.Errorf("no valid answer after %d attempts; last problem: %w", attempt, last))
+}
+
+// queue hands frame to the writer. The writer may still be busy with the
+// frame of a request that gave up (a port that does not drain), so the
+// wait is bounded like an attempt.
+func (b *Bridge) queue(ctx context.Context, frame []byte, timeout time.Duration, inflight *chan error) error {
+	done := make(chan error, 1)
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case b.tx <- txReq{p: frame, done: done}:
+		b.st.attempts.Add(1)
+		*inflight = done
+		return nil
+	case <-t.C:
+		b.st.timeouts.Add(1)
+		return retryable{fmt.Errorf("%w: the port did not take the request within %v", drivers.ErrTimeout, timeout)}
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-b.closed:
+		return ErrClosed
+	}
+}
+
+// flushStale takes in what arrived since the last request ended. None of
+// it can belong to the answer to a request not yet sent, so complete frames
+// are stale and a partial frame is given up now: left there, it would
+// swallow the coming answer until the deadline.
+func (b *Bridge) flushStale() {
+	b.drainRx()
+	for {
+		for {
+			_, err := b.dec.Next()
+			if errors.Is(err, ErrNeedMore) {
+				break
+			}
+			switch {
+			case err == nil:
+				b.st.stale.Add(1)
+			case errors.Is(err, ErrCRCMismatch):
+				b.st.crc.Add(1)
+			default:
+				b.st.badHeaders.Add(1)
+			}
+		}
+		if !b.dec.Expire() {
+			break
+		}
+	}
+	b.st.dropped.Store(uint64(b.dec.Dropped()))
+}
+
+func (b *Bridge) pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-b.closed:
+		return ErrClosed
+	}
+}
+
+// Phases of await.
+const (
+	waiting  = iota
+	deadline // the timer fired; queued bytes were taken in
+	expired  // and the partial frame, if any, was given up
+)
+
+// drainRx feeds the decoder whatever the reader has queued, without waiting.
+func (b *Bridge) drainRx() {
+	for {
+		select {
+		case p := <-b.rx:
+			b.st.rx.Add(uint64(len(p)))
+			b.dec.Write(p)
+		default:
+			return
+		}
+	}
+}
+
+// await waits for the answer to req for timeout. It returns the answer,
+// a retryable failure, ctx's error, or a final error.
+func (b *Bridge) await(ctx context.Context, op string, req Request, want int, timeout time.Duration, inflight *chan error) (Response, error) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var (
+		crcSeen   int
+		staleSeen int
+		staleLast Response
+		phase     = waiting
+	)
+	for {
+		// Frames already buffered first: a stale answer may sit there from
+		// an earlier request that timed out.
+		for {
+			resp, err := b.dec.Next()
+			if err == nil {
+				if resp.Seq != req.Seq || resp.Cmd != req.Cmd {
+					b.st.stale.Add(1)
+					staleSeen++
+					staleLast = resp
+					continue
+				}
+				b.st.dropped.Store(uint64(b.dec.Dropped()))
+				return b.judge(op, req, resp, want)
+			}
+			var fe *FrameError
+			if !errors.As(err, &fe) {
+				break // ErrNeedMore
+			}
+			if errors.Is(fe, ErrBadHeader) {
+				b.st.badHeaders.Add(1)
+				continue
+			}
+			b.st.crc.Add(1)
+			crcSeen++
+			// A damaged frame headed like our answer is almost surely our
+			// answer: resend now rather than sit out the deadline. (If it was
+			// not, the device replays and the duplicate is discarded later
+			// as stale.)
+			if err := b.pollWrite(op, inflight); err != nil {
+				return Response{}, err
+			}
+			if fe.Seq == req.Seq && fe.Cmd == byte(req.Cmd)|respBit && *inflight == nil {
+				b.st.dropped.Store(uint64(b.dec.Dropped()))
+				return Response{}, retryable{fmt.Errorf("%w in the answer (%s)", ErrCRCMismatch, fe)}
+			}
+		}
+		b.st.dropped.Store(uint64(b.dec.Dropped()))
+		switch phase {
+		case deadline:
+			// The host's partial-frame rule: at the deadline drop a partial
+			// frame's first sync byte and rescan what is buffered once more.
+			phase = expired
+			if b.dec.Expire() {
+				continue
+			}
+			fallthrough
+		case expired:
+			b.st.timeouts.Add(1)
+			return Response{}, retryable{b.timeoutProblem(req, timeout, crcSeen, staleSeen, staleLast)}
+		}
+		select {
+		case p := <-b.rx:
+			b.st.rx.Add(uint64(len(p)))
+			b.dec.Write(p)
+			b.drainRx()
+		case err := <-*inflight:
+			*inflight = nil
+			if err := b.writeError(op, err); err != nil {
+				return Response{}, err
+			}
+		case <-timer.C:
+			// Bytes that arrived together with the deadline (a host stalled
+			// by load wakes up to both) still count: take what is queued.
+			b.drainRx()
+			phase = deadline
+		case <-ctx.Done():
+			return Response{}, ctx.Err()
+		case <-b.rxDone:
+			return Response{}, drivers.Infra(b.board, op, hintLine, fmt.Errorf("read from the bridge port: %w", b.rxErr))
+		case <-b.closed:
+			return Response{}, b.closedError(op)
+		}
+	}
+}
+
+// pollWrite collects a finished transmission without waiting for one.
+func (b *Bridge) pollWrite(op string, inflight *chan error) error {
+	if *inflight == nil {
+		return nil
+	}
+	select {
+	case err := <-*inflight:
+		*inflight = nil
+		return b.writeError(op, err)
+	default:
+		return nil
+	}
+}
+
+func (b *Bridge) writeError(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrClosed):
+		return b.closedError(op)
+	}
+	return drivers.Infra(b.board, op, hintLine, fmt.Errorf("write to the bridge port: %w", err))
+}
+
+func (b *Bridge) timeoutProblem(req Request, timeout time.Duration, crc, stale int, staleLast Response) error {
+	switch {
+	case stale > 0:
+		return fmt.Errorf("%w: no answer with SEQ 0x%02x within %v; %w: %d discarded (last SEQ 0x%02x, %v)",
+			drivers.ErrTimeout, req.Seq, timeout, ErrStale, stale, staleLast.Seq, staleLast.Cmd)
+	case crc > 0:
+		return fmt.Errorf("%w: no answer with SEQ 0x%02x within %v; %w in %d received frame(s)",
+			drivers.ErrTimeout, req.Seq, timeout, ErrCRCMismatch, crc)
+	}
+	return fmt.Errorf("%w: no answer with SEQ 0x%02x within %v", drivers.ErrTimeout, req.Seq, timeout)
+}
+
+// judge turns the answer to our request into data or an error.
+func (b *Bridge) judge(op string, req Request, resp Response, want int) (Response, error) {
+	switch resp.Status {
+	case StatusOK:
+		n := len(resp.Data)
+		// INFO may grow in a later version; its first 4 words are fixed.
+		if n == want || (req.Cmd == CmdInfo && n > want) {
+			return resp, nil
+		}
+		return Response{}, drivers.Infra(b.board, op, hintFirmware,
+			fmt.Errorf("%w: %v answered with %d words, want %d", ErrProtocol, req.Cmd, n, want))
+	case StatusBusy:
+		b.st.busy.Add(1)
+		return Response{}, retryable{&StatusError{Status: StatusBusy}}
+	}
+	return Response{}, statusError(b.board, op, resp.Status)
+}

@@ -1,0 +1,656 @@
+package uartbridge
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"labrunner/drivers"
+)
+
+const (
+	testBoard = "emu-zu-1"
+	// calm is a per-attempt timeout no scheduling stall of a loaded test
+	// machine reaches: tests that count retries use it so that only the
+	// misbehaviour under test causes one.
+	calm = 2 * time.Second
+)
+
+// eventually waits until cond holds: the peer may not yet have read the
+// last bytes when the host has given up.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(2 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Errorf("still not true after 2 s: %s", what)
+			return
+		}
+	}
+}
+
+type logBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// newBridge opens a Bridge through tarm/serial on a pseudo-terminal whose
+// other end is a test peer.
+func newBridge(t testing.TB, opts Options) (*Bridge, *peer, *logBuf) {
+	t.Helper()
+	master, path := openPTY(t)
+	p := newPeer(master)
+	if opts.Board == "" {
+		opts.Board = testBoard
+	}
+	lb := &logBuf{}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(lb, nil))
+	}
+	b, err := Open(path, DefaultBaud, opts)
+	if err != nil {
+		p.close()
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		p.close()
+	})
+	return b, p, lb
+}
+
+// newSyncedBridge is newBridge with the session-start INFO done under the
+// calm timeout, and opts' Timeout and MaxAttempts in force afterwards: with
+// a short timeout a stall could duplicate the INFO, and its late copies
+// would blur what the test counts.
+func newSyncedBridge(t testing.TB, opts Options) (*Bridge, *peer, *logBuf) {
+	t.Helper()
+	timeout, attempts := opts.Timeout, opts.MaxAttempts
+	opts.Timeout = calm
+	b, p, lb := newBridge(t, opts)
+	syncBridge(t, b)
+	b.timeout = timeout
+	if attempts > 0 {
+		b.attempts = attempts
+	}
+	return b, p, lb
+}
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// syncBridge makes the session-start INFO happen, so that tests can count
+// the requests of the operation under test alone.
+func syncBridge(t testing.TB, b *Bridge) {
+	t.Helper()
+	if _, err := b.Info(testCtx(t)); err != nil {
+		t.Fatalf("Info: %v", err)
+	}
+}
+
+func peerRequests(p *peer) (n int) {
+	p.with(func(p *peer) { n = p.requests })
+	return n
+}
+
+func TestReadWriteBurst(t *testing.T) {
+	b, p, _ := newBridge(t, Options{Timeout: calm})
+	ctx := testCtx(t)
+
+	info, err := b.Info(ctx)
+	if err != nil {
+		t.Fatalf("Info: %v", err)
+	}
+	if info != (DeviceInfo{Version: 1, MaxCount: 256, DeviceID: peerDeviceID}) {
+		t.Errorf("Info = %+v", info)
+	}
+	if err := b.Write32(ctx, 0x10, 0xCAFEF00D); err != nil {
+		t.Fatalf("Write32: %v", err)
+	}
+	if v, err := b.Read32(ctx, 0x10); err != nil || v != 0xCAFEF00D {
+		t.Fatalf("Read32 = 0x%x, %v; want 0xcafef00d", v, err)
+	}
+	if v, err := b.Read32(ctx, peerROAddr); err != nil || v != peerID {
+		t.Fatalf("Read32(ID) = 0x%x, %v", v, err)
+	}
+
+	// 600 words: requests of 256, 256 and 88 words.
+	src := make([]uint32, 600)
+	for i := range src {
+		src[i] = uint32(i)*0x01000193 + 7
+	}
+	p.with(func(p *peer) { p.counts = nil })
+	if err := b.WriteBurst(ctx, 0x200, src); err != nil {
+		t.Fatalf("WriteBurst: %v", err)
+	}
+	dst := make([]uint32, len(src))
+	if err := b.ReadBurst(ctx, 0x200, dst); err != nil {
+		t.Fatalf("ReadBurst: %v", err)
+	}
+	if !slices.Equal(src, dst) {
+		t.Fatal("ReadBurst did not return what WriteBurst wrote")
+	}
+	p.with(func(p *peer) {
+		if want := []uint16{256, 256, 88, 256, 256, 88}; !slices.Equal(p.counts, want) {
+			t.Errorf("burst COUNTs on the wire %v, want %v", p.counts, want)
+		}
+		for a := uint32(0x200); a < 0x200+4*600; a += 4 {
+			if p.ram[a] != src[(a-0x200)/4] {
+				t.Fatalf("device RAM 0x%x = 0x%x, want 0x%x", a, p.ram[a], src[(a-0x200)/4])
+			}
+		}
+	})
+
+	// A burst into the FIFO window pushes, then pops, one word per address.
+	if err := b.WriteBurst(ctx, peerFIFO, []uint32{1, 2, 3, 4, 5}); err != nil {
+		t.Fatalf("WriteBurst(FIFO): %v", err)
+	}
+	pop := make([]uint32, 3)
+	if err := b.ReadBurst(ctx, peerFIFO, pop); err != nil || !slices.Equal(pop, []uint32{1, 2, 3}) {
+		t.Fatalf("ReadBurst(FIFO) = %v, %v; want [1 2 3]", pop, err)
+	}
+	if err := b.ReadBurst(ctx, 0x300, nil); err != nil {
+		t.Fatalf("empty ReadBurst: %v", err)
+	}
+
+	st := b.Stats()
+	// INFO, write, read, read ID, 3+3 burst chunks, 2 FIFO bursts.
+	if st.Requests != 12 || st.Attempts != 12 || st.Retries != 0 || st.Failures != 0 {
+		t.Errorf("Stats = %+v, want 12 requests, 12 attempts, no retry or failure", st)
+	}
+	var rx, tx int
+	p.with(func(p *peer) { rx, tx = p.rxBytes, p.txBytes })
+	if st.TxBytes != uint64(rx) || st.RxBytes != uint64(tx) {
+		t.Errorf("host counted %d bytes out, %d in; peer %d in, %d out", st.TxBytes, st.RxBytes, rx, tx)
+	}
+}
+
+func TestSessionStartsWithInfo(t *testing.T) {
+	b, p, _ := newBridge(t, Options{Timeout: calm})
+	// The device still remembers, from an earlier session, a FIFO pop with
+	// exactly the SEQ (and so the CRC) this session's first read would get
+	// without the INFO: without it, the device would replay the old answer.
+	b.sem <- struct{}{}
+	first := b.seq
+	<-b.sem
+	old := mustReq(t, Request{Seq: first, Cmd: CmdRead, Addr: peerFIFO, Count: 1})
+	oldResp := mustResp(t, Response{Seq: first, Cmd: CmdRead, Data: []uint32{0xBAD}})
+	p.with(func(p *peer) {
+		p.haveLast, p.lastSeq, p.lastCRC, p.lastResp = true, first, CRC16(old[2:len(old)-2]), oldResp
+		p.fifo = []uint32{0x600D}
+	})
+	v, err := b.Read32(testCtx(t), peerFIFO)
+	if err != nil || v != 0x600D {
+		t.Fatalf("first Read32 = 0x%x, %v; want 0x600d (not the earlier session's answer)", v, err)
+	}
+	p.with(func(p *peer) {
+		if !slices.Equal(p.cmds, []Cmd{CmdInfo, CmdRead}) || p.replays != 0 || p.pops != 1 {
+			t.Errorf("device saw %v, %d replays, %d pops; want [INFO READ], 0, 1", p.cmds, p.replays, p.pops)
+		}
+	})
+	if _, err := b.Read32(testCtx(t), 0); err != nil {
+		t.Fatal(err)
+	}
+	p.with(func(p *peer) {
+		if len(p.cmds) != 3 {
+			t.Errorf("INFO sent again: device saw %v", p.cmds)
+		}
+	})
+}
+
+func TestCorruptedResponseRetried(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		at   int
+		// A damaged frame headed with our SEQ and CMD is re-requested at
+		// once; otherwise the host waits for its deadline.
+		atOnce bool
+	}{
+		{"data byte", 8, true},
+		{"CRC byte", -1, true},
+		{"SEQ byte", 2, false},
+		// COUNT 1 becomes 0x41: the frame claims 260 more bytes and only the
+		// deadline's partial-frame rule frees the decoder.
+		{"COUNT byte", 5, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			timeout := calm
+			if !c.atOnce {
+				timeout = 100 * time.Millisecond
+			}
+			b, p, log := newSyncedBridge(t, Options{Timeout: timeout})
+			p.with(func(p *peer) { p.ram[0x40] = 0x11223344; p.corrupt = []int{c.at} })
+			v, err := b.Read32(testCtx(t), 0x40)
+			if err != nil || v != 0x11223344 {
+				t.Fatalf("Read32 = 0x%x, %v", v, err)
+			}
+			st := b.Stats()
+			if st.Failures != 0 || st.Retries < 1 || (c.atOnce && (st.Retries != 1 || st.Timeouts != 0 || st.CRCErrors != 1)) {
+				t.Errorf("Stats = %+v, want a retry (at once: %v)", st, c.atOnce)
+			}
+			if !c.atOnce && st.Timeouts < 1 {
+				t.Errorf("Stats = %+v, want a timeout", st)
+			}
+			p.with(func(p *peer) {
+				// INFO and READ executed once each; READ's answer replayed.
+				if p.executed != 2 || p.replays < 1 {
+					t.Errorf("device executed %d, replayed %d; want 2, at least 1", p.executed, p.replays)
+				}
+			})
+			if l := log.String(); !strings.Contains(l, "retrying") || !strings.Contains(l, testBoard) || !strings.Contains(l, "read32 0x00000040") {
+				t.Errorf("no retry log line naming board and op:\n%s", l)
+			}
+		})
+	}
+}
+
+func TestLostResponseReplayedNotReexecuted(t *testing.T) {
+	b, p, _ := newSyncedBridge(t, Options{Timeout: 100 * time.Millisecond})
+	p.with(func(p *peer) { p.fifo = []uint32{101, 102, 103}; p.drop = 1 })
+	ctx := testCtx(t)
+	v, err := b.Read32(ctx, peerFIFO)
+	if err != nil || v != 101 {
+		t.Fatalf("Read32(FIFO) = %d, %v; want 101", v, err)
+	}
+	p.with(func(p *peer) {
+		if p.pops != 1 || p.replays < 1 {
+			t.Errorf("FIFO popped %d times, %d replays; want 1 pop, at least 1 replay", p.pops, p.replays)
+		}
+	})
+	if v, err := b.Read32(ctx, peerFIFO); err != nil || v != 102 {
+		t.Fatalf("next Read32(FIFO) = %d, %v; want 102", v, err)
+	}
+	if st := b.Stats(); st.Timeouts < 1 || st.Retries < 1 || st.Failures != 0 {
+		t.Errorf("Stats = %+v, want a timeout and a retry", st)
+	}
+
+	// The same for a write: lost answer, the retry must not push twice.
+	p.with(func(p *peer) { p.fifo = nil; p.drop = 1 })
+	if err := b.Write32(ctx, peerFIFO, 7); err != nil {
+		t.Fatal(err)
+	}
+	p.with(func(p *peer) {
+		if !slices.Equal(p.fifo, []uint32{7}) {
+			t.Errorf("FIFO after a retried push = %v, want [7]", p.fifo)
+		}
+	})
+}
+
+func TestStaleResponsesDiscarded(t *testing.T) {
+	b, p, _ := newBridge(t, Options{Timeout: calm})
+	syncBridge(t, b)
+	p.with(func(p *peer) { p.ram[0x8] = 0x5150; p.stale = 1 })
+	v, err := b.Read32(testCtx(t), 0x8)
+	if err != nil || v != 0x5150 {
+		t.Fatalf("Read32 = 0x%x, %v; want 0x5150, not a stale answer", v, err)
+	}
+	if st := b.Stats(); st.Stale != 2 || st.Retries != 0 {
+		t.Errorf("Stats = %+v, want 2 stale, 0 retries", st)
+	}
+}
+
+func TestGarbageBeforeFrame(t *testing.T) {
+	b, p, _ := newBridge(t, Options{Timeout: calm})
+	syncBridge(t, b)
+	garbage := []byte{0x00, 0xFF, 0x13, 0x5A, 0x5A, 0xA5, 0x07, 0x01, 0x00, 0x01, 0x00, 0x99, 0xA5, 0x5A, 0x5A}
+	p.with(func(p *peer) { p.ram[0xC] = 77; p.garbage = [][]byte{garbage} })
+	v, err := b.Read32(testCtx(t), 0xC)
+	if err != nil || v != 77 {
+		t.Fatalf("Read32 = %d, %v", v, err)
+	}
+	st := b.Stats()
+	if st.Retries != 0 || st.BadHeaders != 1 || st.DroppedBytes != uint64(len(garbage)) {
+		t.Errorf("Stats = %+v, want no retry, 1 bad header, %d dropped bytes", st, len(garbage))
+	}
+}
+
+func TestSilentPeerGivesUp(t *testing.T) {
+	b, p, _ := newSyncedBridge(t, Options{Timeout: 40 * time.Millisecond, MaxAttempts: 3})
+	p.with(func(p *peer) { p.silent = true })
+	before := peerRequests(p)
+	_, err := b.Read32(testCtx(t), 0x10)
+	if err == nil {
+		t.Fatal("Read32 from a silent device succeeded")
+	}
+	if !errors.Is(err, drivers.ErrTimeout) || drivers.ClassOf(err) != drivers.ClassInfra {
+		t.Errorf("error %v: want a timeout classed infrastructure (got class %v)", err, drivers.ClassOf(err))
+	}
+	for _, s := range []string{testBoard, "read32 0x00000010", "3 attempts", "no answer", "check the bridge cable and baud rate"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q does not mention %q", err, s)
+		}
+	}
+	eventually(t, "device received 3 copies", func() bool { return peerRequests(p)-before == 3 })
+	if st := b.Stats(); st.Timeouts != 3 || st.Retries != 2 || st.Failures != 1 {
+		t.Errorf("Stats = %+v", st)
+	}
+}
+
+func TestSilentPeerDefaults(t *testing.T) {
+	// Default: 4 attempts of 200 ms + line time.
+	b, p, _ := newSyncedBridge(t, Options{})
+	p.with(func(p *peer) { p.silent = true })
+	before := peerRequests(p)
+	err := b.Write32(testCtx(t), 0x10, 1)
+	if !errors.Is(err, drivers.ErrTimeout) || !strings.Contains(err.Error(), "4 attempts") {
+		t.Fatalf("Write32 from a silent device: %v", err)
+	}
+	eventually(t, "device received 4 copies", func() bool { return peerRequests(p)-before == 4 })
+}
+
+func TestCallerDeadlineBoundsRetries(t *testing.T) {
+	// 4 attempts of 5 s: only the caller's deadline can end this early.
+	b, p, _ := newBridge(t, Options{Timeout: 5 * time.Second})
+	syncBridge(t, b)
+	p.with(func(p *peer) { p.silent = true })
+	const budget = 150 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	start := time.Now()
+	_, err := b.Read32(ctx, 0x10)
+	took := time.Since(start)
+	if !errors.Is(err, context.DeadlineExceeded) || drivers.ClassOf(err) != drivers.ClassInfra {
+		t.Fatalf("Read32 past the caller's deadline: %v (class %v)", err, drivers.ClassOf(err))
+	}
+	// Correctness, not speed: the call must end at the caller's deadline,
+	// not after its own 4 x 5 s.
+	if took > budget+2*time.Second {
+		t.Errorf("Read32 returned %v after a %v deadline", took, budget)
+	}
+	// No attempt once the caller's context is done.
+	before := peerRequests(p)
+	if _, err := b.Read32(ctx, 0x10); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "not attempted") {
+		t.Errorf("Read32 with an expired context: %v", err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if n := peerRequests(p) - before; n != 0 {
+		t.Errorf("device received %d requests after the deadline", n)
+	}
+}
+
+func TestContextCancel(t *testing.T) {
+	b, p, _ := newBridge(t, Options{Timeout: 5 * time.Second})
+	syncBridge(t, b)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var rx0 int
+	p.with(func(p *peer) { rx0 = p.rxBytes })
+	if err := b.Write32(ctx, 0, 1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Write32 with a cancelled context: %v", err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	p.with(func(p *peer) {
+		if p.rxBytes != rx0 || p.ram[0] != 0 {
+			t.Errorf("a cancelled Write32 reached the device (%d bytes)", p.rxBytes-rx0)
+		}
+	})
+
+	// Cancelled while waiting for an answer.
+	p.with(func(p *peer) { p.silent = true })
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(30*time.Millisecond, cancel)
+	_, err := b.Read32(ctx, 0)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "attempt 1") {
+		t.Fatalf("Read32 cancelled while waiting: %v", err)
+	}
+	// The bridge is still usable.
+	p.with(func(p *peer) { p.silent = false })
+	if _, err := b.Read32(testCtx(t), 0); err != nil {
+		t.Fatalf("Read32 after a cancelled one: %v", err)
+	}
+}
+
+func TestStatusErrorsNotRetried(t *testing.T) {
+	b, p, _ := newBridge(t, Options{Timeout: calm})
+	syncBridge(t, b)
+	ctx := testCtx(t)
+	cases := []struct {
+		name  string
+		do    func() error
+		want  error
+		class drivers.Class
+	}{
+		{"read undecoded", func() error { _, err := b.Read32(ctx, 0x9000); return err }, ErrBusError, drivers.ClassSetup},
+		{"write read-only", func() error { return b.Write32(ctx, peerROAddr, 1) }, ErrReadOnly, drivers.ClassSetup},
+		{"burst into undecoded", func() error { return b.WriteBurst(ctx, peerFIFOEnd-8, []uint32{1, 2, 3, 4}) }, ErrBusError, drivers.ClassSetup},
+	}
+	for _, c := range cases {
+		before := peerRequests(p)
+		err := c.do()
+		if !errors.Is(err, c.want) || drivers.ClassOf(err) != c.class {
+			t.Errorf("%s: %v (class %v), want %v (class %v)", c.name, err, drivers.ClassOf(err), c.want, c.class)
+		}
+		if err != nil && !strings.Contains(err.Error(), testBoard) {
+			t.Errorf("%s: error %q does not name the board", c.name, err)
+		}
+		if n := peerRequests(p) - before; n != 1 {
+			t.Errorf("%s: sent %d times, want once (no retry)", c.name, n)
+		}
+	}
+	// The burst stopped at the failing word, after two pushes.
+	p.with(func(p *peer) {
+		if !slices.Equal(p.fifo, []uint32{1, 2}) {
+			t.Errorf("FIFO after the failed burst = %v, want [1 2]", p.fifo)
+		}
+	})
+}
+
+func TestBusyRetriedAfterPause(t *testing.T) {
+	b, p, _ := newBridge(t, Options{Timeout: calm, BusyPause: 5 * time.Millisecond, MaxAttempts: 3})
+	syncBridge(t, b)
+	ctx := testCtx(t)
+	p.with(func(p *peer) { p.busy = 2 })
+	if err := b.Write32(ctx, peerFIFO, 9); err != nil {
+		t.Fatalf("Write32 after BUSY: %v", err)
+	}
+	p.with(func(p *peer) {
+		if !slices.Equal(p.fifo, []uint32{9}) {
+			t.Errorf("FIFO = %v, want one push", p.fifo)
+		}
+	})
+	if st := b.Stats(); st.Busy != 2 || st.Retries != 2 {
+		t.Errorf("Stats = %+v, want 2 BUSY, 2 retries", st)
+	}
+
+	p.with(func(p *peer) { p.busy = 10 })
+	err := b.Write32(ctx, 0, 1)
+	if !errors.Is(err, ErrBusy) || drivers.ClassOf(err) != drivers.ClassInfra || !strings.Contains(err.Error(), "3 attempts") {
+		t.Fatalf("Write32 to a device that stays busy: %v (class %v)", err, drivers.ClassOf(err))
+	}
+}
+
+func TestDefaultTimeout(t *testing.T) {
+	b := &Bridge{baud: DefaultBaud}
+	// READ: 12 + 13 bytes of 10 bits at 921600 baud, the page's 271 µs.
+	if got, want := b.attemptTimeout(12, 13), DefaultBaseTimeout+271267*time.Nanosecond; got != want {
+		t.Errorf("READ timeout %v, want %v", got, want)
+	}
+	b.baud, b.pacing = 115200, time.Millisecond
+	if got, want := b.attemptTimeout(268, 9), DefaultBaseTimeout+24045138*time.Nanosecond+268*time.Millisecond; got != want {
+		t.Errorf("paced 64-word WRITE_BURST timeout at 115200 baud %v, want %v", got, want)
+	}
+	b.timeout = 30 * time.Millisecond
+	if got := b.attemptTimeout(12, 13); got != b.timeout {
+		t.Errorf("explicit timeout ignored: %v", got)
+	}
+}
+
+func TestAddressChecks(t *testing.T) {
+	b, p, _ := newBridge(t, Options{Timeout: calm})
+	ctx := testCtx(t)
+	for _, c := range []struct {
+		name string
+		err  error
+	}{
+		{"unaligned", func() error { _, err := b.Read32(ctx, 0x3); return err }()},
+		{"beyond 32 bits", b.Write32(ctx, 1<<32, 0)},
+		{"burst beyond 32 bits", b.ReadBurst(ctx, 0xFFFFFFF8, make([]uint32, 3))},
+	} {
+		if drivers.ClassOf(c.err) != drivers.ClassSetup {
+			t.Errorf("%s: %v (class %v), want a setup error", c.name, c.err, drivers.ClassOf(c.err))
+		}
+	}
+	if err := b.ReadBurst(ctx, 0xFFFFFFF8, make([]uint32, 2)); err != nil && !errors.Is(err, ErrBusError) {
+		t.Errorf("burst ending at 0xffffffff: %v", err)
+	}
+	if peerRequests(p) != 2 {
+		t.Errorf("device received %d requests, want INFO and the last burst", peerRequests(p))
+	}
+}
+
+func TestInfoChecks(t *testing.T) {
+	t.Run("magic", func(t *testing.T) {
+		b, p, _ := newBridge(t, Options{})
+		p.with(func(p *peer) { p.magic = 0x12345678 })
+		_, err := b.Read32(testCtx(t), 0)
+		if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "magic") || drivers.ClassOf(err) != drivers.ClassInfra {
+			t.Fatalf("Read32 behind a wrong INFO magic: %v", err)
+		}
+	})
+	t.Run("version", func(t *testing.T) {
+		b, p, _ := newBridge(t, Options{})
+		p.with(func(p *peer) { p.version = 2 })
+		if _, err := b.Info(testCtx(t)); !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "version 2") {
+			t.Fatalf("Info from a version-2 device: %v", err)
+		}
+	})
+	t.Run("smaller max count", func(t *testing.T) {
+		b, p, _ := newBridge(t, Options{Timeout: calm})
+		p.with(func(p *peer) { p.maxCount = 100 })
+		if err := b.ReadBurst(testCtx(t), 0, make([]uint32, 250)); err != nil {
+			t.Fatal(err)
+		}
+		p.with(func(p *peer) {
+			if want := []uint16{0, 100, 100, 50}; !slices.Equal(p.counts, want) {
+				t.Errorf("COUNTs %v, want %v", p.counts, want)
+			}
+		})
+	})
+}
+
+func TestTransmitPacing(t *testing.T) {
+	// Paced bytes reach the device one by one. On a loaded machine a pause
+	// can outlast the device's 100 ms inter-byte timeout, which drops the
+	// partial frame; the retry recovers, so only the outcome is checked.
+	b, p, _ := newBridge(t, Options{Timeout: time.Second, Pacing: 100 * time.Microsecond})
+	src := []uint32{1, 2, 3, 4, 5, 6, 7, 8}
+	ctx := testCtx(t)
+	if err := b.WriteBurst(ctx, 0x100, src); err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]uint32, len(src))
+	if err := b.ReadBurst(ctx, 0x100, dst); err != nil || !slices.Equal(src, dst) {
+		t.Fatalf("ReadBurst = %v, %v", dst, err)
+	}
+	if st := b.Stats(); st.Retries != 0 {
+		t.Logf("%d retries (scheduling stalls longer than 100 ms between paced bytes)", st.Retries)
+	}
+	p.with(func(p *peer) {
+		if p.ram[0x11c] != 8 {
+			t.Errorf("device RAM 0x11c = %d, want 8", p.ram[0x11c])
+		}
+	})
+}
+
+func TestCloseDuringRequest(t *testing.T) {
+	b, p, _ := newBridge(t, Options{Timeout: calm})
+	syncBridge(t, b)
+	p.with(func(p *peer) { p.silent = true })
+	errc := make(chan error, 1)
+	go func() { _, err := b.Read32(testCtx(t), 0); errc <- err }()
+	time.Sleep(30 * time.Millisecond)
+	if err := b.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := <-errc; !errors.Is(err, ErrClosed) {
+		t.Fatalf("Read32 interrupted by Close: %v", err)
+	}
+	if _, err := b.Read32(testCtx(t), 0); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Read32 after Close: %v", err)
+	}
+}
+
+func TestConcurrentCallers(t *testing.T) {
+	b, _, _ := newBridge(t, Options{Timeout: calm})
+	ctx := testCtx(t)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 25 {
+				a := uint64(g*0x100 + i*4)
+				if err := b.Write32(ctx, a, uint32(g<<16|i)); err != nil {
+					t.Error(err)
+					return
+				}
+				if v, err := b.Read32(ctx, a); err != nil || v != uint32(g<<16|i) {
+					t.Errorf("Read32(0x%x) = 0x%x, %v", a, v, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if st := b.Stats(); st.Requests != 201 || st.Stale != 0 {
+		t.Errorf("Stats = %+v, want 201 requests, none stale", st)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	_, err := Open("/dev/does-not-exist-uartbridge", DefaultBaud, Options{Board: testBoard})
+	if err == nil || drivers.ClassOf(err) != drivers.ClassInfra || !strings.Contains(err.Error(), testBoard) {
+		t.Errorf("Open of a missing port: %v", err)
+	}
+	_, path := openPTY(t)
+	if _, err := Open(path, 12345, Options{Board: testBoard}); drivers.ClassOf(err) != drivers.ClassSetup {
+		t.Errorf("Open at 12345 baud: %v (class %v), want a setup error", err, drivers.ClassOf(err))
+	}
+	if _, err := Open(path, 0, Options{}); drivers.ClassOf(err) != drivers.ClassSetup {
+		t.Errorf("Open at 0 baud: %v", err)
+	}
+}
+
+// TestNewOverPipe runs the bridge over an in-memory pipe (New), and checks
+// that a closed far end fails requests at once instead of timing out.
+func TestNewOverPipe(t *testing.T) {
+	host, dev := net.Pipe()
+	p := newPeer(dev)
+	defer p.close()
+	b := New(host, Options{Board: testBoard, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer b.Close()
+	ctx := testCtx(t)
+	if err := b.Write32(ctx, 0x20, 5); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := b.Read32(ctx, 0x20); err != nil || v != 5 {
+		t.Fatalf("Read32 = %d, %v", v, err)
+	}
+	dev.Close()
+	_, err := b.Read32(ctx, 0x20)
+	if err == nil || drivers.ClassOf(err) != drivers.ClassInfra || errors.Is(err, drivers.ErrTimeout) || !strings.Contains(err.Error(), "bridge port") {
+		t.Fatalf("Read32 after the far end closed: %v", err)
+	}
+}

@@ -1,0 +1,305 @@
+package uartbridge
+
+import (
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+// The test peer is the device side of docs/uart-bridge.md, written for the
+// tests, with misbehaviour that can be switched on.
+//
+// Register map:
+//
+//	0x0000-0x0FFF  RAM registers
+//	0x1000-0x10FF  FIFO window: a write pushes, a read pops (0xEEEEEEEE when empty)
+//	0x2000         read-only ID register (peerID)
+//	elsewhere      not decoded: BUS_ERROR
+const (
+	peerRAMEnd   = 0x1000
+	peerFIFO     = 0x1000
+	peerFIFOEnd  = 0x1100
+	peerROAddr   = 0x2000
+	peerID       = 0x1D000001
+	peerDeviceID = 0x5A170001
+	fifoEmpty    = 0xEEEEEEEE
+	// deviceByteTimeout is the device's partial-frame timeout (page,
+	// "Resynchronisation").
+	deviceByteTimeout = 100 * time.Millisecond
+)
+
+// deadlineConn is what the peer reads: a pty master or a net.Conn.
+type deadlineConn interface {
+	io.ReadWriteCloser
+	SetReadDeadline(time.Time) error
+}
+
+type peer struct {
+	conn deadlineConn
+	done chan struct{}
+
+	mu sync.Mutex
+	// Device state.
+	ram  map[uint32]uint32
+	fifo []uint32
+	pops int
+	// INFO answer; tests may change it.
+	magic, version, maxCount uint32
+	// Misbehaviour, each consumed one response at a time. INFO requests
+	// are spared, so that a late copy of the session-start INFO cannot use
+	// up what a test aims at the operation under test.
+	busy    int      // answer BUSY (not executing, not remembering)
+	drop    int      // execute, then lose the response
+	stale   int      // send two stale answers (old SEQ; right SEQ, wrong CMD) first
+	corrupt []int    // flip bit 0x40 of this byte (negative: from the end)
+	garbage [][]byte // send these bytes before the response
+	silent  bool     // never answer
+	// Memory of the last executed request (page, "Sequence numbers").
+	haveLast bool
+	lastSeq  uint8
+	lastCRC  uint16
+	lastResp []byte
+	// Counters.
+	requests, executed, replays, crcFails int
+	rxBytes, txBytes                      int
+	cmds                                  []Cmd
+	counts                                []uint16
+}
+
+func newPeer(conn deadlineConn) *peer {
+	p := &peer{conn: conn, done: make(chan struct{}), ram: map[uint32]uint32{},
+		magic: InfoMagic, version: ProtocolVersion, maxCount: MaxCount}
+	go p.run()
+	return p
+}
+
+// openPTY returns a pty pair: the master as a pollable file (so that read
+// deadlines work and Close interrupts a read) and the slave's path.
+func openPTY(t testing.TB) (*os.File, string) {
+	t.Helper()
+	m, s, err := pty.Open()
+	if err != nil {
+		t.Fatalf("open pseudo-terminal: %v", err)
+	}
+	path := s.Name()
+	// creack/pty leaves the master blocking; a non-blocking duplicate goes
+	// through the runtime poller instead.
+	fd, err := unix.Dup(int(m.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	if err := unix.SetNonblock(fd, true); err != nil {
+		t.Fatal(err)
+	}
+	master := os.NewFile(uintptr(fd), "ptmx")
+	// The slave stays open until the test ends: with no slave open, reads
+	// of the master fail with EIO.
+	t.Cleanup(func() { s.Close() })
+	return master, path
+}
+
+func (p *peer) close() {
+	p.conn.Close()
+	<-p.done
+}
+
+func (p *peer) run() {
+	defer close(p.done)
+	dec := NewRequestDecoder()
+	buf := make([]byte, 4096)
+	for {
+		// A partial frame waits at most deviceByteTimeout for its next byte.
+		dl := time.Time{}
+		if dec.Buffered() > 0 {
+			dl = time.Now().Add(deviceByteTimeout)
+		}
+		if err := p.conn.SetReadDeadline(dl); err != nil {
+			return
+		}
+		n, err := p.conn.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			p.rxBytes += n
+			p.mu.Unlock()
+			dec.Write(buf[:n])
+			p.serve(dec)
+		}
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				dec.Expire()
+				p.serve(dec)
+				continue
+			}
+			return
+		}
+	}
+}
+
+func (p *peer) serve(dec *RequestDecoder) {
+	for {
+		req, crc, err := dec.Next()
+		if errors.Is(err, ErrNeedMore) {
+			return
+		}
+		if err != nil {
+			if errors.Is(err, ErrCRCMismatch) {
+				p.mu.Lock()
+				p.crcFails++
+				p.mu.Unlock()
+			}
+			continue // never answer a frame that failed its checks
+		}
+		for _, out := range p.answer(req, crc) {
+			// Counted before writing: the host may have read the bytes
+			// before Write returns here.
+			p.mu.Lock()
+			p.txBytes += len(out)
+			p.mu.Unlock()
+			if _, err := p.conn.Write(out); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// answer returns the byte strings to send for req, in order.
+func (p *peer) answer(req Request, crc uint16) [][]byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.requests++
+	p.cmds = append(p.cmds, req.Cmd)
+	p.counts = append(p.counts, req.Count)
+	if p.silent {
+		return nil
+	}
+	var resp []byte
+	spared := req.Cmd == CmdInfo
+	switch {
+	case p.haveLast && req.Seq == p.lastSeq && crc == p.lastCRC:
+		p.replays++
+		resp = p.lastResp
+	case p.busy > 0 && !spared:
+		// BUSY is not an execution: nothing is remembered.
+		p.busy--
+		resp, _ = AppendResponse(nil, Response{Seq: req.Seq, Cmd: req.Cmd, Status: StatusBusy})
+	default:
+		r := p.execute(req)
+		resp, _ = AppendResponse(nil, r)
+		p.executed++
+		p.haveLast, p.lastSeq, p.lastCRC, p.lastResp = true, req.Seq, crc, resp
+	}
+	if spared {
+		return [][]byte{resp}
+	}
+	if p.drop > 0 {
+		p.drop--
+		return nil
+	}
+	var out [][]byte
+	if p.stale > 0 {
+		p.stale--
+		other := CmdInfo
+		if req.Cmd == CmdInfo {
+			other = CmdRead
+		}
+		s1, _ := AppendResponse(nil, Response{Seq: req.Seq - 1, Cmd: req.Cmd, Data: []uint32{0xDEADBEEF}})
+		s2, _ := AppendResponse(nil, Response{Seq: req.Seq, Cmd: other, Data: []uint32{0xDEADBEEF}})
+		out = append(out, s1, s2)
+	}
+	if len(p.garbage) > 0 {
+		out = append(out, p.garbage[0])
+		p.garbage = p.garbage[1:]
+	}
+	if len(p.corrupt) > 0 {
+		i := p.corrupt[0]
+		p.corrupt = p.corrupt[1:]
+		if i < 0 {
+			i += len(resp)
+		}
+		resp = append([]byte(nil), resp...)
+		resp[i] ^= 0x40
+	}
+	return append(out, resp)
+}
+
+func (p *peer) execute(req Request) Response {
+	r := Response{Seq: req.Seq, Cmd: req.Cmd}
+	fail := func(s Status) Response { r.Status = s; r.Data = nil; return r }
+	switch req.Cmd {
+	case CmdInfo:
+		r.Data = []uint32{p.magic, p.version, p.maxCount, peerDeviceID}
+		return r
+	case CmdRead, CmdWrite:
+		if req.Count != 1 {
+			return fail(StatusBadCount)
+		}
+	case CmdReadBurst, CmdWriteBurst:
+		if req.Count == 0 || uint32(req.Count) > p.maxCount {
+			return fail(StatusBadCount)
+		}
+	default:
+		return fail(StatusBadCmd)
+	}
+	if req.Addr%4 != 0 {
+		return fail(StatusAlign)
+	}
+	for i := range uint32(req.Count) {
+		a := req.Addr + 4*i
+		if req.Cmd == CmdRead || req.Cmd == CmdReadBurst {
+			v, st := p.read(a)
+			if st != StatusOK {
+				return fail(st)
+			}
+			r.Data = append(r.Data, v)
+		} else if st := p.write(a, req.Data[i]); st != StatusOK {
+			return fail(st)
+		}
+	}
+	return r
+}
+
+func (p *peer) read(a uint32) (uint32, Status) {
+	switch {
+	case a < peerRAMEnd:
+		return p.ram[a], StatusOK
+	case a >= peerFIFO && a < peerFIFOEnd:
+		if len(p.fifo) == 0 {
+			return fifoEmpty, StatusOK
+		}
+		v := p.fifo[0]
+		p.fifo = p.fifo[1:]
+		p.pops++
+		return v, StatusOK
+	case a == peerROAddr:
+		return peerID, StatusOK
+	}
+	return 0, StatusBusError
+}
+
+func (p *peer) write(a, v uint32) Status {
+	switch {
+	case a < peerRAMEnd:
+		p.ram[a] = v
+	case a >= peerFIFO && a < peerFIFOEnd:
+		p.fifo = append(p.fifo, v)
+	case a == peerROAddr:
+		return StatusReadOnly
+	default:
+		return StatusBusError
+	}
+	return StatusOK
+}
+
+// with runs f under the peer's lock, to set misbehaviour or read state.
+func (p *peer) with(f func(p *peer)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f(p)
+}

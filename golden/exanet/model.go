@@ -1,0 +1,205 @@
+package exanet
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"labrunner/golden"
+	"labrunner/results"
+)
+
+// Name is the model's name in the registry.
+const Name = "exanet"
+
+// MaxPairNodes bounds the lattice for which Predict lists the paths of all
+// ordered pairs (64 nodes: 4096 paths); a larger lattice needs src and dst.
+const MaxPairNodes = 64
+
+func init() { golden.Register(Model{}) }
+
+// Model is the ExaNet golden model as a golden.Model.
+type Model struct{}
+
+// Name implements golden.Model.
+func (Model) Name() string { return Name }
+
+// Doc implements golden.Model.
+func (Model) Doc() string {
+	return "ExaNet (ParCo 2017): DOR paths with virtual channels (§3.3), APErouter and APElink " +
+		"bandwidth versus payload (§4.3, Fig. 9/10), KARMA ping-pong round trip versus hops and " +
+		"payload (§4.2, Fig. 7/8). Metrics: exanet.dor_path{src,dst}, exanet.bandwidth{path,payload}, " +
+		"exanet.bandwidth.peak{path,payload}, exanet.rtt{hops,payload}."
+}
+
+// Params implements golden.Model.
+func (Model) Params() []golden.Param {
+	return []golden.Param{
+		{Name: "lattice", Default: "2,2,1", Doc: "mesh size nx,ny,nz (the 2x2 testbed of §3.1)"},
+		{Name: "order", Default: "XYZ", Doc: "DOR dimension order, a permutation of XYZ (§3.3 priority registers)"},
+		{Name: "src", Doc: "source x,y,z of one DOR path (with dst); default: all ordered pairs of the lattice"},
+		{Name: "dst", Doc: "destination x,y,z of one DOR path (with src)"},
+		{Name: "path", Default: strings.Join(Paths(), ","), Doc: "bandwidth data paths: router, router2x, link (empty: none)"},
+		{Name: "payloads", Default: "32,64,128,256,512", Doc: "payload sizes in bytes, 1..512, for bandwidth and round trip (empty: none)"},
+		{Name: "hops", Default: "1,2", Doc: "hop counts for the round trip, 1..lattice diameter (empty: none)"},
+	}
+}
+
+// Predict implements golden.Model: the DOR paths, then bandwidth and peak
+// for each path and payload, then the round trip for each hop count and
+// payload.
+func (m Model) Predict(set map[string]string) ([]results.Expectation, error) {
+	s, err := golden.Settings(Name, m.Params(), set)
+	if err != nil {
+		return nil, err
+	}
+	lattice, err := ParseLattice(s["lattice"])
+	if err != nil {
+		return nil, fmt.Errorf("%s: parameter lattice: %w", Name, err)
+	}
+	order, err := ParseOrder(s["order"])
+	if err != nil {
+		return nil, fmt.Errorf("%s: parameter order: %w", Name, err)
+	}
+	payloads, err := parseInts(s["payloads"], 1, MaxPayload)
+	if err != nil {
+		return nil, fmt.Errorf("%s: parameter payloads: %w (want byte counts 1..%d, e.g. 32,64,512)", Name, err, MaxPayload)
+	}
+	diam := Diameter(lattice)
+	if diam == 0 && strings.TrimSpace(s["hops"]) != "" {
+		return nil, fmt.Errorf("%s: parameter hops: lattice %s has a single node, no hop is possible (set hops= to skip the round trip)", Name, lattice.Param())
+	}
+	hops, err := parseInts(s["hops"], 1, diam)
+	if err != nil {
+		return nil, fmt.Errorf("%s: parameter hops: %w (want hop counts 1..%d, the diameter of lattice %s)", Name, err, diam, lattice.Param())
+	}
+	paths, err := parsePaths(s["path"])
+	if err != nil {
+		return nil, fmt.Errorf("%s: parameter path: %w", Name, err)
+	}
+	pairs, err := pathPairs(s, lattice)
+	if err != nil {
+		return nil, err
+	}
+
+	var out []results.Expectation
+	for _, pr := range pairs {
+		p, err := route(pr[0], pr[1], lattice, order)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", Name, err)
+		}
+		out = append(out, results.Expectation{
+			Metric: "exanet.dor_path",
+			Params: results.Params{"src": pr[0].Param(), "dst": pr[1].Param()},
+			Text:   p.Text(),
+			Source: "ExaNet §3.3: dimension-ordered routing; upper VC (1) when destination−current > 0, lower VC (0) otherwise",
+			Note:   fmt.Sprintf("order %s, %d-hop path in mesh %s (no wrap-around, §3.1)", order, len(p.Hops), lattice.Param()),
+		})
+	}
+	for _, metric := range []func(string, int) (results.Expectation, error){Bandwidth, BandwidthPeak} {
+		for _, path := range paths {
+			for _, pl := range payloads {
+				e, err := metric(path, pl)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", Name, err)
+				}
+				out = append(out, e)
+			}
+		}
+	}
+	for _, h := range hops {
+		for _, pl := range payloads {
+			e, err := RTT(h, pl)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", Name, err)
+			}
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// pathPairs returns the (src, dst) pairs to route: the one given, or every
+// ordered pair of the lattice (a node to itself included).
+func pathPairs(s map[string]string, lattice Coord) ([][2]Coord, error) {
+	srcS, hasSrc := s["src"]
+	dstS, hasDst := s["dst"]
+	if hasSrc != hasDst {
+		return nil, fmt.Errorf("%s: parameters src and dst go together (got only %s); omit both for all pairs of the lattice",
+			Name, map[bool]string{true: "src", false: "dst"}[hasSrc])
+	}
+	if hasSrc {
+		src, err := ParseCoord(srcS)
+		if err != nil {
+			return nil, fmt.Errorf("%s: parameter src: %w", Name, err)
+		}
+		dst, err := ParseCoord(dstS)
+		if err != nil {
+			return nil, fmt.Errorf("%s: parameter dst: %w", Name, err)
+		}
+		return [][2]Coord{{src, dst}}, nil
+	}
+	nodes := Nodes(lattice)
+	if len(nodes) > MaxPairNodes {
+		return nil, fmt.Errorf("%s: lattice %s has %d nodes, more than %d for listing all pairs; set src and dst",
+			Name, lattice.Param(), len(nodes), MaxPairNodes)
+	}
+	pairs := make([][2]Coord, 0, len(nodes)*len(nodes))
+	for _, a := range nodes {
+		for _, b := range nodes {
+			pairs = append(pairs, [2]Coord{a, b})
+		}
+	}
+	return pairs, nil
+}
+
+// parseInts reads a comma-separated list of whole numbers in [lo, hi], in
+// the order given; an empty list is allowed, a repeated value is not (it
+// would make two expectations with one key).
+func parseInts(s string, lo, hi int) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	seen := map[int]bool{}
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a whole number", f)
+		}
+		if n < lo || n > hi {
+			return nil, fmt.Errorf("%d is outside %d..%d", n, lo, hi)
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("%d is listed twice", n)
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func parsePaths(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	known := map[string]bool{}
+	for _, p := range Paths() {
+		known[p] = true
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if !known[f] {
+			return nil, fmt.Errorf("unknown path %q (known: %s)", f, strings.Join(Paths(), ", "))
+		}
+		if seen[f] {
+			return nil, fmt.Errorf("path %q is listed twice", f)
+		}
+		seen[f] = true
+		out = append(out, f)
+	}
+	return out, nil
+}

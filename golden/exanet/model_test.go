@@ -1,0 +1,200 @@
+package exanet
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"labrunner/golden"
+	"labrunner/results"
+)
+
+func predict(t *testing.T, set map[string]string) []results.Expectation {
+	t.Helper()
+	m, err := golden.Lookup(Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := m.Predict(set)
+	if err != nil {
+		t.Fatalf("Predict(%v): %v", set, err)
+	}
+	return es
+}
+
+func byMetric(es []results.Expectation) map[string][]results.Expectation {
+	out := map[string][]results.Expectation{}
+	for _, e := range es {
+		out[e.Metric] = append(out[e.Metric], e)
+	}
+	return out
+}
+
+func TestRegistered(t *testing.T) {
+	if !slices.Contains(golden.Names(), Name) {
+		t.Fatalf("golden.Names() = %v lacks %q", golden.Names(), Name)
+	}
+	m, _ := golden.Lookup(Name)
+	if m.Doc() == "" || len(m.Params()) == 0 {
+		t.Fatal("model has no doc or params")
+	}
+	for _, p := range m.Params() {
+		if p.Doc == "" {
+			t.Errorf("param %s has no doc", p.Name)
+		}
+	}
+}
+
+func TestPredictDefaults(t *testing.T) {
+	es := predict(t, nil)
+	got := byMetric(es)
+	// 2x2 mesh: 16 ordered pairs; 3 paths × 5 payloads; 2 hops × 5 payloads.
+	for metric, n := range map[string]int{"exanet.dor_path": 16, "exanet.bandwidth": 15, "exanet.bandwidth.peak": 15, "exanet.rtt": 10} {
+		if len(got[metric]) != n {
+			t.Errorf("%s: %d expectations, want %d", metric, len(got[metric]), n)
+		}
+	}
+	if len(es) != 56 {
+		t.Errorf("%d expectations, want 56", len(es))
+	}
+	keys := map[string]bool{}
+	for _, e := range es {
+		if keys[e.Key()] {
+			t.Fatalf("duplicate key %s", e.Key())
+		}
+		keys[e.Key()] = true
+		if e.Source == "" || !strings.Contains(e.Source, "ExaNet §") {
+			t.Errorf("%s: source %q does not cite the paper", e.Key(), e.Source)
+		}
+		if e.Text == "" && e.Min == nil && e.Max == nil && e.RelTol == 0 && e.AbsTol == 0 {
+			t.Errorf("%s: no tolerance", e.Key())
+		}
+	}
+	for _, k := range []string{
+		"exanet.dor_path{dst=1,1,0,src=0,0,0}",
+		"exanet.bandwidth{path=router2x,payload=512}",
+		"exanet.bandwidth.peak{path=link,payload=32}",
+		"exanet.rtt{hops=2,payload=128}",
+	} {
+		if !keys[k] {
+			t.Errorf("missing %s", k)
+		}
+	}
+	// Predict's figures are the plain functions' figures.
+	for _, e := range es {
+		if e.Metric != "exanet.bandwidth" || e.Params["path"] != PathLink || e.Params["payload"] != "256" {
+			continue
+		}
+		want, _ := Bandwidth(PathLink, 256)
+		if !reflect.DeepEqual(e, want) {
+			t.Errorf("Predict %+v != Bandwidth %+v", e, want)
+		}
+	}
+	if again := predict(t, nil); !reflect.DeepEqual(es, again) {
+		t.Error("Predict is not deterministic")
+	}
+}
+
+func TestPredictJSON(t *testing.T) {
+	es := predict(t, map[string]string{"lattice": "3,2,2", "order": "ZYX", "payloads": "1,17,512", "hops": "1,2,3,4"})
+	b, err := json.Marshal(es)
+	if err != nil {
+		t.Fatalf("Predict output is not JSON-serialisable: %v", err)
+	}
+	var back []results.Expectation
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(es, back) {
+		t.Fatal("JSON round trip changed the expectations")
+	}
+	for _, e := range es {
+		for _, v := range []float64{e.Value, e.RelTol, e.AbsTol} {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("%s: non-finite figure", e.Key())
+			}
+		}
+	}
+}
+
+func TestPredictOnePath(t *testing.T) {
+	es := predict(t, map[string]string{"lattice": "4,3,2", "order": "zyx", "src": "(3,0,1)", "dst": "1, 2, 0", "payloads": "", "path": ""})
+	if len(es) != 1 {
+		t.Fatalf("%d expectations, want the one path", len(es))
+	}
+	e := es[0]
+	if e.Key() != "exanet.dor_path{dst=1,2,0,src=3,0,1}" {
+		t.Fatalf("key %s", e.Key())
+	}
+	if want := "(3,0,1)-vc0->(3,0,0)-vc1->(3,1,0)-vc1->(3,2,0)-vc0->(2,2,0)-vc0->(1,2,0)"; e.Text != want {
+		t.Fatalf("text %s, want %s", e.Text, want)
+	}
+	if !strings.Contains(e.Note, "ZYX") {
+		t.Fatalf("note %q does not say the order", e.Note)
+	}
+	// Only bandwidth of one path.
+	es = predict(t, map[string]string{"path": "link", "payloads": "512", "hops": "", "src": "0,0,0", "dst": "0,0,0"})
+	got := byMetric(es)
+	if len(got["exanet.bandwidth"]) != 1 || len(got["exanet.bandwidth.peak"]) != 1 || len(got["exanet.rtt"]) != 0 {
+		t.Fatalf("%v", got)
+	}
+	if got["exanet.dor_path"][0].Text != "(0,0,0)" {
+		t.Fatalf("self path %q", got["exanet.dor_path"][0].Text)
+	}
+}
+
+func TestPredictErrors(t *testing.T) {
+	m, _ := golden.Lookup(Name)
+	for _, c := range []struct {
+		set  map[string]string
+		want string
+	}{
+		{map[string]string{"payload": "64"}, `unknown parameter "payload" (allowed: dst, hops, lattice, order, path, payloads, src)`},
+		{map[string]string{"lattice": "2,2"}, "parameter lattice"},
+		{map[string]string{"lattice": "2,0,1"}, "size along Y is 0"},
+		{map[string]string{"order": "XY"}, "parameter order"},
+		{map[string]string{"payloads": "0"}, "0 is outside 1..512"},
+		{map[string]string{"payloads": "64,x"}, `"x" is not a whole number`},
+		{map[string]string{"payloads": "64,64"}, "64 is listed twice"},
+		{map[string]string{"hops": "3"}, "3 is outside 1..2"},
+		{map[string]string{"lattice": "1,1,1"}, "single node"},
+		{map[string]string{"src": "0,0,0"}, "src and dst go together (got only src)"},
+		{map[string]string{"dst": "0,0,0"}, "got only dst"},
+		{map[string]string{"src": "0,0,0", "dst": "2,0,0"}, "destination 2,0,0 is not a node of lattice 2,2,1"},
+		{map[string]string{"src": "a", "dst": "0,0,0"}, "parameter src"},
+		{map[string]string{"lattice": "8,8,8"}, "512 nodes"},
+		{map[string]string{"path": "router,bus"}, `unknown path "bus"`},
+		{map[string]string{"path": "link,link"}, "listed twice"},
+	} {
+		_, err := m.Predict(c.set)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Predict(%v) error %v, want one containing %q", c.set, err, c.want)
+		}
+	}
+	// A single-node lattice works once the round trip is not asked for.
+	if es := predict(t, map[string]string{"lattice": "1,1,1", "hops": ""}); len(byMetric(es)["exanet.dor_path"]) != 1 {
+		t.Fatal("1x1x1 lattice should give the one self path")
+	}
+}
+
+func BenchmarkPredictDefault(b *testing.B) {
+	m := Model{}
+	for b.Loop() {
+		if _, err := m.Predict(nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPredictAllPairs4x4x4(b *testing.B) {
+	m := Model{}
+	set := map[string]string{"lattice": "4,4,4", "path": "", "payloads": "", "hops": ""}
+	for b.Loop() {
+		if _, err := m.Predict(set); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

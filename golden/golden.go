@@ -1,0 +1,130 @@
+// Package golden is the registry of the golden models: the project's
+// independent software readings of the papers, against which the hardware's
+// measurements are scored.
+//
+// Each design or protocol has its own package under golden/ (golden/exanet,
+// ...). A model registers itself from an init function; golden/models
+// blank-imports every model package so that a program gets them all with one
+// import. Models never import the emulator (boards/emu) and the emulator never
+// imports them: they are two independent readings of the same papers, and
+// sharing code would make scoring compare a model with itself.
+package golden
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"labrunner/results"
+)
+
+// Model is a golden model: predictions for a design or protocol, from its paper.
+type Model interface {
+	Name() string
+	Doc() string
+	// Params lists the parameters Predict accepts, with defaults and meaning.
+	Params() []Param
+	// Predict returns the model's expectations for the given parameter values
+	// (unknown keys are an error naming the allowed ones).
+	Predict(set map[string]string) ([]results.Expectation, error)
+}
+
+// Param is one parameter a model's Predict accepts. An empty Default means
+// the parameter is optional and has no default value.
+type Param struct{ Name, Default, Doc string }
+
+var (
+	mu     sync.RWMutex
+	models = map[string]Model{}
+)
+
+// Register makes a model available by its name. It is meant to be called
+// from the model package's init function, so a programming mistake (a nil
+// model, an empty or duplicate name) panics at start-up rather than hiding.
+func Register(m Model) {
+	if m == nil {
+		panic("golden: Register called with a nil model")
+	}
+	name := m.Name()
+	if name == "" || strings.TrimSpace(name) != name {
+		panic(fmt.Sprintf("golden: Register: invalid model name %q (want a non-empty name without surrounding spaces)", name))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := models[name]; dup {
+		panic(fmt.Sprintf("golden: Register: model %q registered twice", name))
+	}
+	models[name] = m
+}
+
+// Lookup returns the model registered under name.
+func Lookup(name string) (Model, error) {
+	mu.RLock()
+	m, ok := models[name]
+	mu.RUnlock()
+	if ok {
+		return m, nil
+	}
+	known := Names()
+	if len(known) == 0 {
+		return nil, fmt.Errorf("golden: no model named %q: no models are registered (import labrunner/golden/models)", name)
+	}
+	return nil, fmt.Errorf("golden: no model named %q (known models: %s)", name, strings.Join(known, ", "))
+}
+
+// Names returns the names of the registered models, sorted.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	names := make([]string, 0, len(models))
+	for n := range models {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Settings checks set against a model's parameter list and returns the
+// effective values: every parameter with a default gets it unless set
+// overrides it; optional parameters without a default appear only when set.
+// A key that is not a parameter is an error naming the allowed ones, so that
+// a typo on the command line (--set payload=64 for payloads) is not silently
+// ignored. model names the model in the error.
+func Settings(model string, params []Param, set map[string]string) (map[string]string, error) {
+	allowed := make(map[string]bool, len(params))
+	out := make(map[string]string, len(params))
+	for _, p := range params {
+		allowed[p.Name] = true
+		if p.Default != "" {
+			out[p.Name] = p.Default
+		}
+	}
+	var unknown []string
+	for k, v := range set {
+		if !allowed[k] {
+			unknown = append(unknown, k)
+			continue
+		}
+		out[k] = v
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		names := make([]string, 0, len(params))
+		for _, p := range params {
+			names = append(names, p.Name)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("%s: unknown parameter %s (allowed: %s)",
+			model, quoteList(unknown), strings.Join(names, ", "))
+	}
+	return out, nil
+}
+
+func quoteList(s []string) string {
+	q := make([]string, len(s))
+	for i, v := range s {
+		q[i] = fmt.Sprintf("%q", v)
+	}
+	return strings.Join(q, ", ")
+}

@@ -1,0 +1,8 @@
+// Package models imports every golden model so that their init functions
+// register them with package golden: a program (the CLI) gets all models by
+// importing this one package.
+package models
+
+import (
+	_ "labrunner/golden/exanet" // ExaNet (ParCo 2017)
+)

@@ -1,0 +1,96 @@
+// Package prr is the golden model of the parallel round-robin FPGA switch of
+// Papaphilippou, Meng and Luk, "High-Performance FPGA Network Switch
+// Architecture" (FPGA'20), and of the switches it is compared with — read
+// from the paper alone. It never imports the emulator (boards/emu), which is
+// a second, independent reading of the same paper. It registers itself with
+// package golden as "prr".
+//
+// It offers three kinds of truth:
+//
+//   - Switch: the bit-exact placement of a batch of up to P packets in the
+//     P×P output queues by the combined parallel round-robin arbiter
+//     (§3-§4), and the output arbiters of §4.4, for replaying batches and
+//     comparing with the hardware's read-back queues (§5: the Ultra96 AXI
+//     peripheral that releases a batch in one cycle and reads it back).
+//   - PipelineFor: pipeline length and latency with register removal
+//     (§4.1-§4.2, Table 1), port-to-port latency and line throughput (§5.2).
+//   - Simulate: cycle simulations of §5.1 — the proposal, a FIFO
+//     input-queued switch, and VOQ switches under PIM, RRM, iSLIP, DRRM and
+//     EDRRM with one and with log2(P) iterations — under uniform, bursty and
+//     nonuniform traffic.
+//
+// # The arbiter (§3.1-§3.2)
+//
+// A batch is sorted on {valid, dest} by Batcher's odd-even merge network,
+// invalid packets first. P+1 popcounts (invalid packets, packets per port)
+// feed a prefix sum whose output d is where port d's packets start in the
+// sorted batch. Rotator d turns the whole sorted batch right by
+// offset_d − start_d (mod P), which puts port d's first packet on lane
+// offset_d; a filter keeps the lanes holding port d's packets, and lane q
+// writes queue q of FIFO group d. offset_d then grows by port d's popcount
+// (mod P). So the k-th packet for port d in sorted order lands in queue
+// (offset_d + k) mod P of group d.
+//
+// Readings where the paper leaves a choice open (each is a choice the
+// emulator's author must also make; the tests pin them):
+//
+//   - Equal keys. A CAS swaps only when the lower wire's key is strictly
+//     greater. The network is not stable, so packets for the same port in
+//     one batch may leave the sorter in another order than their inputs
+//     (P=4, four valid packets D,E,F→1 and G→0: E is written before D), and
+//     that order decides their queues. The key of an invalid packet includes
+//     its dest bits, but they never move a valid packet (a CAS between a
+//     valid and an invalid packet goes the same way whatever the invalid
+//     one's dest), so a replay need not reproduce them.
+//   - Drops. A packet is dropped when its queue is full ("dropped packets can
+//     only occur at the queue level", §3.1); the offset counter advances by
+//     the popcount regardless, since it never sees the queues. This is the
+//     loss of synchronisation §4.4 mentions.
+//   - Output arbiter (§4.4). Port d's arbiter looks only at queue arb_d of
+//     group d; it reads a packet and moves to the next queue, or, if that
+//     queue is empty, stays. Without drops this serves a group in exactly
+//     the order it was written. Offsets and arbiters are 0 after reset.
+//
+// # Pipeline (§4.1-§4.2)
+//
+//	latency   = log2P + max(log2P(log2P+1)/2, 2·log2P+1)
+//	latency_opt = ⌈(latency − index_comp)/S⌉ + ⌈(1 + index_comp)/S⌉ − 1,  index_comp = log2P
+//	latency_p2p = (latency_opt + 1)/f_clk;  Throughput = Width × f_clk  (§5.2)
+//
+// These reproduce every number of Table 1 (tests check all 8 P × 3 S).
+//
+// # Simulations (§5.1)
+//
+// The paper's simulations ignore pipeline latency: every switch runs at the
+// same clock with 0-cycle processing. Each cycle a switch first serves what
+// was queued before the cycle (one packet per input and per output), then
+// takes the cycle's arrivals, dropping a packet whose queue is full. A packet
+// served the cycle after its arrival has latency 1, the minimum time in the
+// queues (§4.2). Queue depth counts the P×P queues' depth (§5.1); the FIFO
+// switch's P queues each get P times that depth, the same total buffer.
+// With these rules the 16×16 drop rates at depth 1 and input rate 1 come out
+// at the paper's values (§5.1: 5.2% for the proposal, 16.1% for PIM).
+//
+// Traffic: uniform Bernoulli (§5.1a); bursty (§5.1b) as the three-state
+// chain described at trafficGen (Fig. 8's probabilities are not in the
+// text); nonuniform (§5.1c): destination = own port number with probability
+// p = 0.5, any other port with (1−p)/(P−1).
+//
+// Schedulers. PIM: random grant, random accept. RRM: grant and accept
+// pointers move past every grant and accept, in every iteration. iSLIP: a
+// grant pointer moves only when its grant is accepted, and pointers move in
+// the first iteration only. DRRM: one request per input from its request
+// pointer; pointers move past the match in the first iteration. EDRRM: as
+// DRRM, but an output's pointer stays on the input it granted, a refused
+// input moves past the output it asked, and a granted input stays on its
+// VOQ until serving empties it. FIFO: each output picks uniformly among the
+// inputs whose head packet is for it. Multi-iteration versions use log2(P)
+// iterations (§5.1).
+//
+// Simulated figures in Predict come from several seeded replicas; the band
+// is a 99% prediction interval for one more run of the same length, so a
+// measurement with another seed passes when it agrees within the sampling
+// noise at that run length. Latency maxima and zero-drop depths at input
+// rate 1 grow with the run length (queues at r = 1 are critically loaded):
+// the runner must simulate or measure the same number of cycles.
+package prr

@@ -1,0 +1,649 @@
+package prr
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// Alg names a switch in the comparisons of FPGA'20 §5.1.
+type Alg string
+
+// The switches of FPGA'20 §5.1. A name without suffix is the scheduler with
+// log2(P) iterations, "-1" its single-iteration version, as in Fig. 7.
+const (
+	PRR    Alg = "prr"     // the proposal: combined parallel round-robin arbiter and output FIFO groups (§3, §4.4)
+	FIFO   Alg = "fifo"    // input-queued, one FIFO per input, head-of-line blocking (§2.1)
+	PIM    Alg = "pim"     // parallel iterative matching, Anderson et al. [2]
+	PIM1   Alg = "pim-1"   //
+	RRM    Alg = "rrm"     // round-robin matching, McKeown [21]
+	RRM1   Alg = "rrm-1"   //
+	ISLIP  Alg = "islip"   // iSLIP, McKeown [21]
+	ISLIP1 Alg = "islip-1" //
+	DRRM   Alg = "drrm"    // dual round-robin matching, Chao [7], Li et al. [18]
+	DRRM1  Alg = "drrm-1"  //
+	EDRRM  Alg = "edrrm"   // DRRM with exhaustive service, Li et al. [19]
+	EDRRM1 Alg = "edrrm-1" //
+)
+
+// Algs lists every switch the model simulates.
+var Algs = []Alg{PRR, FIFO, PIM, PIM1, RRM, RRM1, ISLIP, ISLIP1, DRRM, DRRM1, EDRRM, EDRRM1}
+
+type schedKind uint8
+
+const (
+	kPRR schedKind = iota
+	kFIFO
+	kPIM
+	kRRM
+	kISLIP
+	kDRRM
+	kEDRRM
+)
+
+// kindOf returns an algorithm's scheduler and whether it is the
+// single-iteration version.
+func kindOf(a Alg) (schedKind, bool, error) {
+	switch a {
+	case PRR:
+		return kPRR, false, nil
+	case FIFO:
+		return kFIFO, false, nil
+	case PIM, PIM1:
+		return kPIM, a == PIM1, nil
+	case RRM, RRM1:
+		return kRRM, a == RRM1, nil
+	case ISLIP, ISLIP1:
+		return kISLIP, a == ISLIP1, nil
+	case DRRM, DRRM1:
+		return kDRRM, a == DRRM1, nil
+	case EDRRM, EDRRM1:
+		return kEDRRM, a == EDRRM1, nil
+	}
+	return 0, false, fmt.Errorf("algorithm %q: want one of %v", a, Algs)
+}
+
+// MaxVOQPorts bounds the VOQ schedulers: request and grant matrices are rows
+// of 64-bit masks.
+const MaxVOQPorts = 64
+
+// MaxCycles bounds a run: arrival times are 32-bit cycle numbers.
+const MaxCycles = 1 << 30
+
+// SimConfig describes one simulation run (FPGA'20 §5.1).
+type SimConfig struct {
+	P       int
+	Alg     Alg
+	Traffic Traffic
+	Load    float64 // input rate r, packets per input per cycle, 0..1
+	// Depth is the depth of each of the P×P queues (VOQs, or the proposal's
+	// output queues); 0 is unbounded. The FIFO switch has P queues, one per
+	// input: each gets P·Depth, the same total buffer (§5.1 measures buffer
+	// as the depth of P×P queues).
+	Depth    int
+	Cycles   int
+	Seed     uint64
+	BurstLen float64 // bursty: mean burst size s; 0 means DefaultBurstLen
+	HotProb  float64 // nonuniform: p; negative means DefaultHotProb
+}
+
+func (c *SimConfig) normalize() error {
+	if err := checkPorts(c.P); err != nil {
+		return err
+	}
+	kind, _, err := kindOf(c.Alg)
+	if err != nil {
+		return err
+	}
+	if kind >= kPIM && c.P > MaxVOQPorts {
+		return fmt.Errorf("algorithm %s: %d ports: the VOQ schedulers are simulated up to %d ports", c.Alg, c.P, MaxVOQPorts)
+	}
+	if !(c.Load >= 0 && c.Load <= 1) {
+		return fmt.Errorf("load %g: want an input rate from 0 to 1 packet per input per cycle", c.Load)
+	}
+	if c.Depth < 0 {
+		return fmt.Errorf("queue depth %d: want 0 (unbounded) or more", c.Depth)
+	}
+	if c.Cycles < 1 || c.Cycles > MaxCycles {
+		return fmt.Errorf("cycles %d: want 1..%d", c.Cycles, MaxCycles)
+	}
+	if c.BurstLen == 0 {
+		c.BurstLen = DefaultBurstLen
+	}
+	if c.HotProb < 0 {
+		c.HotProb = DefaultHotProb
+	}
+	if !(c.HotProb <= 1) {
+		return fmt.Errorf("nonuniform p %g: want a probability 0..1", c.HotProb)
+	}
+	return nil
+}
+
+// SimResult is what one run measured.
+type SimResult struct {
+	Config     SimConfig
+	Offered    int64 // packets generated
+	Dropped    int64 // packets refused by a full queue
+	Delivered  int64 // packets that left the switch
+	LatencySum int64 // over delivered packets, cycles
+	LatencyMax int64 // worst delivered packet, cycles
+	// MaxOccupancy is the largest fill any one queue reached (right after
+	// the cycle's arrivals). With unbounded queues it is the smallest depth
+	// at which the same run drops nothing (see ZeroDropDepth).
+	MaxOccupancy int
+}
+
+// AvgLatency is the mean time a delivered packet spent queued, in cycles. A
+// packet that arrives in cycle t and leaves in the next has latency 1: one
+// cycle is the least a packet stays in the queues (FPGA'20 §4.2), and the
+// paper's simulations add no processing latency (§5.1).
+func (r SimResult) AvgLatency() float64 {
+	if r.Delivered == 0 {
+		return 0
+	}
+	return float64(r.LatencySum) / float64(r.Delivered)
+}
+
+// Throughput is the delivered packets per output per cycle.
+func (r SimResult) Throughput() float64 {
+	return float64(r.Delivered) / float64(r.Config.P) / float64(r.Config.Cycles)
+}
+
+// DropRate is the fraction of offered packets that were dropped.
+func (r SimResult) DropRate() float64 {
+	if r.Offered == 0 {
+		return 0
+	}
+	return float64(r.Dropped) / float64(r.Offered)
+}
+
+// ZeroDropDepth is, for a run with unbounded queues, the smallest depth
+// (SimConfig.Depth) with which the same run drops nothing: a run with depth
+// D follows the unbounded run exactly until some queue would exceed D, so it
+// drops nothing if and only if MaxOccupancy ≤ D (FIFO switch: ≤ P·D).
+func (r SimResult) ZeroDropDepth() int {
+	if r.Config.Alg == FIFO {
+		return ceilDiv(r.MaxOccupancy, r.Config.P)
+	}
+	return r.MaxOccupancy
+}
+
+// ring is a FIFO of arrival times (or packed time and destination) in a
+// power-of-two circular buffer that grows by doubling: no allocation per
+// packet.
+type ring[T int32 | int64] struct {
+	buf  []T
+	head int
+	n    int
+}
+
+func (r *ring[T]) push(v T) {
+	if r.n == len(r.buf) {
+		r.grow()
+	}
+	r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
+	r.n++
+}
+
+func (r *ring[T]) pop() T {
+	v := r.buf[r.head]
+	r.head = (r.head + 1) & (len(r.buf) - 1)
+	r.n--
+	return v
+}
+
+func (r *ring[T]) grow() {
+	c := max(4, 2*len(r.buf))
+	nb := make([]T, c)
+	for k := range r.n {
+		nb[k] = r.buf[(r.head+k)&(len(r.buf)-1)]
+	}
+	r.buf, r.head = nb, 0
+}
+
+// sim is one run's state. Everything is sized once; the cycle loop does not
+// allocate except when an unbounded queue doubles.
+type sim struct {
+	cfg   SimConfig
+	kind  schedKind
+	iters int
+	p     int
+	pm    int    // p-1
+	full  uint64 // mask of p bits
+	depth int    // per-queue limit; 0 unbounded
+
+	tg  *trafficGen
+	rnd rng // scheduler randomness (PIM, FIFO output contention)
+	arr []int16
+
+	q     []ring[int32] // P×P queues: VOQ (i*P+j) or output group (d*P+q)
+	fifo  []ring[int64] // FIFO switch: per input, time<<16 | dest
+	inM   []uint64      // VOQ: bit j of row i: VOQ(i,j) non-empty
+	outM  []uint64      // VOQ: bit i of row j: VOQ(i,j) non-empty
+	g     []int         // per output: grant pointer
+	a     []int         // per input: accept (RRM, iSLIP) or request (DRRM, EDRRM) pointer
+	grant []uint64      // per input: outputs that granted it / per output: inputs that requested it
+	req   []uint64
+	reqTo []int // EDRRM: output each input requested in the first iteration
+	match []int // scratch: matched (input<<8 | output)
+
+	off []int // PRR: per port offset counter
+	arb []int // PRR: per port output arbiter index
+
+	cnt []int // FIFO: contenders per output this cycle
+	win []int // FIFO: chosen input per output
+
+	res SimResult
+}
+
+func newSim(cfg SimConfig) (*sim, error) {
+	if err := cfg.normalize(); err != nil {
+		return nil, fmt.Errorf("prr: simulate %s/%s: %w", cfg.Alg, cfg.Traffic, err)
+	}
+	kind, single, _ := kindOf(cfg.Alg)
+	p := cfg.P
+	s := &sim{
+		cfg: cfg, kind: kind, p: p, pm: p - 1, depth: cfg.Depth,
+		iters: log2(p), rnd: rng{mix(cfg.Seed, labelOf("sched"), labelOf(string(cfg.Alg)))},
+		arr: make([]int16, p),
+	}
+	if single {
+		s.iters = 1
+	}
+	if p < 64 {
+		s.full = 1<<uint(p) - 1
+	} else {
+		s.full = math.MaxUint64
+	}
+	tg, err := newTrafficGen(cfg.Traffic, p, cfg.Load, cfg.BurstLen, cfg.HotProb, mix(cfg.Seed, labelOf("traffic"), labelOf(string(cfg.Traffic))))
+	if err != nil {
+		return nil, fmt.Errorf("prr: simulate %s/%s: %w", cfg.Alg, cfg.Traffic, err)
+	}
+	s.tg = tg
+	switch kind {
+	case kFIFO:
+		s.fifo = make([]ring[int64], p)
+		s.cnt = make([]int, p)
+		s.win = make([]int, p)
+		if s.depth > 0 {
+			s.depth *= p
+		}
+	case kPRR:
+		s.q = make([]ring[int32], p*p)
+		s.off = make([]int, p)
+		s.arb = make([]int, p)
+	default:
+		s.q = make([]ring[int32], p*p)
+		s.inM = make([]uint64, p)
+		s.outM = make([]uint64, p)
+		s.g = make([]int, p)
+		s.a = make([]int, p)
+		s.grant = make([]uint64, p)
+		s.req = make([]uint64, p)
+		s.reqTo = make([]int, p)
+		s.match = make([]int, 0, p)
+	}
+	s.res.Config = cfg
+	return s, nil
+}
+
+// Simulate runs one configuration. Each cycle the switch first serves the
+// packets queued before the cycle (scheduler matching and crossbar, or the
+// proposal's output arbiters), then takes the cycle's arrivals into its
+// queues, dropping those that find their queue full. Runs are seeded and
+// deterministic; runs that differ only in Alg see the same arrivals.
+func Simulate(cfg SimConfig) (SimResult, error) {
+	s, err := newSim(cfg)
+	if err != nil {
+		return SimResult{}, err
+	}
+	s.run()
+	return s.res, nil
+}
+
+func (s *sim) run() {
+	for t := range s.cfg.Cycles {
+		now := int32(t)
+		switch s.kind {
+		case kPRR:
+			s.prrServe(now)
+		case kFIFO:
+			s.fifoServe(now)
+		default:
+			s.voqServe(now)
+		}
+		s.res.Offered += int64(s.tg.next(s.arr))
+		switch s.kind {
+		case kPRR:
+			s.prrArrive(now)
+		case kFIFO:
+			s.fifoArrive(now)
+		default:
+			s.voqArrive(now)
+		}
+	}
+}
+
+func (s *sim) delivered(now, arrived int32) {
+	lat := int64(now - arrived)
+	s.res.Delivered++
+	s.res.LatencySum += lat
+	if lat > s.res.LatencyMax {
+		s.res.LatencyMax = lat
+	}
+}
+
+func (s *sim) occupied(n int) {
+	if n > s.res.MaxOccupancy {
+		s.res.MaxOccupancy = n
+	}
+}
+
+// --- the proposal (FPGA'20 §3, §4.4) ---
+
+// prrServe: the output arbiter of port d reads queue arb_d of group d and
+// moves on only when it found a packet (§4.4; see Switch.Dequeue).
+func (s *sim) prrServe(now int32) {
+	for d := range s.p {
+		k := d*s.p + s.arb[d]
+		if s.q[k].n == 0 {
+			continue
+		}
+		s.delivered(now, s.q[k].pop())
+		s.arb[d] = (s.arb[d] + 1) & s.pm
+	}
+}
+
+// prrArrive writes the cycle's packets for port d to queues offset_d,
+// offset_d+1, ... of group d and advances offset_d by their count, dropped
+// packets included (§3.2, see Switch.Insert). Which packet of a batch gets
+// which of those queues depends on the sorting network; all of them arrived
+// in the same cycle, so it changes no statistic and the simulation takes
+// them in input order.
+func (s *sim) prrArrive(now int32) {
+	for _, d16 := range s.arr {
+		if d16 < 0 {
+			continue
+		}
+		d := int(d16)
+		k := d*s.p + s.off[d]
+		s.off[d] = (s.off[d] + 1) & s.pm
+		r := &s.q[k]
+		if s.depth > 0 && r.n >= s.depth {
+			s.res.Dropped++
+			continue
+		}
+		r.push(now)
+		s.occupied(r.n)
+	}
+}
+
+// --- input-queued FIFO switch (HOL blocking, §2.1) ---
+
+// fifoServe: every output takes one of the inputs whose head-of-line packet
+// is for it, chosen uniformly at random (the model behind the 58.6%
+// saturation throughput, Karol et al. 1987, the paper's §2.1 via [21]).
+func (s *sim) fifoServe(now int32) {
+	for i := range s.p {
+		f := &s.fifo[i]
+		if f.n == 0 {
+			continue
+		}
+		d := int(f.buf[f.head] & 0xffff)
+		s.cnt[d]++
+		// Reservoir choice: the c-th contender replaces the winner with
+		// probability 1/c, which leaves each contender chosen with 1/c.
+		if c := s.cnt[d]; c == 1 || below(s.rnd.next(), c) == 0 {
+			s.win[d] = i
+		}
+	}
+	for d := range s.p {
+		if s.cnt[d] == 0 {
+			continue
+		}
+		s.cnt[d] = 0
+		v := s.fifo[s.win[d]].pop()
+		s.delivered(now, int32(v>>16))
+	}
+}
+
+func (s *sim) fifoArrive(now int32) {
+	for i, d := range s.arr {
+		if d < 0 {
+			continue
+		}
+		f := &s.fifo[i]
+		if s.depth > 0 && f.n >= s.depth {
+			s.res.Dropped++
+			continue
+		}
+		f.push(int64(now)<<16 | int64(d))
+		s.occupied(f.n)
+	}
+}
+
+// --- VOQ switches (§2.2, §2.3) ---
+
+func (s *sim) voqArrive(now int32) {
+	for i, d16 := range s.arr {
+		if d16 < 0 {
+			continue
+		}
+		j := int(d16)
+		r := &s.q[i*s.p+j]
+		if s.depth > 0 && r.n >= s.depth {
+			s.res.Dropped++
+			continue
+		}
+		r.push(now)
+		s.occupied(r.n)
+		s.inM[i] |= 1 << uint(j)
+		s.outM[j] |= 1 << uint(i)
+	}
+}
+
+// rrPick returns the first set bit of m at or after position ptr, going
+// round (a round-robin arbiter whose highest priority is ptr). m ≠ 0.
+func (s *sim) rrPick(m uint64, ptr int) int {
+	r := bits.RotateLeft64(m, -ptr)
+	if s.p < 64 {
+		r |= m << uint(s.p-ptr) & s.full
+	}
+	return (bits.TrailingZeros64(r) + ptr) & s.pm
+}
+
+// randPick returns one set bit of m chosen uniformly at random. m ≠ 0.
+func (s *sim) randPick(m uint64) int {
+	for k := below(s.rnd.next(), bits.OnesCount64(m)); k > 0; k-- {
+		m &= m - 1
+	}
+	return bits.TrailingZeros64(m)
+}
+
+func (s *sim) voqServe(now int32) {
+	s.match = s.match[:0]
+	switch s.kind {
+	case kPIM:
+		s.pim()
+	case kRRM, kISLIP:
+		s.slip(s.kind == kRRM)
+	case kDRRM, kEDRRM:
+		s.drrm(s.kind == kEDRRM)
+	}
+	for _, m := range s.match {
+		i, j := m>>8, m&0xff
+		r := &s.q[i*s.p+j]
+		s.delivered(now, r.pop())
+		if r.n == 0 {
+			s.inM[i] &^= 1 << uint(j)
+			s.outM[j] &^= 1 << uint(i)
+		}
+	}
+	if s.kind == kEDRRM {
+		s.edrrmUpdate()
+	}
+}
+
+// pim is parallel iterative matching (Anderson et al. 1993, FPGA'20 [2]):
+// every unmatched input requests every output it holds packets for; every
+// unmatched output grants one request uniformly at random; every input
+// accepts one grant uniformly at random. Repeat for the unmatched ports.
+func (s *sim) pim() {
+	inFree, outFree := s.full, s.full
+	for range s.iters {
+		var granted uint64
+		for om := outFree; om != 0; om &= om - 1 {
+			j := bits.TrailingZeros64(om)
+			if rq := s.outM[j] & inFree; rq != 0 {
+				i := s.randPick(rq)
+				s.grant[i] |= 1 << uint(j)
+				granted |= 1 << uint(i)
+			}
+		}
+		if granted == 0 {
+			return
+		}
+		for gm := granted; gm != 0; gm &= gm - 1 {
+			i := bits.TrailingZeros64(gm)
+			j := s.randPick(s.grant[i])
+			s.grant[i] = 0
+			s.match = append(s.match, i<<8|j)
+			inFree &^= 1 << uint(i)
+			outFree &^= 1 << uint(j)
+		}
+	}
+}
+
+// slip is RRM and iSLIP (McKeown 1999, FPGA'20 [21]): request as PIM; each
+// unmatched output grants the request next at or after its grant pointer;
+// each input accepts the grant next at or after its accept pointer.
+//
+// RRM moves a grant pointer to one past the input it granted whether or not
+// the grant is accepted, and an accept pointer to one past the output
+// accepted, in every iteration. iSLIP moves a grant pointer only when its
+// grant is accepted, and both pointers only in the first iteration (the
+// rules that desynchronise the pointers, [21] §III-IV).
+func (s *sim) slip(rrm bool) {
+	inFree, outFree := s.full, s.full
+	for it := range s.iters {
+		var granted uint64
+		for om := outFree; om != 0; om &= om - 1 {
+			j := bits.TrailingZeros64(om)
+			if rq := s.outM[j] & inFree; rq != 0 {
+				i := s.rrPick(rq, s.g[j])
+				s.grant[i] |= 1 << uint(j)
+				granted |= 1 << uint(i)
+				if rrm {
+					s.g[j] = (i + 1) & s.pm
+				}
+			}
+		}
+		if granted == 0 {
+			return
+		}
+		for gm := granted; gm != 0; gm &= gm - 1 {
+			i := bits.TrailingZeros64(gm)
+			j := s.rrPick(s.grant[i], s.a[i])
+			s.grant[i] = 0
+			s.match = append(s.match, i<<8|j)
+			inFree &^= 1 << uint(i)
+			outFree &^= 1 << uint(j)
+			if rrm || it == 0 {
+				s.a[i] = (j + 1) & s.pm
+			}
+			if !rrm && it == 0 {
+				s.g[j] = (i + 1) & s.pm
+			}
+		}
+	}
+}
+
+// drrm is DRRM (Chao 2000, Li et al. 2001, FPGA'20 [7, 18]) and, with
+// exhaustive set, EDRRM (Li et al. 2002, [19]). Each unmatched input sends
+// one request, to the first output at or after its request pointer that it
+// holds packets for (and that is still unmatched); each output grants the
+// request next at or after its grant pointer; a grant is a match.
+//
+// DRRM, first iteration: a granted input's pointer moves one past its
+// output, the output's pointer one past the input; a refused input keeps
+// its pointer. EDRRM, first iteration: the output's pointer stays on the
+// input it granted; a refused input moves one past the output it asked; a
+// granted input stays on its output unless serving the packet emptied that
+// VOQ, then moves one past it (edrrmUpdate) — so a matched VOQ is served
+// until it is empty. Later iterations (the log2(P)-iteration versions of
+// §5.1) only add matches between unmatched ports; as in iSLIP, pointers
+// move in the first iteration only.
+func (s *sim) drrm(exhaustive bool) {
+	inFree, outFree := s.full, s.full
+	for it := range s.iters {
+		var asked uint64 // outputs with requests
+		for im := inFree; im != 0; im &= im - 1 {
+			i := bits.TrailingZeros64(im)
+			m := s.inM[i] & outFree
+			if m == 0 {
+				if it == 0 {
+					s.reqTo[i] = -1
+				}
+				continue
+			}
+			j := s.rrPick(m, s.a[i])
+			s.req[j] |= 1 << uint(i)
+			asked |= 1 << uint(j)
+			if it == 0 {
+				s.reqTo[i] = j
+			}
+		}
+		if asked == 0 {
+			return
+		}
+		for om := asked; om != 0; om &= om - 1 {
+			j := bits.TrailingZeros64(om)
+			i := s.rrPick(s.req[j], s.g[j])
+			s.req[j] = 0
+			s.match = append(s.match, i<<8|j)
+			inFree &^= 1 << uint(i)
+			outFree &^= 1 << uint(j)
+			if it == 0 {
+				if exhaustive {
+					s.g[j] = i
+				} else {
+					s.g[j] = (i + 1) & s.pm
+					s.a[i] = (j + 1) & s.pm
+				}
+			}
+		}
+		if it == 0 && exhaustive {
+			// Refused inputs move on (granted ones are settled after service).
+			for im := s.full &^ inFree; im != 0; im &= im - 1 {
+				s.reqTo[bits.TrailingZeros64(im)] |= 1 << 16 // mark granted
+			}
+		}
+	}
+}
+
+// edrrmUpdate moves EDRRM's request pointers after the cycle's packets left.
+func (s *sim) edrrmUpdate() {
+	for i := range s.p {
+		r := s.reqTo[i]
+		if r < 0 {
+			continue
+		}
+		j := r & 0xffff
+		switch {
+		case r&(1<<16) == 0: // requested, refused
+			s.a[i] = (j + 1) & s.pm
+		case s.inM[i]&(1<<uint(j)) == 0: // served, VOQ now empty
+			s.a[i] = (j + 1) & s.pm
+		default: // served, more to come: stay
+			s.a[i] = j
+		}
+	}
+}
+
+// sortedAlgs returns algs in the order of Algs (for stable output).
+func sortedAlgs(algs []Alg) []Alg {
+	out := slices.Clone(algs)
+	slices.SortFunc(out, func(a, b Alg) int { return slices.Index(Algs, a) - slices.Index(Algs, b) })
+	return out
+}

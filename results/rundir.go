@@ -1,0 +1,450 @@
+package results
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// File names inside a run directory.
+const (
+	RunFile          = "run.json"
+	MeasurementsFile = "measurements.jsonl"
+	ExpectationsFile = "expectations.jsonl"
+	VerdictsLogFile  = "verdicts.jsonl"
+	VerdictsFile     = "verdicts.json"
+	JUnitFile        = "junit.xml"
+	ConsolesDir      = "consoles"
+	LogFile          = "labrunner.log"
+)
+
+// BitstreamInfo records what was loaded on a board.
+type BitstreamInfo struct {
+	Board   string `json:"board"`
+	Kind    string `json:"kind,omitempty"`
+	Plan    string `json:"plan,omitempty"`
+	Design  string `json:"design"`
+	Version string `json:"version,omitempty"`
+	File    string `json:"file,omitempty"`
+	SHA256  string `json:"sha256,omitempty"`
+	Part    string `json:"part,omitempty"`
+}
+
+// Run is run.json: what ran, where, with what, and how it ended.
+type Run struct {
+	ID         string          `json:"id"`
+	Lab        string          `json:"lab"`
+	LabFile    string          `json:"lab_file"`
+	Plans      []string        `json:"plans"`
+	Host       string          `json:"host,omitempty"`
+	Seed       int64           `json:"seed,omitempty"`
+	Faults     []string        `json:"faults,omitempty"`
+	Shard      string          `json:"shard,omitempty"`
+	Versions   map[string]string `json:"versions,omitempty"`
+	Bitstreams []BitstreamInfo `json:"bitstreams,omitempty"`
+	Start      time.Time       `json:"start"`
+	End        *time.Time      `json:"end,omitempty"`
+	// Status: "running" until the run ends, then "passed", "failed",
+	// "infrastructure-error" or "setup-error".
+	Status   string `json:"status"`
+	ExitCode int    `json:"exit_code"`
+	Summary  *Summary `json:"summary,omitempty"`
+}
+
+// Summary counts verdicts.
+type Summary struct {
+	Total  int `json:"total"`
+	Pass   int `json:"pass"`
+	Fail   int `json:"fail"`
+	Error  int `json:"error"`
+	Skip   int `json:"skip"`
+}
+
+// Summarize counts verdicts by status.
+func Summarize(vs []Verdict) Summary {
+	s := Summary{Total: len(vs)}
+	for _, v := range vs {
+		switch v.Status {
+		case Pass:
+			s.Pass++
+		case Fail:
+			s.Fail++
+		case Error:
+			s.Error++
+		case Skip:
+			s.Skip++
+		}
+	}
+	return s
+}
+
+// Dir is an open run directory. Measurements, expectations and verdicts are
+// appended as JSON lines and synced as they come, so that a run that crashes
+// keeps everything it measured; run.json, verdicts.json and junit.xml are
+// replaced atomically (write, sync, rename), so a reader never sees half a
+// file. Dir is safe for concurrent use.
+type Dir struct {
+	Path string
+
+	mu       sync.Mutex
+	run      Run
+	meas     *os.File
+	exp      *os.File
+	verdicts *os.File
+	all      []Verdict
+}
+
+// Create makes a new run directory under root, named from the start time and
+// the lab (adding a suffix if that name is taken), and writes run.json.
+func Create(root string, run Run) (*Dir, error) {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, fmt.Errorf("results root %s: %w", root, err)
+	}
+	if run.Start.IsZero() {
+		run.Start = time.Now()
+	}
+	base := run.Start.UTC().Format("20060102-150405") + "-" + sanitize(run.Lab)
+	if run.Shard != "" {
+		base += "-shard" + strings.ReplaceAll(run.Shard, "/", "of")
+	}
+	var path string
+	for i := 0; ; i++ {
+		name := base
+		if i > 0 {
+			name = fmt.Sprintf("%s-%d", base, i)
+		}
+		path = filepath.Join(root, name)
+		err := os.Mkdir(path, 0o755)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrExist) || i > 1000 {
+			return nil, fmt.Errorf("creating run directory %s: %w", path, err)
+		}
+	}
+	if run.ID == "" {
+		run.ID = filepath.Base(path)
+	}
+	run.Status = "running"
+	d := &Dir{Path: path, run: run}
+	if err := d.openLogs(); err != nil {
+		return nil, err
+	}
+	if err := d.writeRun(); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// Open reopens an existing run directory to append to it (resume) or
+// re-render its reports. Verdicts already on disk are loaded.
+func Open(path string) (*Dir, error) {
+	run, err := ReadRun(path)
+	if err != nil {
+		return nil, err
+	}
+	d := &Dir{Path: path, run: *run}
+	vs, err := ReadVerdictLog(path)
+	if err != nil {
+		return nil, err
+	}
+	d.all = vs
+	if err := d.openLogs(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *Dir) openLogs() error {
+	if err := os.MkdirAll(filepath.Join(d.Path, ConsolesDir), 0o755); err != nil {
+		return err
+	}
+	var err error
+	open := func(name string) *os.File {
+		if err != nil {
+			return nil
+		}
+		var f *os.File
+		f, err = os.OpenFile(filepath.Join(d.Path, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		return f
+	}
+	d.meas = open(MeasurementsFile)
+	d.exp = open(ExpectationsFile)
+	d.verdicts = open(VerdictsLogFile)
+	if err != nil {
+		return fmt.Errorf("run directory %s: %w", d.Path, err)
+	}
+	return nil
+}
+
+// Run returns a copy of run.json's content.
+func (d *Dir) Run() Run {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.run
+}
+
+// UpdateRun changes run.json atomically.
+func (d *Dir) UpdateRun(f func(*Run)) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	f(&d.run)
+	return d.writeRunLocked()
+}
+
+func (d *Dir) writeRun() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.writeRunLocked()
+}
+
+func (d *Dir) writeRunLocked() error {
+	b, err := json.MarshalIndent(d.run, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(filepath.Join(d.Path, RunFile), append(b, '\n'))
+}
+
+func appendLine(f *os.File, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if _, err := f.Write(b); err != nil {
+		return err
+	}
+	// Sync each line: the point of the file is that a crash keeps it.
+	return f.Sync()
+}
+
+// AddMeasurement appends a measurement.
+func (d *Dir) AddMeasurement(m Measurement) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return appendLine(d.meas, m)
+}
+
+// AddExpectation appends the expectation a measurement was scored against,
+// with the board and test it was used for.
+func (d *Dir) AddExpectation(test, board string, e Expectation) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return appendLine(d.exp, struct {
+		Test  string `json:"test"`
+		Board string `json:"board"`
+		Expectation
+	}{test, board, e})
+}
+
+// AddVerdict appends a verdict.
+func (d *Dir) AddVerdict(v Verdict) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.all = append(d.all, v)
+	return appendLine(d.verdicts, v)
+}
+
+// Verdicts returns the verdicts so far.
+func (d *Dir) Verdicts() []Verdict {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]Verdict(nil), d.all...)
+}
+
+// ConsoleTranscript opens (appending) the transcript file of a board's console.
+func (d *Dir) ConsoleTranscript(board string) (*os.File, error) {
+	return os.OpenFile(filepath.Join(d.Path, ConsolesDir, sanitize(board)+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+}
+
+// Finish writes verdicts.json and junit.xml and closes run.json with the
+// end time, status and exit code.
+func (d *Dir) Finish(status string, exitCode int) error {
+	vs := d.Verdicts()
+	sum := Summarize(vs)
+	b, err := json.MarshalIndent(struct {
+		Summary  Summary   `json:"summary"`
+		Verdicts []Verdict `json:"verdicts"`
+	}{sum, SortVerdicts(vs)}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := WriteFileAtomic(filepath.Join(d.Path, VerdictsFile), append(b, '\n')); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	run := d.run
+	d.mu.Unlock()
+	junit, err := JUnit(run, vs)
+	if err != nil {
+		return err
+	}
+	if err := WriteFileAtomic(filepath.Join(d.Path, JUnitFile), junit); err != nil {
+		return err
+	}
+	return d.UpdateRun(func(r *Run) {
+		now := time.Now()
+		r.End = &now
+		r.Status = status
+		r.ExitCode = exitCode
+		r.Summary = &sum
+	})
+}
+
+// Close closes the append-only files.
+func (d *Dir) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var errs []error
+	for _, f := range []*os.File{d.meas, d.exp, d.verdicts} {
+		if f != nil {
+			errs = append(errs, f.Close())
+		}
+	}
+	d.meas, d.exp, d.verdicts = nil, nil, nil
+	return errors.Join(errs...)
+}
+
+// SortVerdicts orders verdicts failures first, then errors, then by plan,
+// test, board and parameters, for reports.
+func SortVerdicts(vs []Verdict) []Verdict {
+	out := append([]Verdict(nil), vs...)
+	rank := map[Status]int{Fail: 0, Error: 1, Skip: 2, Pass: 3}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if rank[a.Status] != rank[b.Status] {
+			return rank[a.Status] < rank[b.Status]
+		}
+		if a.Plan != b.Plan {
+			return a.Plan < b.Plan
+		}
+		if a.Test != b.Test {
+			return a.Test < b.Test
+		}
+		if a.Board != b.Board {
+			return a.Board < b.Board
+		}
+		return a.Params.String() < b.Params.String()
+	})
+	return out
+}
+
+// ReadRun reads run.json.
+func ReadRun(dir string) (*Run, error) {
+	b, err := os.ReadFile(filepath.Join(dir, RunFile))
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a run directory: %w", dir, err)
+	}
+	var r Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, RunFile), err)
+	}
+	return &r, nil
+}
+
+// ReadMeasurements reads measurements.jsonl. A last line cut short by a
+// crash is ignored; any other bad line is an error naming its line number.
+func ReadMeasurements(dir string) ([]Measurement, error) {
+	var out []Measurement
+	err := readLines(filepath.Join(dir, MeasurementsFile), func(b []byte) error {
+		var m Measurement
+		if err := json.Unmarshal(b, &m); err != nil {
+			return err
+		}
+		out = append(out, m)
+		return nil
+	})
+	return out, err
+}
+
+// ReadVerdictLog reads verdicts.jsonl, the verdicts as they were taken.
+func ReadVerdictLog(dir string) ([]Verdict, error) {
+	var out []Verdict
+	err := readLines(filepath.Join(dir, VerdictsLogFile), func(b []byte) error {
+		var v Verdict
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		out = append(out, v)
+		return nil
+	})
+	return out, err
+}
+
+func readLines(path string, each func([]byte) error) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<16)
+	for n := 1; ; n++ {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			complete := line[len(line)-1] == '\n'
+			if perr := each(line); perr != nil {
+				if !complete {
+					return nil // cut short by a crash while being written
+				}
+				return fmt.Errorf("%s:%d: %w", path, n, perr)
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// WriteFileAtomic replaces path with data: it writes a temporary file in the
+// same directory, syncs it and renames it over path.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	_, werr := tmp.Write(data)
+	serr := tmp.Sync()
+	cerr := tmp.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
+		return err
+	}
+	return nil
+}
+
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 {
+		return "run"
+	}
+	return b.String()
+}

@@ -1,0 +1,162 @@
+// Package exanet holds the ExaNet plan's tests: link-up, the self-test
+// bandwidth of the APErouter and APElink (ExaNet §4.3), the KARMA ping-pong
+// latency (§4.2), the DOR path of traced packets (§3.3) and the intra-tile
+// port access KARMA uses (§4). Measurements come from the design's counters
+// through traffic/exanet; expectations from golden/exanet.
+package exanet
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	gx "labrunner/golden/exanet"
+	"labrunner/labconfig"
+	"labrunner/selftest"
+	tx "labrunner/traffic/exanet"
+)
+
+const design = "exanet"
+
+// linkPorts are the board cages the two APElinks sit on (link 0, link 1).
+var linkPorts = []string{"sfp0", "sfp1"}
+
+// topo is what setup learnt about the mesh, for the tests.
+type topo struct {
+	lattice tx.Coord
+	order   string
+	coord   map[string]tx.Coord
+	byCoord map[tx.Coord]string
+	// peer[board][i] is the plan board cabled to link i, or "".
+	peer map[string][2]string
+	// boards in plan order.
+	names []string
+}
+
+func (t *topo) gcoord(board string) gx.Coord {
+	c := t.coord[board]
+	return gx.Coord{X: c[0], Y: c[1], Z: c[2]}
+}
+
+func topoOf(env *selftest.Env) (*topo, error) {
+	t, ok := env.Shared["exanet"].(*topo)
+	if !ok {
+		return nil, fmt.Errorf("exanet setup did not run")
+	}
+	return t, nil
+}
+
+func init() {
+	selftest.RegisterSetup(design, setup)
+	selftest.Register(selftest.Test{Name: "links", Design: design, Run: runLinks,
+		Doc: "every cabled APElink of the mesh is up and idle with its full credit (§3.4)"})
+	selftest.Register(selftest.Test{Name: "bandwidth", Design: design, Run: runBandwidth,
+		Params: map[string]string{"path": "router | router2x | link", "payloads": "32,64,128,256,512", "packets": "2000"},
+		Doc:    "self-test bandwidth of the APErouter (one or two sending ports) or of each APElink versus payload size, from the Performance Counter (§4.3)"})
+	selftest.Register(selftest.Test{Name: "latency", Design: design, Run: runLatency,
+		Params: map[string]string{"hops": "1,2", "payloads": "16,...,512", "iterations": "64"},
+		Doc:    "KARMA ping-pong round-trip latency versus hops and payload size (§4.2)"})
+	selftest.Register(selftest.Test{Name: "dor_path", Design: design, Run: runDORPath,
+		Doc: "a traced packet between every ordered pair of nodes follows the golden dimension-ordered path, VCs included (§3.3)"})
+	selftest.Register(selftest.Test{Name: "port_loopback", Design: design, Run: runPortLoopback,
+		Params: map[string]string{"payloads": "4,100,512"},
+		Doc:    "a packet written word by word into an intra-tile port arrives intact at the neighbour's port (KARMA port access, §4)"})
+}
+
+// setup reads the plan's coordinates, derives each link's direction from
+// the lab's cables, and programs every router (§4: the Target Controller
+// sets coordinates and lattice size).
+func setup(ctx context.Context, env *selftest.Env) error {
+	t := &topo{coord: map[string]tx.Coord{}, byCoord: map[tx.Coord]string{}, peer: map[string][2]string{}}
+	lat, err := env.Plan.Params.Ints("lattice", []int{2, 2, 1})
+	if err != nil {
+		return err
+	}
+	if len(lat) != 3 {
+		return fmt.Errorf("%s: plan %s: lattice needs three sizes (X, Y, Z)", env.Plan.Pos, env.Plan.Name)
+	}
+	t.lattice = tx.Coord{lat[0], lat[1], lat[2]}
+	if t.order, err = env.Plan.Params.String("dor_order", "XYZ"); err != nil {
+		return err
+	}
+	for _, b := range env.Boards {
+		c, err := b.Params.Ints("coord", nil)
+		if err != nil {
+			return err
+		}
+		if len(c) != 3 {
+			return fmt.Errorf("plan %s: board %s needs params.coord: [x, y, z]", env.Plan.Name, b.Name)
+		}
+		co := tx.Coord{c[0], c[1], c[2]}
+		for i := 0; i < 3; i++ {
+			if co[i] < 0 || co[i] >= t.lattice[i] {
+				return fmt.Errorf("plan %s: board %s: coordinate %s is outside the lattice %v", env.Plan.Name, b.Name, co, lat)
+			}
+		}
+		if other, dup := t.byCoord[co]; dup {
+			return fmt.Errorf("plan %s: boards %s and %s both at %s", env.Plan.Name, other, b.Name, co)
+		}
+		t.coord[b.Name], t.byCoord[co] = co, b.Name
+		t.names = append(t.names, b.Name)
+	}
+	for _, b := range env.Boards {
+		var dirs [2]int
+		var peers [2]string
+		for i, port := range linkPorts {
+			peer := peerOf(env.Lab, b.Name, port)
+			if peer == "" {
+				continue
+			}
+			if _, in := t.coord[peer]; !in {
+				continue // cabled to a board outside this plan
+			}
+			d, err := tx.DirectionTo(t.coord[b.Name], t.coord[peer])
+			if err != nil {
+				return fmt.Errorf("cable %s:%s - %s: %w", b.Name, port, peer, err)
+			}
+			dirs[i], peers[i] = d, peer
+		}
+		t.peer[b.Name] = peers
+		rctx, cancel := drivers(env, ctx, 16)
+		err := tx.Configure(rctx, b.Regs, tx.Config{Coord: t.coord[b.Name], Lattice: t.lattice, Order: t.order, LinkDir: dirs})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("board %s: configuring the router: %w", b.Name, err)
+		}
+	}
+	env.Shared["exanet"] = t
+	return nil
+}
+
+// drivers bounds a sequence of n register accesses.
+func drivers(env *selftest.Env, ctx context.Context, n int) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, durationTimes(env.Deadlines.Register, n))
+}
+
+func peerOf(lab *labconfig.Lab, board, port string) string {
+	for _, l := range lab.Links {
+		if l.A.Board == board && l.A.Port == port {
+			return l.B.Board
+		}
+		if l.B.Board == board && l.B.Port == port {
+			return l.A.Board
+		}
+	}
+	return ""
+}
+
+func intsParam(env *selftest.Env, key string, def []int) ([]int, error) {
+	return env.Test.Params.Ints(key, def)
+}
+
+func sortedNames(m map[string]tx.Coord) []string {
+	out := make([]string, 0, len(m))
+	for n := range m {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func joinLines(s []string) string { return strings.Join(s, "; ") }

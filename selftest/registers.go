@@ -1,0 +1,172 @@
+package selftest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"labrunner/bitstreams"
+	"labrunner/results"
+)
+
+// ResetSnapshotKey is where the runner keeps, per board, the values the
+// design's writable registers had right after programming (before setup
+// changed them), for the reset-value check.
+const ResetSnapshotKey = "reset-snapshot"
+
+// scratchPatterns exercise every data line both ways: all zeros and ones,
+// alternating bits in both phases, and a walking one.
+func scratchPatterns() []uint32 {
+	p := []uint32{0x00000000, 0xFFFFFFFF, 0xA5A5A5A5, 0x5A5A5A5A, 0x12345678}
+	for i := 0; i < 32; i++ {
+		p = append(p, 1<<i)
+	}
+	return p
+}
+
+func widthMask(w int) uint32 {
+	if w <= 0 || w >= 32 {
+		return 0xFFFFFFFF
+	}
+	return 1<<w - 1
+}
+
+// snapshotResets reads every plain read-write register of each board (no
+// read side effects, not an array of FIFO windows) right after programming.
+func snapshotResets(ctx context.Context, env *Env) {
+	snap := map[string]map[string]uint32{}
+	for _, b := range env.Boards {
+		vals := map[string]uint32{}
+		for _, r := range env.Design.Registers {
+			if r.Access != bitstreams.RW {
+				continue
+			}
+			for _, name := range registerNames(r) {
+				rctx, cancel := env.RegisterDeadline(ctx)
+				v, err := b.Regs.Read(rctx, name)
+				cancel()
+				if err == nil {
+					vals[name] = v
+				}
+			}
+		}
+		snap[b.Name] = vals
+	}
+	env.Shared[ResetSnapshotKey] = snap
+}
+
+func registerNames(r bitstreams.Register) []string {
+	if r.Count <= 1 {
+		return []string{r.Name}
+	}
+	out := make([]string, r.Count)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s[%d]", r.Name, i)
+	}
+	return out
+}
+
+func init() {
+	Register(Test{
+		Name: "registers",
+		Doc: "register sanity on every board of the plan: the ID and VERSION registers read the values the " +
+			"design's manifest gives, scratch registers hold every test pattern, and read-write registers held " +
+			"their reset values right after programming",
+		Run: runRegisters,
+	})
+}
+
+func runRegisters(ctx context.Context, env *Env) error {
+	m := env.Design
+	snap, _ := env.Shared[ResetSnapshotKey].(map[string]map[string]uint32)
+	for _, b := range env.Boards {
+		// Identity.
+		for _, id := range []struct {
+			reg  string
+			want uint32
+		}{{"ID", m.ID}, {"VERSION", m.VersionWord}} {
+			rctx, cancel := env.RegisterDeadline(ctx)
+			v, err := b.Regs.Read(rctx, id.reg)
+			cancel()
+			p := results.Params{"reg": id.reg}
+			if err != nil {
+				env.Error("registers.identity", b.Name, p, err)
+				continue
+			}
+			meas := results.Measurement{Board: b.Name, Params: p, Metric: "registers.identity",
+				Value: float64(v), Text: fmt.Sprintf("0x%08x", v)}
+			env.Check("registers.identity", meas, v == id.want, fmt.Sprintf("0x%08x", id.want),
+				"manifest "+m.Name+" "+m.Version,
+				fmt.Sprintf("%s reads 0x%08x, the %s %s manifest says 0x%08x: wrong bitstream loaded, or the bus reads garbage", id.reg, v, m.Name, m.Version, id.want))
+		}
+		// Scratch registers.
+		for _, r := range m.Registers {
+			if r.Access != bitstreams.RW || !strings.HasPrefix(r.Name, "SCRATCH") {
+				continue
+			}
+			p := results.Params{"reg": r.Name}
+			mask := widthMask(r.Width)
+			bad, tried := "", 0
+			var err error
+			for _, pat := range scratchPatterns() {
+				pat &= mask
+				rctx, cancel := env.RegisterDeadline(ctx)
+				err = b.Regs.Write(rctx, r.Name, pat)
+				var got uint32
+				if err == nil {
+					got, err = b.Regs.Read(rctx, r.Name)
+				}
+				cancel()
+				if err != nil {
+					break
+				}
+				tried++
+				if got != pat && bad == "" {
+					bad = fmt.Sprintf("wrote 0x%08x, read 0x%08x (bits 0x%08x differ)", pat, got, got^pat)
+				}
+			}
+			if err != nil {
+				env.Error("registers.scratch", b.Name, p, err)
+				continue
+			}
+			rctx, cancel := env.RegisterDeadline(ctx)
+			_ = b.Regs.Write(rctx, r.Name, r.Reset)
+			cancel()
+			meas := results.Measurement{Board: b.Name, Params: p, Metric: "registers.scratch", Value: float64(tried)}
+			if bad != "" {
+				meas.Text = bad
+			}
+			env.Check("registers.scratch", meas, bad == "", fmt.Sprintf("%d patterns read back", tried),
+				"register sanity", r.Name+": "+bad+": a stuck or shorted data line, or a bus that corrupts words")
+		}
+		// Reset values, from the snapshot taken right after programming.
+		vals, ok := snap[b.Name]
+		if !ok {
+			continue
+		}
+		var wrong []string
+		checked := 0
+		for _, r := range m.Registers {
+			if r.Access != bitstreams.RW {
+				continue
+			}
+			for _, name := range registerNames(r) {
+				v, ok := vals[name]
+				if !ok {
+					continue
+				}
+				checked++
+				if v&widthMask(r.Width) != r.Reset&widthMask(r.Width) {
+					wrong = append(wrong, fmt.Sprintf("%s=0x%x (reset 0x%x)", name, v, r.Reset))
+				}
+			}
+		}
+		meas := results.Measurement{Board: b.Name, Metric: "registers.reset", Value: float64(checked)}
+		if len(wrong) > 0 {
+			meas.Text = strings.Join(wrong, ", ")
+		}
+		env.Check("registers.reset", meas, len(wrong) == 0, fmt.Sprintf("%d read-write registers at their reset values", checked),
+			"manifest "+m.Name+" "+m.Version, "not at reset after programming: "+strings.Join(wrong, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,308 @@
+// Package selftest holds the board and rack checks a plan runs (register
+// sanity, links, the self-test bandwidth and latency measurements, paths)
+// and the runner that executes a plan: check bitstreams, program boards,
+// configure the design, run its tests, score what they measured against the
+// golden models, and record everything in the run directory.
+//
+// Design-specific tests live in sub-packages (selftest/exanet, ...) and
+// register themselves; selftest/all imports them all.
+package selftest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"labrunner/bitstreams"
+	"labrunner/boards"
+	"labrunner/drivers"
+	"labrunner/drivers/regmap"
+	"labrunner/labconfig"
+	"labrunner/results"
+)
+
+// Board is a board under test, as tests see it.
+type Board struct {
+	*boards.Board
+	Regs   *regmap.Regs     // symbolic access by the loaded design's map
+	Params labconfig.Params // the plan's per-board parameters
+}
+
+// Recorder is where measurements, expectations and verdicts go
+// (results.Dir in a run).
+type Recorder interface {
+	AddMeasurement(results.Measurement) error
+	AddExpectation(test, board string, e results.Expectation) error
+	AddVerdict(results.Verdict) error
+}
+
+// Env is what a test runs with.
+type Env struct {
+	Lab       *labconfig.Lab
+	Plan      *labconfig.Plan
+	Test      labconfig.Test
+	Design    *bitstreams.Manifest
+	Boards    []*Board
+	Deadlines labconfig.Deadlines
+	Log       *slog.Logger
+	// Shared holds what the design's setup computed for its tests
+	// (coordinates, topology), by key.
+	Shared map[string]any
+
+	rec   Recorder
+	mu    sync.Mutex
+	count int
+	fails int
+}
+
+// Board returns the plan's board of that name, or nil.
+func (e *Env) Board(name string) *Board {
+	for _, b := range e.Boards {
+		if b.Name == name {
+			return b
+		}
+	}
+	return nil
+}
+
+// RegisterDeadline bounds one register access or short sequence of them.
+func (e *Env) RegisterDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	return drivers.Deadline(ctx, e.Deadlines.Register)
+}
+
+// Verdicts returns how many verdicts the test recorded, and how many of
+// them did not pass.
+func (e *Env) Verdicts() (n, notPassed int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.count, e.fails
+}
+
+// Record scores a measurement against its expectation and records all
+// three. The test's tolerance override from the lab file, if any, replaces
+// the golden model's. Name is the test-case name ("exanet.bandwidth").
+func (e *Env) Record(name string, m results.Measurement, exp results.Expectation) results.Verdict {
+	m = e.fill(name, m)
+	if t := e.Test.Tolerance; t != nil && exp.Text == "" {
+		if t.Rel != nil {
+			exp.RelTol = *t.Rel
+		}
+		if t.Abs != nil {
+			exp.AbsTol = *t.Abs
+		}
+		exp.Min, exp.Max = nil, nil
+		exp.Source += " (tolerance from the lab file)"
+	}
+	v := results.Score(m, exp)
+	e.write(m, &exp, v)
+	return v
+}
+
+// Check records a pass/fail judgement that has no golden figure (a register
+// read back, a link up): ok decides, msg explains a failure.
+func (e *Env) Check(name string, m results.Measurement, ok bool, expected, source, msg string) results.Verdict {
+	m = e.fill(name, m)
+	v := results.Verdict{
+		Time: m.Time, Plan: m.Plan, Test: m.Test, Board: m.Board, Design: m.Design, Metric: m.Metric,
+		Params: m.Params, Unit: m.Unit, Expected: expected, Source: source, MeasuredText: m.Text,
+	}
+	if m.Text == "" {
+		mv := m.Value
+		v.Measured = &mv
+	}
+	if ok {
+		v.Status = results.Pass
+	} else {
+		v.Status, v.Class, v.Message = results.Fail, "design", msg
+	}
+	e.write(m, nil, v)
+	return v
+}
+
+// Error records a test case that could not be judged: the class comes from
+// the error (infrastructure for a board that did not answer, setup for bad
+// input); an unclassified error counts as a design failure.
+func (e *Env) Error(name, board string, params results.Params, err error) results.Verdict {
+	m := e.fill(name, results.Measurement{Board: board, Params: params})
+	class := drivers.ClassOf(err)
+	v := results.Errored(m, class.String(), err)
+	if class == drivers.ClassDesign {
+		v.Status = results.Fail
+	}
+	e.write(m, nil, v)
+	return v
+}
+
+func (e *Env) fill(name string, m results.Measurement) results.Measurement {
+	if m.Time.IsZero() {
+		m.Time = time.Now()
+	}
+	m.Plan = e.Plan.Name
+	m.Test = name
+	if m.Design == "" && e.Design != nil {
+		m.Design = e.Design.Name
+	}
+	if m.Metric == "" {
+		m.Metric = name
+	}
+	return m
+}
+
+func (e *Env) write(m results.Measurement, exp *results.Expectation, v results.Verdict) {
+	if m.Metric != "" && (v.Measured != nil || m.Text != "") {
+		if err := e.rec.AddMeasurement(m); err != nil {
+			e.Log.Error("recording a measurement failed", "test", m.Test, "err", err)
+		}
+	}
+	if exp != nil {
+		if err := e.rec.AddExpectation(m.Test, m.Board, *exp); err != nil {
+			e.Log.Error("recording an expectation failed", "test", m.Test, "err", err)
+		}
+	}
+	if err := e.rec.AddVerdict(v); err != nil {
+		e.Log.Error("recording a verdict failed", "test", m.Test, "err", err)
+	}
+	e.mu.Lock()
+	e.count++
+	if v.Status != results.Pass {
+		e.fails++
+	}
+	e.mu.Unlock()
+	lvl := slog.LevelInfo
+	if v.Status != results.Pass {
+		lvl = slog.LevelWarn
+	}
+	e.Log.Log(context.Background(), lvl, "verdict", "status", v.Status, "test", v.Name(), "board", v.Board, "msg", v.Message)
+}
+
+// Test is a test a plan can name.
+type Test struct {
+	Name string
+	// Design the test belongs to; "" means any design (generic checks).
+	Design string
+	Doc    string
+	// Params documents the parameters the test reads, with defaults.
+	Params map[string]string
+	// Run measures and records verdicts through env. An error returned is
+	// recorded as an error verdict for the test as a whole (nothing else
+	// recorded it): use it for infrastructure and setup trouble.
+	Run func(ctx context.Context, env *Env) error
+}
+
+// Setup prepares boards after programming, before a design's tests run
+// (coordinates, routing tables). It may fill env.Shared.
+type Setup func(ctx context.Context, env *Env) error
+
+var (
+	regMu  sync.Mutex
+	tests  = map[string]Test{} // key design/name
+	setups = map[string]Setup{}
+)
+
+// Register makes a test available to plans.
+func Register(t Test) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	tests[t.Design+"/"+t.Name] = t
+}
+
+// RegisterSetup sets a design's setup step.
+func RegisterSetup(design string, s Setup) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	setups[design] = s
+}
+
+// Lookup finds a test for a design (design-specific first, then generic).
+func Lookup(design, name string) (Test, bool) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if t, ok := tests[design+"/"+name]; ok {
+		return t, true
+	}
+	t, ok := tests["/"+name]
+	return t, ok
+}
+
+// TestNames maps each design to its test names (generic tests under every
+// design), for labconfig.Known.
+func TestNames(designs []string) map[string][]string {
+	regMu.Lock()
+	defer regMu.Unlock()
+	out := map[string][]string{}
+	for _, d := range designs {
+		for _, t := range tests {
+			if t.Design == "" || t.Design == d {
+				out[d] = append(out[d], t.Name)
+			}
+		}
+		sort.Strings(out[d])
+	}
+	return out
+}
+
+// Tests lists every registered test.
+func Tests() []Test {
+	regMu.Lock()
+	defer regMu.Unlock()
+	out := make([]Test, 0, len(tests))
+	for _, t := range tests {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Design != out[j].Design {
+			return out[i].Design < out[j].Design
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+func setupFor(design string) Setup {
+	regMu.Lock()
+	defer regMu.Unlock()
+	return setups[design]
+}
+
+// Gbps converts bytes moved in cycles of a clock to Gb/s.
+func Gbps(bytes float64, cycles uint64, clockMHz float64) float64 {
+	if cycles == 0 {
+		return 0
+	}
+	seconds := float64(cycles) / (clockMHz * 1e6)
+	return bytes * 8 / seconds / 1e9
+}
+
+// Micros converts cycles of a clock to microseconds.
+func Micros(cycles float64, clockMHz float64) float64 { return cycles / clockMHz }
+
+// IntParams renders integer parameters for Params.
+func IntParams(kv ...any) results.Params {
+	p := results.Params{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		p[fmt.Sprint(kv[i])] = fmt.Sprint(kv[i+1])
+	}
+	return p
+}
+
+// Percentile returns the q-quantile (0..1) of samples (sorted copy).
+func Percentile(samples []float64, q float64) float64 {
+	if len(samples) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), samples...)
+	sort.Float64s(s)
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	if i < 0 {
+		i = 0
+	}
+	return s[i]
+}
+
+// joinNames renders names for messages.
+func joinNames(names []string) string { return strings.Join(names, ", ") }
