@@ -83,13 +83,13 @@ func (m Measurement) Key() string { return Key(m.Metric, m.Params) }
 // may be NaN for unbounded), or Value with a relative tolerance RelTol and an
 // absolute tolerance AbsTol (the wider of the two is used).
 type Expectation struct {
-	Metric string  `json:"metric"`
-	Params Params  `json:"params,omitempty"`
-	Value  float64 `json:"value"`
-	Unit   string  `json:"unit,omitempty"`
-	Text   string  `json:"text,omitempty"`
-	RelTol float64 `json:"rel_tol,omitempty"`
-	AbsTol float64 `json:"abs_tol,omitempty"`
+	Metric string   `json:"metric"`
+	Params Params   `json:"params,omitempty"`
+	Value  float64  `json:"value"`
+	Unit   string   `json:"unit,omitempty"`
+	Text   string   `json:"text,omitempty"`
+	RelTol float64  `json:"rel_tol,omitempty"`
+	AbsTol float64  `json:"abs_tol,omitempty"`
 	Min    *float64 `json:"min,omitempty"`
 	Max    *float64 `json:"max,omitempty"`
 	// Source says where the figure comes from: paper and section
@@ -163,24 +163,24 @@ const (
 
 // Verdict is the judgement of one test case.
 type Verdict struct {
-	Time     time.Time `json:"time"`
-	Plan     string    `json:"plan,omitempty"`
-	Test     string    `json:"test"`
-	Board    string    `json:"board"`
-	Design   string    `json:"design,omitempty"`
-	Metric   string    `json:"metric,omitempty"`
-	Params   Params    `json:"params,omitempty"`
-	Status   Status    `json:"status"`
-	Class    string    `json:"class,omitempty"` // design, setup, infrastructure
-	Measured *float64  `json:"measured,omitempty"`
-	MeasuredText string `json:"measured_text,omitempty"`
-	Unit     string    `json:"unit,omitempty"`
-	Expected string    `json:"expected,omitempty"` // human form, e.g. "2.5 Gb/s ±5%"
-	ExpectedValue *float64 `json:"expected_value,omitempty"`
-	Tolerance     *float64 `json:"tolerance,omitempty"` // absolute half-width, when numeric
-	Source   string    `json:"source,omitempty"`
-	Message  string    `json:"message,omitempty"`
-	Seconds  float64   `json:"seconds,omitempty"`
+	Time          time.Time `json:"time"`
+	Plan          string    `json:"plan,omitempty"`
+	Test          string    `json:"test"`
+	Board         string    `json:"board"`
+	Design        string    `json:"design,omitempty"`
+	Metric        string    `json:"metric,omitempty"`
+	Params        Params    `json:"params,omitempty"`
+	Status        Status    `json:"status"`
+	Class         string    `json:"class,omitempty"` // design, setup, infrastructure
+	Measured      *float64  `json:"measured,omitempty"`
+	MeasuredText  string    `json:"measured_text,omitempty"`
+	Unit          string    `json:"unit,omitempty"`
+	Expected      string    `json:"expected,omitempty"` // human form, e.g. "2.5 Gb/s ±5%"
+	ExpectedValue *float64  `json:"expected_value,omitempty"`
+	Tolerance     *float64  `json:"tolerance,omitempty"` // absolute half-width, when numeric
+	Source        string    `json:"source,omitempty"`
+	Message       string    `json:"message,omitempty"`
+	Seconds       float64   `json:"seconds,omitempty"`
 }
 
 // Name is the test-case name used in JUnit and reports:

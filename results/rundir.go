@@ -40,32 +40,32 @@ type BitstreamInfo struct {
 
 // Run is run.json: what ran, where, with what, and how it ended.
 type Run struct {
-	ID         string          `json:"id"`
-	Lab        string          `json:"lab"`
-	LabFile    string          `json:"lab_file"`
-	Plans      []string        `json:"plans"`
-	Host       string          `json:"host,omitempty"`
-	Seed       int64           `json:"seed,omitempty"`
-	Faults     []string        `json:"faults,omitempty"`
-	Shard      string          `json:"shard,omitempty"`
+	ID         string            `json:"id"`
+	Lab        string            `json:"lab"`
+	LabFile    string            `json:"lab_file"`
+	Plans      []string          `json:"plans"`
+	Host       string            `json:"host,omitempty"`
+	Seed       int64             `json:"seed,omitempty"`
+	Faults     []string          `json:"faults,omitempty"`
+	Shard      string            `json:"shard,omitempty"`
 	Versions   map[string]string `json:"versions,omitempty"`
-	Bitstreams []BitstreamInfo `json:"bitstreams,omitempty"`
-	Start      time.Time       `json:"start"`
-	End        *time.Time      `json:"end,omitempty"`
+	Bitstreams []BitstreamInfo   `json:"bitstreams,omitempty"`
+	Start      time.Time         `json:"start"`
+	End        *time.Time        `json:"end,omitempty"`
 	// Status: "running" until the run ends, then "passed", "failed",
 	// "infrastructure-error" or "setup-error".
-	Status   string `json:"status"`
-	ExitCode int    `json:"exit_code"`
+	Status   string   `json:"status"`
+	ExitCode int      `json:"exit_code"`
 	Summary  *Summary `json:"summary,omitempty"`
 }
 
 // Summary counts verdicts.
 type Summary struct {
-	Total  int `json:"total"`
-	Pass   int `json:"pass"`
-	Fail   int `json:"fail"`
-	Error  int `json:"error"`
-	Skip   int `json:"skip"`
+	Total int `json:"total"`
+	Pass  int `json:"pass"`
+	Fail  int `json:"fail"`
+	Error int `json:"error"`
+	Skip  int `json:"skip"`
 }
 
 // Summarize counts verdicts by status.
@@ -393,7 +393,7 @@ func readLines(path string, each func([]byte) error) error {
 	r := bufio.NewReaderSize(f, 1<<16)
 	for n := 1; ; n++ {
 		line, err := r.ReadBytes('\n')
-		if len(line) > 0 {
+		if len(strings.TrimSpace(string(line))) > 0 {
 			complete := line[len(line)-1] == '\n'
 			if perr := each(line); perr != nil {
 				if !complete {

@@ -236,7 +236,7 @@ func (r *Runner) imageFor(plan *labconfig.Plan, m *bitstreams.Manifest, b *board
 
 type countingRecorder struct {
 	Recorder
-	mu          sync.Mutex
+	mu           sync.Mutex
 	n, notPassed int
 }
 

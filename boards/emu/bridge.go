@@ -70,6 +70,12 @@ func (d *bridgeDev) run() {
 		switch {
 		case err == nil:
 		case errors.Is(err, os.ErrDeadlineExceeded):
+			if d.pt.buffered() > 0 {
+				// Bytes came while this goroutine was not running (a
+				// loaded machine): the line was not quiet.
+				last = time.Now()
+				continue
+			}
 			// The line went quiet in the middle of a frame: drop it and
 			// look again from its second byte, maybe more than once
 			// (every byte waiting has been waiting too long).

@@ -167,7 +167,7 @@ func TestBridgeResynchronises(t *testing.T) {
 	good := reqFrame(21, 0x01, tdID, 1)
 	start := time.Now()
 	h.send(append(noise, good...))
-	r, err := h.readFrame(time.Now().Add(time.Second))
+	r, err := h.readFrame(time.Now().Add(2 * time.Second))
 	if err != nil || r.Seq != 21 || r.Words[0] != tdIDValue {
 		t.Fatalf("after garbage: %+v %v", r, err)
 	}
@@ -181,7 +181,7 @@ func TestBridgeResynchronises(t *testing.T) {
 	good = reqFrame(22, 0x01, tdScratch, 1)
 	start = time.Now()
 	h.send(append(fake, good...))
-	r, err = h.readFrame(time.Now().Add(time.Second))
+	r, err = h.readFrame(time.Now().Add(2 * time.Second))
 	if err != nil || r.Seq != 22 {
 		t.Fatalf("inside a fake frame: %+v %v", r, err)
 	}
@@ -194,7 +194,7 @@ func TestBridgeResynchronises(t *testing.T) {
 	h.send(half)
 	time.Sleep(150 * time.Millisecond)
 	h.send(reqFrame(24, 0x01, tdID, 1))
-	r, err = h.readFrame(time.Now().Add(time.Second))
+	r, err = h.readFrame(time.Now().Add(2 * time.Second))
 	if err != nil || r.Seq != 24 {
 		t.Fatalf("after a half frame: %+v %v", r, err)
 	}
@@ -202,9 +202,9 @@ func TestBridgeResynchronises(t *testing.T) {
 	f := reqFrame(25, 0x01, tdID, 1)
 	for _, part := range [][]byte{f[:1], f[1:5], f[5:11], f[11:]} {
 		h.send(part)
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // well inside the 100 ms partial-frame timeout
 	}
-	r, err = h.readFrame(time.Now().Add(time.Second))
+	r, err = h.readFrame(time.Now().Add(2 * time.Second))
 	if err != nil || r.Seq != 25 {
 		t.Fatalf("split request: %+v %v", r, err)
 	}
@@ -218,9 +218,11 @@ func TestBridgePowerCycle(t *testing.T) {
 	if err := b.Power().Set(ctx, false); err != nil {
 		t.Fatal(err)
 	}
+	h.wait = 200 * time.Millisecond
 	if _, err := h.doFrame(reqFrame(1, 0x00, 0, 0), 2); err == nil {
 		t.Fatal("a board switched off answered")
 	}
+	h.wait = 0
 	// Bytes sent while off are lost: half a frame then power-on must not
 	// swallow the next request.
 	h.send(reqFrame(2, 0x00, 0, 0)[:6])

@@ -76,6 +76,8 @@ func (s *server) close() {
 		}
 		s.console.close()
 		s.bridge.close()
+		s.b.rack.log.Debug("stopped serving", "board", s.b.cfg.Name,
+			"console_bytes_unheard", s.console.droppedBytes(), "bridge_bytes_unheard", s.bridge.droppedBytes())
 	})
 }
 

@@ -170,6 +170,23 @@ func (p *ptyEnd) read(b []byte, deadline time.Time) (int, error) {
 
 var errHungUp = errors.New("pseudo-terminal hung up (EIO)")
 
+// buffered reports how many bytes the runner sent that the board has not
+// read yet. A read whose deadline passed while the goroutine was not
+// running reports the timeout without looking at the line (the runtime
+// checks the deadline first); bytes that were waiting then did arrive in
+// time.
+func (p *ptyEnd) buffered() int {
+	rc, err := p.master.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	rc.Control(func(fd uintptr) {
+		n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ)
+	})
+	return n
+}
+
 // write sends b to whoever has the port open. It reports whether the bytes
 // went out; they are dropped, as on a real line, when nobody has the port
 // open or the reader stopped reading for writeWait.
@@ -219,13 +236,6 @@ func (p *ptyEnd) watch() {
 		p.listenedLocked()
 		return false
 	})
-}
-
-// listened reports whether someone other than the board has the port open.
-func (p *ptyEnd) listened() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return !p.closed && p.listenedLocked()
 }
 
 // listenedLocked applies the open/close events queued since the last call.

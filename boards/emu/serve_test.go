@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -118,6 +119,19 @@ func (b *Board) setDesignForTest(t testing.TB, name string) Design {
 	return d
 }
 
+// eventually polls cond for up to 2 s: a request the host gave up on is
+// still executed when the board gets to it.
+func eventually(cond func() bool) bool {
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(time.Millisecond) {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
 // inDesign runs f on the test design under the board's lock.
 func inDesign(b *Board, f func(d *testDesign)) {
 	b.mu.Lock()
@@ -217,10 +231,13 @@ type resp struct {
 
 type host struct {
 	t    testing.TB
-	port *serial.Port
+	port io.ReadWriteCloser // a *serial.Port, or an *os.File for fine-grained deadlines
 	rx   []byte
 	seq  byte
-	wait time.Duration // per attempt; 200 ms (the spec's default) when zero
+	// wait per attempt; 1 s when zero. The emulator answers in microseconds;
+	// the long default keeps a machine stalled by other load from turning
+	// into retries where a test checks that none happened.
+	wait time.Duration
 	// attempts per request in do; 4 (the spec's) when zero
 	attempts int
 	// what the host saw
@@ -241,6 +258,37 @@ func openHost(t testing.TB, b *Board) *host {
 	h := &host{t: t, port: openSerial(t, b.bridgePath, 921600)}
 	t.Cleanup(func() { h.port.Close() })
 	return h
+}
+
+// openHostFile opens the bridge as a plain file, whose reads take exact
+// deadlines (tarm/serial's are rounded up to 100 ms): for tests that wait
+// through many timeouts.
+func openHostFile(t testing.TB, b *Board) *host {
+	t.Helper()
+	f, err := os.OpenFile(b.bridgePath, os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &host{t: t, port: f}
+	t.Cleanup(func() { f.Close() })
+	return h
+}
+
+// readSome reads what arrives before deadline (nothing is not an error).
+func (h *host) readSome(buf []byte, deadline time.Time) (int, error) {
+	if f, ok := h.port.(*os.File); ok {
+		f.SetReadDeadline(deadline)
+		n, err := f.Read(buf)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			err = nil
+		}
+		return n, err
+	}
+	n, err := h.port.Read(buf)
+	if err == io.EOF { // tarm/serial's read timeout
+		err = nil
+	}
+	return n, err
 }
 
 func (h *host) send(p []byte) {
@@ -293,8 +341,8 @@ func (h *host) readFrame(deadline time.Time) (resp, error) {
 		if !time.Now().Before(deadline) {
 			return resp{}, errTimeout
 		}
-		n, err := h.port.Read(buf)
-		if err != nil && err != io.EOF {
+		n, err := h.readSome(buf, deadline)
+		if err != nil {
 			return resp{}, err
 		}
 		h.rx = append(h.rx, buf[:n]...)
@@ -320,7 +368,7 @@ func (h *host) doFrame(f []byte, attempts int) (resp, error) {
 		h.send(f)
 		wait := h.wait
 		if wait == 0 {
-			wait = 200 * time.Millisecond
+			wait = time.Second
 		}
 		deadline := time.Now().Add(wait)
 		for {
@@ -374,7 +422,7 @@ func TestServeRecordsPathsAndRawMode(t *testing.T) {
 	}
 	// Every byte value crosses unchanged both ways while no one has set a
 	// mode: raw, no echo (an echo would come back to the bridge).
-	f, err := os.OpenFile(b.bridgePath, os.O_RDWR, 0)
+	f, err := os.OpenFile(b.bridgePath, os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +466,8 @@ func TestPTYReopenManyTimes(t *testing.T) {
 	b := testBoard(t, rackOpts{})
 	waitPrompt(t, b)
 	for i := 0; i < 40; i++ {
-		h := &host{t: t, port: openSerial(t, b.bridgePath, 921600)}
+		p := openSerial(t, b.bridgePath, 921600)
+		h := &host{t: t, port: p}
 		h.seq = byte(i * 3)
 		if v := h.read(tdID); v != tdIDValue {
 			t.Fatalf("reopen %d: ID 0x%x", i, v)
@@ -431,11 +480,25 @@ func TestPTYReopenManyTimes(t *testing.T) {
 		c.port.Close()
 	}
 	// A session that closes without reading leaves nothing for the next:
-	// what the board sent meanwhile is lost, as on a USB-UART.
+	// what the board sent meanwhile is lost, as on a USB-UART. (The flush
+	// follows the close by the time a goroutine takes to wake; a session
+	// opened within those microseconds may still read the tail.)
 	c := openConsole(t, b)
 	c.send("version\n")
 	time.Sleep(100 * time.Millisecond)
 	c.port.Close()
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(time.Millisecond) {
+		pt := b.srv.console
+		pt.mu.Lock()
+		opens := pt.opens
+		pt.mu.Unlock()
+		if opens == 0 {
+			break // the watcher saw the close (and flushed)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the console's watcher did not see the close")
+		}
+	}
 	c = openConsole(t, b)
 	c.send("id\n")
 	out := c.expect(`dna=0x[0-9a-f]{8}\r\n`, 2*time.Second)
@@ -471,7 +534,9 @@ func TestCloseStopsEverything(t *testing.T) {
 	select {
 	case <-done:
 	case <-time.After(3 * time.Second):
-		buf := make([]byte, 1<<20); n := runtime.Stack(buf, true); t.Fatalf("Close hangs\n%s", buf[:n])
+		buf := make([]byte, 1<<20)
+		n := runtime.Stack(buf, true)
+		t.Fatalf("Close hangs\n%s", buf[:n])
 	}
 	// The runner's descriptor now fails (EIO) or reads nothing; it must not hang.
 	h.port.Write(reqFrame(1, 0, 0, 0))

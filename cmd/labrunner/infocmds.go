@@ -17,8 +17,8 @@ import (
 	"labrunner/boards/emu"
 	"labrunner/drivers"
 	"labrunner/golden"
-	"labrunner/labconfig"
 	_ "labrunner/golden/models" // every golden model
+	"labrunner/labconfig"
 	"labrunner/selftest"
 )
 

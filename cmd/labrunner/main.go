@@ -85,6 +85,9 @@ func newApp() *cli.App {
 			"Exit codes: 0 all passed, 1 a verdict failed, 2 bad usage or config, 3 infrastructure error.",
 		// Never let urfave/cli call os.Exit: run() turns errors into codes.
 		ExitErrHandler: func(*cli.Context, error) {},
+		// Repeatable flags carry commas of their own (--fault NAME@B,k=v,
+		// --set payloads=64,512): never split them.
+		DisableSliceFlagSeparator: true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"LABRUNNER_LOG"}},
 		},

@@ -270,7 +270,7 @@ func (b *Bridge) transmit(p []byte) error {
 		b.st.tx.Add(uint64(len(p)))
 		n, err := b.rw.Write(p)
 		if n < len(p) {
-			b.st.tx.Add(-uint64(len(p) - n))
+			b.st.tx.Add(-uint64(len(p) - n)) // adding the two's complement subtracts
 		}
 		return err
 	}
@@ -281,7 +281,7 @@ func (b *Bridge) transmit(p []byte) error {
 		b.st.tx.Add(1)
 		n, err := b.rw.Write(p[i : i+1])
 		if n < 1 {
-			b.st.tx.Add(^uint64(0))
+			b.st.tx.Add(^uint64(0)) // -1
 		}
 		if err != nil {
 			return err
@@ -664,11 +664,13 @@ func (b *Bridge) drainRx() {
 func (b *Bridge) await(ctx context.Context, op string, req Request, want int, timeout time.Duration, inflight *chan error) (Response, error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	rx0 := b.st.rx.Load()
 	var (
 		crcSeen   int
 		staleSeen int
 		staleLast Response
 		phase     = waiting
+		resend    error // a damaged answer to resend for, once the frame is out
 	)
 	for {
 		// Frames already buffered first: a stale answer may sit there from
@@ -699,12 +701,17 @@ func (b *Bridge) await(ctx context.Context, op string, req Request, want int, ti
 			// answer: resend now rather than sit out the deadline. (If it was
 			// not, the device replays and the duplicate is discarded later
 			// as stale.)
-			if err := b.pollWrite(op, inflight); err != nil {
-				return Response{}, err
-			}
-			if fe.Seq == req.Seq && fe.Cmd == byte(req.Cmd)|respBit && *inflight == nil {
-				b.st.dropped.Store(uint64(b.dec.Dropped()))
-				return Response{}, retryable{fmt.Errorf("%w in the answer (%s)", ErrCRCMismatch, fe)}
+			if fe.Seq == req.Seq && fe.Cmd == byte(req.Cmd)|respBit {
+				resend = retryable{fmt.Errorf("%w in the answer (%s)", ErrCRCMismatch, fe)}
+				if err := b.pollWrite(op, inflight); err != nil {
+					return Response{}, err
+				}
+				// The resend must not be mistaken for a copy still being
+				// written (see exchange): wait for the writer to report.
+				if *inflight == nil {
+					b.st.dropped.Store(uint64(b.dec.Dropped()))
+					return Response{}, resend
+				}
 			}
 		}
 		b.st.dropped.Store(uint64(b.dec.Dropped()))
@@ -719,7 +726,7 @@ func (b *Bridge) await(ctx context.Context, op string, req Request, want int, ti
 			fallthrough
 		case expired:
 			b.st.timeouts.Add(1)
-			return Response{}, retryable{b.timeoutProblem(req, timeout, crcSeen, staleSeen, staleLast)}
+			return Response{}, retryable{b.timeoutProblem(req, timeout, crcSeen, staleSeen, staleLast, b.st.rx.Load()-rx0)}
 		}
 		select {
 		case p := <-b.rx:
@@ -730,6 +737,9 @@ func (b *Bridge) await(ctx context.Context, op string, req Request, want int, ti
 			*inflight = nil
 			if err := b.writeError(op, err); err != nil {
 				return Response{}, err
+			}
+			if resend != nil {
+				return Response{}, resend
 			}
 		case <-timer.C:
 			// Bytes that arrived together with the deadline (a host stalled
@@ -770,7 +780,7 @@ func (b *Bridge) writeError(op string, err error) error {
 	return drivers.Infra(b.board, op, hintLine, fmt.Errorf("write to the bridge port: %w", err))
 }
 
-func (b *Bridge) timeoutProblem(req Request, timeout time.Duration, crc, stale int, staleLast Response) error {
+func (b *Bridge) timeoutProblem(req Request, timeout time.Duration, crc, stale int, staleLast Response, rxBytes uint64) error {
 	switch {
 	case stale > 0:
 		return fmt.Errorf("%w: no answer with SEQ 0x%02x within %v; %w: %d discarded (last SEQ 0x%02x, %v)",
@@ -778,8 +788,14 @@ func (b *Bridge) timeoutProblem(req Request, timeout time.Duration, crc, stale i
 	case crc > 0:
 		return fmt.Errorf("%w: no answer with SEQ 0x%02x within %v; %w in %d received frame(s)",
 			drivers.ErrTimeout, req.Seq, timeout, ErrCRCMismatch, crc)
+	case rxBytes > 0:
+		// Bytes came back but never a frame: the line garbles them (noise,
+		// a corrupted byte stream, a wrong baud rate), which is not the same
+		// trouble as a board that does not answer at all.
+		return fmt.Errorf("%w: no answer with SEQ 0x%02x within %v; %d bytes arrived but formed no frame with a valid header and CRC (corrupted bytes on the line, or a wrong baud rate)",
+			drivers.ErrTimeout, req.Seq, timeout, rxBytes)
 	}
-	return fmt.Errorf("%w: no answer with SEQ 0x%02x within %v", drivers.ErrTimeout, req.Seq, timeout)
+	return fmt.Errorf("%w: no answer with SEQ 0x%02x within %v (nothing came back)", drivers.ErrTimeout, req.Seq, timeout)
 }
 
 // judge turns the answer to our request into data or an error.

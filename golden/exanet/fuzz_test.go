@@ -2,6 +2,7 @@ package exanet
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 )
@@ -62,7 +63,8 @@ func FuzzParseOrder(f *testing.F) {
 
 // FuzzPredict drives every parameter parser through Predict: it never
 // panics, errors say which model failed, and accepted settings give unique,
-// JSON-serialisable expectations whose paths end at their destination.
+// JSON-serialisable expectations whose paths end at their destination and
+// whose values lie inside their bounds.
 func FuzzPredict(f *testing.F) {
 	f.Add("2,2,1", "XYZ", "32,64,512", "1,2", "", "", "router,router2x,link")
 	f.Add("4,3,2", "ZYX", "1,17", "1,6", "3,0,1", "1,2,0", "link")
@@ -90,6 +92,12 @@ func FuzzPredict(f *testing.F) {
 				t.Fatalf("duplicate key %s", e.Key())
 			}
 			keys[e.Key()] = true
+			if e.Min != nil && e.Max != nil && !(*e.Min <= e.Value && e.Value <= *e.Max) {
+				t.Fatalf("%s: value %v outside its band [%v, %v]", e.Key(), e.Value, *e.Min, *e.Max)
+			}
+			if lo, hi := e.Bounds(); e.Text == "" && (math.IsNaN(lo) || math.IsNaN(hi) || lo > hi || lo < 0) {
+				t.Fatalf("%s: bounds [%v, %v]", e.Key(), lo, hi)
+			}
 			if e.Metric == "exanet.dor_path" {
 				d, err := ParseCoord(e.Params["dst"])
 				if err != nil || !strings.HasSuffix(e.Text, d.String()) {

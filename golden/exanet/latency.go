@@ -7,40 +7,106 @@ import (
 	"labrunner/results"
 )
 
-// KARMA ping-pong figures (§4.2), in the 156.25 MHz cycles of the IP and
-// 128-bit FIFO words (see the package documentation for why).
+// KARMA ping-pong figures (§4, §4.2, §4.4). The ARM's per-word costs are in
+// cycles of the ARM's 1.5 GHz clock per 32-bit AXI word (see the package
+// documentation for why no other reading is consistent with §4.4).
 const (
+	// ARMClockHz is the Cortex-A53's clock (§4: "works at a frequency of
+	// 1.5 Ghz").
+	ARMClockHz = 1.5e9
+	// ARMCycleNS is one ARM cycle, 0.667 ns.
+	ARMCycleNS = 1e9 / ARMClockHz
+	// AXIWordBytes is the word the ARM moves through the HPM AXI port: 32
+	// bits. §4: the ARM "must issue a write for every single word".
+	AXIWordBytes = 4
+	// HeaderAXIWords is the 128-bit header (§3.2) as the ARM writes and
+	// reads it: four 32-bit words.
+	HeaderAXIWords = HeaderWords * WordBytes / AXIWordBytes
 	// WriteCyclesPerWord: the ARM writes a word into the intra-tile FIFOs
 	// in 4 cycles (§4.2, "< 0.1 µs, 4 clock cycles per word").
 	WriteCyclesPerWord = 4
 	// ReadCyclesPerWord: the ARM reads a word back in about 20 cycles (§4.2,
 	// "~0.4 µs, about 20 clock cycles per word").
 	ReadCyclesPerWord = 20
-	// HopUS is the single-hop traversal time, per direction: the two-hop
-	// minus one-hop difference of Fig. 7 (§4.2, 0.46 µs).
+	// HopUS is what one more hop adds to the round trip: the two-hop minus
+	// one-hop difference of Fig. 7 ("The Roundtrip latency for one and two
+	// hops"), §4.2 "0.46µs".
 	HopUS = 0.46
+	// HopRelTol is the tolerance of the per-hop difference: the paper's
+	// rounding (0.46 is 0.455..0.465, ±1.1%), one status poll per receiving
+	// ARM that the difference of two means may not cancel (2 × 20 ARM cycles
+	// = 26.7 ns, 5.8%), and one 6.4 ns fabric cycle per direction for the
+	// extra router to sample the packet (12.8 ns, 2.8%): 9.7%, rounded to 10%.
+	HopRelTol = 0.10
+	// SubMicroUS anchors the round trip's upper bound: §4.4 "a sub-µS
+	// single-hop, node-to-node roundtrip packet transfer latency", for the
+	// smallest packet.
+	SubMicroUS = 1.0
+	// AnchorPayload is "the smallest packet" of §4.4 read as a packet of one
+	// 128-bit payload word (§3.2 header, one data word, footer; the fabric
+	// moves nothing smaller): payloads up to 16 B share the anchor.
+	AnchorPayload = WordBytes
+	// RTTSlopeMargin widens the size-dependent part of the upper bound: the
+	// paper's "about 20" cycles per read read as up to 25 (the next round
+	// figure), which also covers the ping-pong loop's own per-word work
+	// (loading the word to send, storing the word read), which the paper does
+	// not name.
+	RTTSlopeMargin = 0.25
 	// MaxHops bounds the hop count: the diameter of the largest lattice.
 	MaxHops = 3 * (MaxSide - 1)
 )
 
-// Latency breaks down the KARMA ping-pong for one hop count and payload.
+// Latency is the KARMA ping-pong round trip for one hop count and payload
+// (§4.2), as a band: what the paper's named costs require, and what §4.4's
+// sub-µs single-hop round trip allows.
 type Latency struct {
 	Hops, Payload int
-	// Words is the packet as the ARM moves it: header, payload and footer
-	// in 128-bit words.
+	// Words is what the ARM moves per packet, in 32-bit AXI words: the
+	// header (4) and the payload (ceil(Payload/4)). Not the footer: §4 names
+	// only the header/data FIFOs, and the footer's integrity check (§3.4) is
+	// the hardware's.
 	Words int
-	// Per direction: the sender's writes, the network's hops, the
-	// receiver's reads, and their sum.
-	WriteUS, NetworkUS, ReadUS, OneWayUS float64
-	// RoundTripUS is the ping and the same-size pong.
-	RoundTripUS float64
+	// WriteUS and ReadUS are one packet written by the sender's ARM and read
+	// by the receiver's, at 4 and 20 cycles of 1.5 GHz per word.
+	WriteUS, ReadUS float64
+	// ARMUS is the ARM's share of the round trip: the ping and the pong,
+	// each written and read, 2 × (WriteUS + ReadUS).
+	ARMUS float64
+	// NetworkUS is hops × 0.46 µs, the round trip's network share (§4.2).
+	NetworkUS float64
+	// MinUS = ARMUS + NetworkUS: the lower bound, the named costs alone.
+	MinUS float64
+	// HopExtUS is the upper bound's extension for hops beyond the first,
+	// (hops-1) × 0.46 µs × (1 + HopRelTol).
+	HopExtUS float64
+	// SizeExtUS is the upper bound's extension for the payload beyond the
+	// anchor packet, both ways: the ARM's extra words written and read and
+	// the extra 128-bit words serialised at 10 Gb/s, × (1 + RTTSlopeMargin).
+	SizeExtUS float64
+	// MaxUS = SubMicroUS + HopExtUS + SizeExtUS: the upper bound.
+	MaxUS float64
+	// MidUS is the middle of the band, a representative point for plots,
+	// not a prediction: the paper gives no absolute round trip.
+	MidUS float64
 }
 
-// PingPong computes the KARMA ping-pong to a node hops away, with packets of
-// payload bytes both ways (§4.2):
+// armWords is the 32-bit words the ARM writes (and reads back) for a packet.
+func armWords(payload int) int {
+	return HeaderAXIWords + (payload+AXIWordBytes-1)/AXIWordBytes
+}
+
+// busWords is the payload in 128-bit words, as the link serialises it.
+func busWords(payload int) int { return (payload + WordBytes - 1) / WordBytes }
+
+// PingPong computes the KARMA ping-pong band to a node hops away, with
+// packets of payload bytes both ways (§4.2), T = 1/1.5 GHz:
 //
-//	one way = words·4·T + hops·0.46 µs + words·20·T,  T = 6.4 ns
-//	RTT     = 2 · one way
+//	Min = 2 · words · (4 + 20) · T + hops · 0.46 µs
+//	Max = 1 µs + (hops-1) · 0.46 µs · 1.1
+//	      + 1.25 · 2 · [(words − words(16 B)) · 24 · T + (W − 1) · 2 · 6.4 ns]
+//
+// with words = 4 + ceil(payload/4) and W = ceil(payload/16); the bracket
+// counts only what exceeds the 16 B anchor packet (never below zero).
 func PingPong(hops, payload int) (Latency, error) {
 	if hops < 1 || hops > MaxHops {
 		return Latency{}, fmt.Errorf("hops %d is outside 1..%d (a ping-pong crosses at least one link)", hops, MaxHops)
@@ -48,30 +114,29 @@ func PingPong(hops, payload int) (Latency, error) {
 	if payload < 1 || payload > MaxPayload {
 		return Latency{}, fmt.Errorf("payload %d B is outside 1..%d (the maximum packet of §4.3)", payload, MaxPayload)
 	}
-	words := HeaderWords + (payload+WordBytes-1)/WordBytes + FooterWords
+	words := armWords(payload)
 	l := Latency{Hops: hops, Payload: payload, Words: words}
-	l.WriteUS = float64(words*WriteCyclesPerWord) * CycleNS / 1000
-	l.ReadUS = float64(words*ReadCyclesPerWord) * CycleNS / 1000
+	l.WriteUS = float64(words*WriteCyclesPerWord) * ARMCycleNS / 1000
+	l.ReadUS = float64(words*ReadCyclesPerWord) * ARMCycleNS / 1000
+	l.ARMUS = 2 * (l.WriteUS + l.ReadUS)
 	l.NetworkUS = float64(hops) * HopUS
-	l.OneWayUS = l.WriteUS + l.NetworkUS + l.ReadUS
-	l.RoundTripUS = 2 * l.OneWayUS
+	l.MinUS = l.ARMUS + l.NetworkUS
+
+	l.HopExtUS = float64(hops-1) * HopUS * (1 + HopRelTol)
+	extraWords := max(0, words-armWords(AnchorPayload))
+	extraBus := max(0, busWords(payload)-busWords(AnchorPayload))
+	armNS := float64(extraWords*(WriteCyclesPerWord+ReadCyclesPerWord)) * ARMCycleNS
+	// A 128-bit word is two 64-bit link cycles at 156.25 MHz: 10 Gb/s (§4).
+	serialNS := float64(extraBus*WordBytes*8/LinkBitsPerCycle) * CycleNS
+	l.SizeExtUS = (1 + RTTSlopeMargin) * 2 * (armNS + serialNS) / 1000
+	l.MaxUS = SubMicroUS + l.HopExtUS + l.SizeExtUS
+	l.MidUS = (l.MinUS + l.MaxUS) / 2
 	return l, nil
 }
 
-// RTT tolerances. AbsUS: the model counts no polling, and each side may
-// spend up to one status read (20 cycles, 0.128 µs, §4.2) noticing the
-// packet. Rel: the per-word figures are approximate ("about 20", "~0.4 µs"),
-// and the paper does not say whether the ARM's writes overlap the network and
-// the remote reads (virtual cut-through, §3.3, would allow it); the overlapped
-// reading is at most 15% lower, at 512 B.
-const (
-	rttRelTol = 0.15
-	rttAbsUS  = 0.25
-)
-
 // RTT is the expected mean round trip of the KARMA ping-pong (metric
 // exanet.rtt, µs) to a node hops away answering with a packet of the same
-// size.
+// size: the band [MinUS, MaxUS] of PingPong, Value its middle.
 func RTT(hops, payload int) (results.Expectation, error) {
 	l, err := PingPong(hops, payload)
 	if err != nil {
@@ -80,12 +145,34 @@ func RTT(hops, payload int) (results.Expectation, error) {
 	return results.Expectation{
 		Metric: "exanet.rtt",
 		Params: results.Params{"hops": strconv.Itoa(hops), "payload": strconv.Itoa(payload)},
-		Value:  l.RoundTripUS,
+		Value:  l.MidUS,
 		Unit:   "us",
-		RelTol: rttRelTol,
-		AbsTol: rttAbsUS,
-		Source: "ExaNet §4.2, Fig. 7/8: ARM write 4 and read 20 cycles per 128-bit word at 156.25 MHz, 0.46 µs per hop; §4.4 sub-µs single hop",
-		Note: fmt.Sprintf("2 × (write %.3f + %d hop × 0.46 + read %.3f µs) for %d words; Fig. 7 read as per direction; ±max(15%%, 0.25 µs: one status poll per side)",
-			l.WriteUS, hops, l.ReadUS, l.Words),
+		Min:    results.Float(l.MinUS),
+		Max:    results.Float(l.MaxUS),
+		Source: "ExaNet §4.2, Fig. 7/8: round trip, ARM write 4 and read 20 cycles of 1.5 GHz (§4) per 32-bit word, +0.46 µs per hop; §4.4 sub-µs single-hop round trip",
+		Note: fmt.Sprintf("min = ARM 2 × (write %.3f + read %.3f µs, %d words: header 4 + payload) + %d × 0.46 µs; "+
+			"max = 1 µs (§4.4, 1 hop, ≤16 B) + %.3f µs for %d more hop(s) + %.3f µs for the size (ARM and 10 Gb/s both ways, +25%%); value = middle, for plots",
+			l.WriteUS, l.ReadUS, l.Words, hops, l.HopExtUS, hops-1, l.SizeExtUS),
+	}, nil
+}
+
+// RTTPerHop is what one more hop adds to the mean round trip (metric
+// exanet.rtt.per_hop, µs): the round trip at n+1 hops minus the round trip
+// at n hops, 0.46 µs ±10% (§4.2). Virtual cut-through (§3.3) forwards a
+// packet once its header is routed, so an extra hop delays the header, not
+// the payload's serialisation: the figure does not depend on the payload,
+// which is a parameter only because the runner measures it per size.
+func RTTPerHop(payload int) (results.Expectation, error) {
+	if payload < 1 || payload > MaxPayload {
+		return results.Expectation{}, fmt.Errorf("exanet.rtt.per_hop: payload %d B is outside 1..%d (the maximum packet of §4.3)", payload, MaxPayload)
+	}
+	return results.Expectation{
+		Metric: "exanet.rtt.per_hop",
+		Params: results.Params{"payload": strconv.Itoa(payload)},
+		Value:  HopUS,
+		Unit:   "us",
+		RelTol: HopRelTol,
+		Source: "ExaNet §4.2, Fig. 7: two-hop minus one-hop round trip, 0.46 µs, the single-hop traversal time contribution",
+		Note:   "round trip at n+1 hops minus n hops; ±10% = paper rounding 1.1% + one status poll per receiving ARM 5.8% + one 6.4 ns fabric cycle per direction 2.8%",
 	}, nil
 }

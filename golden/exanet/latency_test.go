@@ -2,8 +2,11 @@ package exanet
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"testing"
+
+	"labrunner/results"
 )
 
 func pingPong(t *testing.T, hops, payload int) Latency {
@@ -15,39 +18,132 @@ func pingPong(t *testing.T, hops, payload int) Latency {
 	return l
 }
 
-// The figures §4.2 and §4.4 state.
+func rtt(t *testing.T, hops, payload int) results.Expectation {
+	t.Helper()
+	e, err := RTT(hops, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// passes scores a measured value against e the way the runner does.
+func passes(e results.Expectation, v float64) bool {
+	return results.Score(results.Measurement{Metric: e.Metric, Params: e.Params, Value: v, Unit: e.Unit}, e).Status == results.Pass
+}
+
+// The figures §4, §4.2 and §4.4 state, under the round-trip reading.
 func TestLatencyPaperPoints(t *testing.T) {
-	small := pingPong(t, 1, 16) // header + one payload word + footer
-	if small.Words != 3 {
-		t.Fatalf("16 B packet is %d words, want 3", small.Words)
+	small := pingPong(t, 1, 16)
+	// The 128-bit header is four 32-bit AXI words, 16 B of payload four
+	// more; the footer is not the ARM's.
+	if small.Words != 8 || HeaderAXIWords != 4 {
+		t.Fatalf("16 B packet is %d ARM words (header %d), want 4 + 4", small.Words, HeaderAXIWords)
 	}
-	// "reading (~0.4 µs, about 20 clock cycles per word)"
-	if math.Abs(small.ReadUS-0.4) > 0.025 {
-		t.Errorf("read of the smallest packet = %.3f µs, paper says ~0.4", small.ReadUS)
+	// 4 and 20 cycles of 1.5 GHz per word (§4, §4.2).
+	if math.Abs(small.WriteUS-8*4/1500.0) > 1e-12 || math.Abs(small.ReadUS-8*20/1500.0) > 1e-12 {
+		t.Errorf("16 B: write %v µs, read %v µs, want 8 words × 4 and × 20 cycles of 1.5 GHz", small.WriteUS, small.ReadUS)
 	}
-	// "writing (< 0.1 µs, 4 clock cycles per word)"
-	if small.WriteUS >= 0.1 {
-		t.Errorf("write of the smallest packet = %.3f µs, paper says < 0.1", small.WriteUS)
+	// "< 0.1 µs" writing; reading is five times as long per word.
+	if small.WriteUS >= 0.1 || math.Abs(small.ReadUS/small.WriteUS-5) > 1e-9 {
+		t.Errorf("16 B: write %v µs, read %v µs", small.WriteUS, small.ReadUS)
 	}
-	// §4.4: sub-µs single-hop latency (per direction, see the package doc).
-	if small.OneWayUS >= 1 {
-		t.Errorf("single-hop latency of the smallest packet = %.3f µs, paper says sub-µs", small.OneWayUS)
+	// §4.4: sub-µs single-hop round trip of the smallest packet: the band
+	// lies under 1 µs and the named costs alone fit in it.
+	if small.MaxUS != SubMicroUS || small.MinUS >= SubMicroUS || small.MinUS <= small.NetworkUS {
+		t.Errorf("16 B, 1 hop: band [%v, %v] µs, want named costs under a 1 µs ceiling", small.MinUS, small.MaxUS)
 	}
-	// §4.2: two hops minus one hop = 0.46 µs, whatever the size, and the
-	// read and write times do not depend on the hop count.
+	if math.Abs(small.MinUS-(2*8*24/1500.0+0.46)) > 1e-12 {
+		t.Errorf("16 B, 1 hop: min %v µs, want 2 × 8 words × 24 cycles at 1.5 GHz + 0.46", small.MinUS)
+	}
+	// The reading ruled out: the same words in 6.4 ns fabric cycles would
+	// put the smallest single-hop round trip above 1 µs.
+	if fabric := 2*3*24*CycleNS/1000 + HopUS; fabric < 1.38-1e-9 || fabric <= small.MaxUS {
+		t.Errorf("fabric-clock reading gives %v µs, want ≥ 1.38 and above the band", fabric)
+	}
+	// §4.2: two hops minus one hop adds 0.46 µs to the round trip's lower
+	// bound, at every size, and the ARM's costs do not depend on hops.
 	for _, p := range []int{1, 16, 17, 64, 128, 300, 512} {
 		one, two := pingPong(t, 1, p), pingPong(t, 2, p)
-		if d := two.OneWayUS - one.OneWayUS; math.Abs(d-0.46) > 1e-9 {
-			t.Errorf("%d B: two-hop minus one-hop = %v µs per direction, want 0.46", p, d)
+		if d := two.MinUS - one.MinUS; math.Abs(d-HopUS) > 1e-9 {
+			t.Errorf("%d B: two-hop minus one-hop minimum = %v µs, want 0.46", p, d)
 		}
-		if d := two.RoundTripUS - one.RoundTripUS; math.Abs(d-0.92) > 1e-9 {
-			t.Errorf("%d B: round trip grows %v µs per hop, want 2×0.46", p, d)
+		if d := two.MaxUS - one.MaxUS; math.Abs(d-HopUS*(1+HopRelTol)) > 1e-9 {
+			t.Errorf("%d B: two-hop minus one-hop maximum = %v µs, want 0.46 × 1.1", p, d)
 		}
-		if one.ReadUS != two.ReadUS || one.WriteUS != two.WriteUS {
-			t.Errorf("%d B: ARM read/write depend on hops", p)
+		if one.ARMUS != two.ARMUS || one.ARMUS != 2*(one.WriteUS+one.ReadUS) {
+			t.Errorf("%d B: ARM share %v / %v depends on hops or is not both ways", p, one.ARMUS, two.ARMUS)
 		}
-		if one.RoundTripUS != 2*one.OneWayUS {
-			t.Errorf("%d B: round trip %v is not two ways %v", p, one.RoundTripUS, one.OneWayUS)
+		if !(one.MinUS < one.MidUS && one.MidUS < one.MaxUS) {
+			t.Errorf("%d B: value %v is not inside [%v, %v]", p, one.MidUS, one.MinUS, one.MaxUS)
+		}
+	}
+	// The upper bound's slope: ARM words both ways plus 10 Gb/s both ways,
+	// with the 25% margin. 512 B is 124 ARM words and 31 bus words over the
+	// anchor.
+	big := pingPong(t, 1, 512)
+	want := 1 + 1.25*2*(124*24/1500.0+31*2*6.4/1000)
+	if math.Abs(big.MaxUS-want) > 1e-9 || big.Words != 132 {
+		t.Errorf("512 B, 1 hop: max %v µs (%d words), want %v (132 words)", big.MaxUS, big.Words, want)
+	}
+}
+
+// A round trip that is one hop off, or over 1 µs at one hop for 16 B,
+// fails; so does the superseded per-direction reading.
+func TestRTTRejects(t *testing.T) {
+	e := rtt(t, 1, 16)
+	lo, hi := e.Bounds()
+	if !passes(e, 0.9) || !passes(e, lo) || !passes(e, hi) {
+		t.Errorf("16 B, 1 hop: [%v, %v] rejects values inside", lo, hi)
+	}
+	if passes(e, 1.001) || passes(e, math.NaN()) {
+		t.Error("16 B, 1 hop: a round trip over 1 µs passes")
+	}
+	// Old model: 2 × (3 fabric words × 24 × 6.4 ns + 0.46) = 1.84 µs.
+	if passes(e, 2*(3*24*CycleNS/1000+HopUS)) {
+		t.Error("16 B, 1 hop: the per-direction, fabric-clock reading passes")
+	}
+	// A measurement taken one hop further or nearer fails: any value of the
+	// h-hop band is outside the (h±1)-hop band, wherever the bands are
+	// narrower than a hop: small packets (Fig. 8) and the one and two hops
+	// of the 2x2 testbed (§3.1) and Fig. 7.
+	for h := 1; h <= 2; h++ {
+		for p := 1; p <= 32; p++ {
+			near, far := rtt(t, h, p), rtt(t, h+1, p)
+			_, nearHi := near.Bounds()
+			farLo, _ := far.Bounds()
+			if nearHi >= farLo {
+				t.Fatalf("%d B: the %d-hop band ends at %v, the %d-hop band starts at %v", p, h, nearHi, h+1, farLo)
+			}
+			if passes(far, near.Value) || passes(near, far.Value) {
+				t.Fatalf("%d B: %d- and %d-hop values pass each other's band", p, h, h+1)
+			}
+		}
+	}
+	// For every size, the per-hop difference tells hop counts apart: 0.46
+	// passes, a difference of 0 (same hops), 0.92 (two hops, or the old
+	// per-direction reading) or 0.23 fails.
+	for _, p := range []int{1, 16, 64, 128, 256, 512} {
+		ph, err := RTTPerHop(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !passes(ph, 0.46) || !passes(ph, 0.42) || !passes(ph, 0.50) {
+			t.Errorf("%d B: per-hop rejects 0.42..0.50 µs", p)
+		}
+		for _, bad := range []float64{0, 0.23, 0.40, 0.52, 0.92} {
+			if passes(ph, bad) {
+				t.Errorf("%d B: per-hop %v µs passes", p, bad)
+			}
+		}
+		if ph.Metric != "exanet.rtt.per_hop" || ph.Unit != "us" || ph.Key() != "exanet.rtt.per_hop{payload="+strconv.Itoa(p)+"}" ||
+			ph.RelTol != 0.10 || !strings.Contains(ph.Source, "§4.2") || ph.Note == "" {
+			t.Errorf("%d B: %+v", p, ph)
+		}
+	}
+	for _, p := range []int{0, -1, 513} {
+		if _, err := RTTPerHop(p); err == nil || !strings.Contains(err.Error(), "exanet.rtt.per_hop: payload") {
+			t.Errorf("RTTPerHop(%d) error %v", p, err)
 		}
 	}
 }
@@ -57,14 +153,25 @@ func TestLatencyMonotonic(t *testing.T) {
 		prev := pingPong(t, h, 1)
 		for p := 2; p <= MaxPayload; p++ {
 			l := pingPong(t, h, p)
-			if l.RoundTripUS < prev.RoundTripUS {
-				t.Fatalf("hops %d: round trip falls from %d to %d B", h, p-1, p)
+			if l.MinUS < prev.MinUS || l.MaxUS < prev.MaxUS || l.MidUS < prev.MidUS {
+				t.Fatalf("hops %d: band falls from %d to %d B", h, p-1, p)
 			}
-			if p%WordBytes == 1 && l.RoundTripUS <= prev.RoundTripUS {
+			// A new 32-bit word costs the ARM both ways; beyond the anchor
+			// it widens the ceiling too.
+			if p%AXIWordBytes == 1 && l.MinUS <= prev.MinUS {
 				t.Fatalf("hops %d: a new word at %d B costs nothing", h, p)
 			}
-			if h > 1 && l.RoundTripUS <= pingPong(t, h-1, p).RoundTripUS {
-				t.Fatalf("%d B: %d hops not slower than %d", p, h, h-1)
+			if p > AnchorPayload && p%AXIWordBytes == 1 && l.MaxUS <= prev.MaxUS {
+				t.Fatalf("hops %d: the ceiling does not grow at %d B", h, p)
+			}
+			if l.MaxUS-l.MinUS < prev.MaxUS-prev.MinUS-1e-12 && p > AnchorPayload {
+				t.Fatalf("hops %d: the band narrows from %d to %d B", h, p-1, p)
+			}
+			if h > 1 {
+				n := pingPong(t, h-1, p)
+				if l.MinUS <= n.MinUS || l.MaxUS <= n.MaxUS {
+					t.Fatalf("%d B: %d hops not slower than %d", p, h, h-1)
+				}
 			}
 			prev = l
 		}
@@ -72,24 +179,20 @@ func TestLatencyMonotonic(t *testing.T) {
 }
 
 func TestRTTExpectation(t *testing.T) {
-	e, err := RTT(2, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := rtt(t, 2, 64)
 	l := pingPong(t, 2, 64)
-	if e.Metric != "exanet.rtt" || e.Unit != "us" || e.Value != l.RoundTripUS {
+	if e.Metric != "exanet.rtt" || e.Unit != "us" || e.Value != l.MidUS {
 		t.Fatalf("%+v", e)
 	}
 	if got := e.Key(); got != "exanet.rtt{hops=2,payload=64}" {
 		t.Fatalf("key %q", got)
 	}
-	if !strings.Contains(e.Source, "§4.2") || e.RelTol <= 0 || e.AbsTol <= 0 {
-		t.Fatalf("%+v", e)
-	}
-	// A measurement one hop off (0.92 µs) must fail.
 	lo, hi := e.Bounds()
-	if e.Value-0.92 >= lo || e.Value+0.92 <= hi {
-		t.Fatalf("tolerance [%v,%v] around %v cannot tell 1 hop from 2", lo, hi, e.Value)
+	if e.Min == nil || e.Max == nil || lo != l.MinUS || hi != l.MaxUS || e.RelTol != 0 || e.AbsTol != 0 {
+		t.Fatalf("band [%v, %v], want [%v, %v] and no tolerance", lo, hi, l.MinUS, l.MaxUS)
+	}
+	if !strings.Contains(e.Source, "§4.2") || !strings.Contains(e.Source, "§4.4") || !strings.Contains(e.Note, "middle") {
+		t.Fatalf("source %q note %q", e.Source, e.Note)
 	}
 	for _, c := range []struct {
 		hops, payload int

@@ -27,9 +27,10 @@ func (Model) Name() string { return Name }
 // Doc implements golden.Model.
 func (Model) Doc() string {
 	return "ExaNet (ParCo 2017): DOR paths with virtual channels (§3.3), APErouter and APElink " +
-		"bandwidth versus payload (§4.3, Fig. 9/10), KARMA ping-pong round trip versus hops and " +
-		"payload (§4.2, Fig. 7/8). Metrics: exanet.dor_path{src,dst}, exanet.bandwidth{path,payload}, " +
-		"exanet.bandwidth.peak{path,payload}, exanet.rtt{hops,payload}."
+		"payload bandwidth versus payload against the raw 20/10 Gb/s peak (§4.3, Fig. 9/10), KARMA " +
+		"ping-pong round-trip band and per-hop round-trip difference (§4.2, Fig. 7/8; §4.4). Metrics: " +
+		"exanet.dor_path{src,dst}, exanet.bandwidth{path,payload}, exanet.bandwidth.peak{path,payload}, " +
+		"exanet.rtt{hops,payload}, exanet.rtt.per_hop{payload}."
 }
 
 // Params implements golden.Model.
@@ -40,13 +41,15 @@ func (Model) Params() []golden.Param {
 		{Name: "src", Doc: "source x,y,z of one DOR path (with dst); default: all ordered pairs of the lattice"},
 		{Name: "dst", Doc: "destination x,y,z of one DOR path (with src)"},
 		{Name: "path", Default: strings.Join(Paths(), ","), Doc: "bandwidth data paths: router, router2x, link (empty: none)"},
-		{Name: "payloads", Default: "32,64,128,256,512", Doc: "payload sizes in bytes, 1..512, for bandwidth and round trip (empty: none)"},
-		{Name: "hops", Default: "1,2", Doc: "hop counts for the round trip, 1..lattice diameter (empty: none)"},
+		{Name: "payloads", Default: "32,64,128,256,512", Doc: "payload sizes in bytes, 1..512, for bandwidth, round trip and per-hop difference (empty: none)"},
+		{Name: "hops", Default: "1,2", Doc: "hop counts for the round trip, 1..lattice diameter (empty: none); two consecutive counts add the per-hop difference"},
 	}
 }
 
 // Predict implements golden.Model: the DOR paths, then bandwidth and peak
 // for each path and payload, then the round trip for each hop count and
+// payload, then, when hops lists two consecutive counts (the runner measures
+// the difference only between those), the per-hop difference for each
 // payload.
 func (m Model) Predict(set map[string]string) ([]results.Expectation, error) {
 	s, err := golden.Settings(Name, m.Params(), set)
@@ -116,7 +119,30 @@ func (m Model) Predict(set map[string]string) ([]results.Expectation, error) {
 			out = append(out, e)
 		}
 	}
+	if consecutive(hops) {
+		for _, pl := range payloads {
+			e, err := RTTPerHop(pl)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", Name, err)
+			}
+			out = append(out, e)
+		}
+	}
 	return out, nil
+}
+
+// consecutive reports whether hops holds some n and n+1.
+func consecutive(hops []int) bool {
+	set := make(map[int]bool, len(hops))
+	for _, h := range hops {
+		set[h] = true
+	}
+	for _, h := range hops {
+		if set[h+1] {
+			return true
+		}
+	}
+	return false
 }
 
 // pathPairs returns the (src, dst) pairs to route: the one given, or every

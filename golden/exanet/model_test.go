@@ -51,14 +51,15 @@ func TestRegistered(t *testing.T) {
 func TestPredictDefaults(t *testing.T) {
 	es := predict(t, nil)
 	got := byMetric(es)
-	// 2x2 mesh: 16 ordered pairs; 3 paths × 5 payloads; 2 hops × 5 payloads.
-	for metric, n := range map[string]int{"exanet.dor_path": 16, "exanet.bandwidth": 15, "exanet.bandwidth.peak": 15, "exanet.rtt": 10} {
+	// 2x2 mesh: 16 ordered pairs; 3 paths × 5 payloads; 2 hops × 5
+	// payloads; the 2-1 hop difference × 5 payloads.
+	for metric, n := range map[string]int{"exanet.dor_path": 16, "exanet.bandwidth": 15, "exanet.bandwidth.peak": 15, "exanet.rtt": 10, "exanet.rtt.per_hop": 5} {
 		if len(got[metric]) != n {
 			t.Errorf("%s: %d expectations, want %d", metric, len(got[metric]), n)
 		}
 	}
-	if len(es) != 56 {
-		t.Errorf("%d expectations, want 56", len(es))
+	if len(es) != 61 {
+		t.Errorf("%d expectations, want 61", len(es))
 	}
 	keys := map[string]bool{}
 	for _, e := range es {
@@ -78,6 +79,7 @@ func TestPredictDefaults(t *testing.T) {
 		"exanet.bandwidth{path=router2x,payload=512}",
 		"exanet.bandwidth.peak{path=link,payload=32}",
 		"exanet.rtt{hops=2,payload=128}",
+		"exanet.rtt.per_hop{payload=512}",
 	} {
 		if !keys[k] {
 			t.Errorf("missing %s", k)
@@ -85,12 +87,32 @@ func TestPredictDefaults(t *testing.T) {
 	}
 	// Predict's figures are the plain functions' figures.
 	for _, e := range es {
-		if e.Metric != "exanet.bandwidth" || e.Params["path"] != PathLink || e.Params["payload"] != "256" {
+		var want results.Expectation
+		switch e.Key() {
+		case "exanet.bandwidth{path=link,payload=256}":
+			want, _ = Bandwidth(PathLink, 256)
+		case "exanet.bandwidth.peak{path=router2x,payload=32}":
+			want, _ = BandwidthPeak(PathRouter2x, 32)
+		case "exanet.rtt{hops=1,payload=32}":
+			want, _ = RTT(1, 32)
+		case "exanet.rtt.per_hop{payload=64}":
+			want, _ = RTTPerHop(64)
+		default:
 			continue
 		}
-		want, _ := Bandwidth(PathLink, 256)
 		if !reflect.DeepEqual(e, want) {
-			t.Errorf("Predict %+v != Bandwidth %+v", e, want)
+			t.Errorf("Predict %+v != %+v", e, want)
+		}
+	}
+	// The peaks are the raw 20 and 10 Gb/s; the round trips are bands.
+	for _, e := range got["exanet.bandwidth.peak"] {
+		if want := map[string]float64{PathRouter: 20, PathRouter2x: 20, PathLink: 10}[e.Params["path"]]; e.Value != want {
+			t.Errorf("%s: peak %v, want %v", e.Key(), e.Value, want)
+		}
+	}
+	for _, e := range got["exanet.rtt"] {
+		if e.Min == nil || e.Max == nil || !(*e.Min < e.Value && e.Value < *e.Max) {
+			t.Errorf("%s: not a band around its value: %+v", e.Key(), e)
 		}
 	}
 	if again := predict(t, nil); !reflect.DeepEqual(es, again) {
@@ -118,6 +140,30 @@ func TestPredictJSON(t *testing.T) {
 			}
 		}
 	}
+	// Hops 1..4 give the per-hop difference for each of the 3 payloads; the
+	// bands' bounds survive the JSON round trip as numbers.
+	got := byMetric(back)
+	if len(got["exanet.rtt"]) != 12 || len(got["exanet.rtt.per_hop"]) != 3 {
+		t.Fatalf("%d round trips, %d per-hop differences, want 12 and 3", len(got["exanet.rtt"]), len(got["exanet.rtt.per_hop"]))
+	}
+	for _, e := range got["exanet.rtt"] {
+		if e.Min == nil || e.Max == nil || *e.Min >= *e.Max {
+			t.Fatalf("%s: band lost in JSON: %+v", e.Key(), e)
+		}
+	}
+	if !strings.Contains(string(b), `"metric":"exanet.rtt.per_hop","params":{"payload":"17"},"value":0.46,"unit":"us","rel_tol":0.1`) {
+		t.Fatalf("per-hop expectation not in the JSON as expected: %s", b)
+	}
+}
+
+// The per-hop difference needs two consecutive hop counts.
+func TestPredictPerHop(t *testing.T) {
+	for hops, want := range map[string]int{"1": 0, "1,3": 0, "3,1": 0, "2,1": 2, "1,2,3": 2, "": 0} {
+		es := predict(t, map[string]string{"lattice": "4,1,1", "hops": hops, "payloads": "16,512", "path": ""})
+		if n := len(byMetric(es)["exanet.rtt.per_hop"]); n != want {
+			t.Errorf("hops %q: %d per-hop expectations, want %d", hops, n, want)
+		}
+	}
 }
 
 func TestPredictOnePath(t *testing.T) {
@@ -138,7 +184,7 @@ func TestPredictOnePath(t *testing.T) {
 	// Only bandwidth of one path.
 	es = predict(t, map[string]string{"path": "link", "payloads": "512", "hops": "", "src": "0,0,0", "dst": "0,0,0"})
 	got := byMetric(es)
-	if len(got["exanet.bandwidth"]) != 1 || len(got["exanet.bandwidth.peak"]) != 1 || len(got["exanet.rtt"]) != 0 {
+	if len(got["exanet.bandwidth"]) != 1 || len(got["exanet.bandwidth.peak"]) != 1 || len(got["exanet.rtt"]) != 0 || len(got["exanet.rtt.per_hop"]) != 0 {
 		t.Fatalf("%v", got)
 	}
 	if got["exanet.dor_path"][0].Text != "(0,0,0)" {

@@ -5,4 +5,6 @@ package models
 
 import (
 	_ "labrunner/golden/exanet" // ExaNet (ParCo 2017)
+	_ "labrunner/golden/prr"    // parallel round-robin FPGA switch (FPGA 2020)
+	_ "labrunner/golden/tin"    // TiN-style cell fabric (Aquila, NSDI 2022)
 )

@@ -85,7 +85,7 @@ type SimConfig struct {
 	Cycles   int
 	Seed     uint64
 	BurstLen float64 // bursty: mean burst size s; 0 means DefaultBurstLen
-	HotProb  float64 // nonuniform: p; negative means DefaultHotProb
+	HotProb  float64 // nonuniform: p, 0 < p ≤ 1; 0 means DefaultHotProb
 }
 
 func (c *SimConfig) normalize() error {
@@ -111,11 +111,11 @@ func (c *SimConfig) normalize() error {
 	if c.BurstLen == 0 {
 		c.BurstLen = DefaultBurstLen
 	}
-	if c.HotProb < 0 {
+	if c.HotProb == 0 {
 		c.HotProb = DefaultHotProb
 	}
-	if !(c.HotProb <= 1) {
-		return fmt.Errorf("nonuniform p %g: want a probability 0..1", c.HotProb)
+	if !(c.HotProb > 0 && c.HotProb <= 1) {
+		return fmt.Errorf("nonuniform p %g: want a probability above 0 and at most 1 (0 selects the paper's %g)", c.HotProb, DefaultHotProb)
 	}
 	return nil
 }

@@ -87,8 +87,8 @@ func (s *Switch) Ports() int { return s.p }
 func (s *Switch) Depth() int { return s.depth }
 
 // CheckBatch reports whether batch is something the hardware can be given:
-// at most P packets, and every destination (of invalid packets too: it is
-// part of the sort key) inside 0..P-1.
+// at most P packets, and every destination (of invalid packets too: the
+// field is log2(P) bits wide in the sort key) inside 0..P-1.
 func (s *Switch) CheckBatch(batch []Packet) error {
 	if len(batch) > s.p {
 		return fmt.Errorf("prr: batch of %d packets for a %d-port switch: at most one packet per input port", len(batch), s.p)

@@ -149,9 +149,30 @@ func runBandwidth(ctx context.Context, env *selftest.Env) error {
 				continue
 			}
 			env.Record("bandwidth", m, exp)
+			if r.port != "" {
+				creditsRestored(ctx, env, src, r.src, r.port, p)
+			}
 		}
 	}
 	return nil
+}
+
+// creditsRestored checks that a link whose traffic has drained holds its
+// whole credit again (§3.4: credit comes back as the receiver frees space):
+// a receiver that loses credits shows it here long before it stalls.
+func creditsRestored(ctx context.Context, env *selftest.Env, b *selftest.Board, name, port string, p results.Params) {
+	rctx, cancel := drivers(env, ctx, 8)
+	ls, err := tx.ReadLink(rctx, b.Regs, indexOf(linkPorts, port))
+	cancel()
+	if err != nil {
+		env.Error("bandwidth.credits", name, p, err)
+		return
+	}
+	m := results.Measurement{Board: name, Params: p, Metric: "exanet.link.credits_after", Value: float64(ls.Credits), Unit: "words"}
+	env.Check("bandwidth.credits", m, ls.Credits == ls.CreditMax,
+		fmt.Sprintf("%d words (all credit back once the link drained)", ls.CreditMax), "ExaNet §3.4 (credit-based flow control)",
+		fmt.Sprintf("link %s:%s holds %d of %d credits after its traffic drained: %d credits were never returned by the receiver (credit leak)",
+			name, port, ls.Credits, ls.CreditMax, ls.CreditMax-ls.Credits))
 }
 
 // generate runs one Traffic Generator transfer from src to dst and reads
@@ -224,6 +245,13 @@ func runLatency(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
+	// mean[src][payload][hops] keeps the round trips for the per-hop
+	// difference, which §4.2 states directly (0.46 µs).
+	type key struct {
+		src     string
+		payload int
+	}
+	mean := map[key]map[int]float64{}
 	for _, h := range hops {
 		for _, src := range t.names {
 			dst := ""
@@ -265,6 +293,30 @@ func runLatency(ctx context.Context, env *selftest.Env) error {
 				}
 				m.Value = selftest.Micros(float64(pp.Sum)/float64(pp.Iterations), clockMHz(env))
 				env.Record("latency", m, exp)
+				k := key{src, pl}
+				if mean[k] == nil {
+					mean[k] = map[int]float64{}
+				}
+				mean[k][h] = m.Value
+			}
+		}
+	}
+	for _, src := range t.names {
+		for _, pl := range payloads {
+			byHops := mean[key{src, pl}]
+			for _, h := range hops {
+				lo, okLo := byHops[h]
+				hi, okHi := byHops[h+1]
+				if !okLo || !okHi {
+					continue
+				}
+				exp, err := gx.RTTPerHop(pl)
+				if err != nil {
+					return err
+				}
+				p := results.Params{"payload": fmt.Sprint(pl), "hops": fmt.Sprintf("%d-%d", h+1, h)}
+				env.Record("latency.per_hop", results.Measurement{Board: src, Params: p, Metric: "exanet.rtt.per_hop",
+					Value: hi - lo, Unit: "us"}, exp)
 			}
 		}
 	}

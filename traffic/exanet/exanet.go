@@ -217,12 +217,12 @@ func ClearConsumer(ctx context.Context, r *regmap.Regs, enable bool) error {
 
 // Perf is what the consumer side counted.
 type Perf struct {
-	Cycles      uint64 // first to last payload word consumed, inclusive
-	Bytes       uint32
-	Packets     uint32
-	ConsPackets uint32
-	CRCErrors   uint32
-	HdrErrors   uint32
+	Cycles       uint64 // first to last payload word consumed, inclusive
+	Bytes        uint32
+	Packets      uint32
+	ConsPackets  uint32
+	CRCErrors    uint32
+	HdrErrors    uint32
 	Misdelivered uint32
 }
 

@@ -4,4 +4,5 @@ package designs
 
 import (
 	_ "labrunner/boards/emu/exanet"
+	_ "labrunner/boards/emu/prr"
 )

@@ -118,9 +118,9 @@ func abs(x int) int {
 }
 
 type traceEntry struct {
-	tag           uint32
-	in, out, vc   int
-	cycle, coord  uint32
+	tag          uint32
+	in, out, vc  int
+	cycle, coord uint32
 }
 
 func (rk *rack) traces(board string) []traceEntry {

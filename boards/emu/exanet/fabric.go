@@ -199,18 +199,48 @@ func (f *fabric) advance(dt int64) {
 }
 
 // settle simulates until the fabric is quiescent or budget cycles have
-// passed; it reports whether it went quiet. With giveUp, generators still
-// running when the budget runs out give up, as their status registers say
-// (TG_STATUS.STALLED, PP_STATUS.TIMEOUT).
+// passed; it reports whether it went quiet. Once no generator is running
+// (traffic generator, ping-pong initiator), what is left in the FIFOs drains
+// within settleBudget cycles, so a fabric still busy after that is
+// circulating packets for good (a routing loop, as real hardware would):
+// settle stops there rather than burn the whole budget. With giveUp,
+// generators still running when the budget runs out give up, as their
+// status registers say (TG_STATUS.STALLED, PP_STATUS.TIMEOUT).
 func (f *fabric) settle(budget int64, giveUp bool) bool {
 	limit := f.now + budget*periodFS
-	if f.run(limit) {
-		return true
+	drainEnd := int64(never)
+	for {
+		stop := f.now + settleBudget/4*periodFS
+		if stop > limit {
+			stop = limit
+		}
+		if f.run(stop) {
+			return true
+		}
+		f.now = stop
+		if stop >= limit {
+			break
+		}
+		if f.generatorsBusy() {
+			drainEnd = never
+		} else if drainEnd == never {
+			drainEnd = f.now + settleBudget*periodFS
+		} else if f.now >= drainEnd {
+			return false
+		}
 	}
-	f.now = limit
 	if giveUp {
 		for _, n := range f.nodes {
 			n.giveUp()
+		}
+	}
+	return false
+}
+
+func (f *fabric) generatorsBusy() bool {
+	for _, n := range f.nodes {
+		if n.tg.busy || n.arm.busy {
+			return true
 		}
 	}
 	return false

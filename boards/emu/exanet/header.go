@@ -11,15 +11,15 @@ import (
 // and the layout on the APElink wire are both built from it; docs/exanet.md
 // describes both.
 type header struct {
-	dest    uint32 // X[7:0] Y[15:8] Z[23:16] PORT[25:24]
-	src     uint32 // same layout, filled in by the router at injection
-	length  uint32 // payload bytes, 1..512 (10 bits)
-	typ     uint32 // 4 bits
-	trace   bool
-	vc      uint32 // virtual channel of the current hop (wire only)
-	tag     uint32
-	crcErr  bool // receive side only: payload CRC32 mismatch somewhere on the path
-	eccFix  bool // receive side only: a header ECC correction somewhere on the path
+	dest   uint32 // X[7:0] Y[15:8] Z[23:16] PORT[25:24]
+	src    uint32 // same layout, filled in by the router at injection
+	length uint32 // payload bytes, 1..512 (10 bits)
+	typ    uint32 // 4 bits
+	trace  bool
+	vc     uint32 // virtual channel of the current hop (wire only)
+	tag    uint32
+	crcErr bool // receive side only: payload CRC32 mismatch somewhere on the path
+	eccFix bool // receive side only: a header ECC correction somewhere on the path
 }
 
 const (

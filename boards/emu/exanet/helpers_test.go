@@ -86,8 +86,8 @@ func regAddr(t testing.TB, name string) uint32 {
 }
 
 // rack is a test rack of emulated boards with the exanet design attached
-// directly (test hook: the emulated programmer needs the catalogue, which
-// is being written; newDesign is the factory it would call).
+// directly through newDesign, the factory the emulated programmer calls
+// (programmed_test.go takes the programmer's path).
 type rack struct {
 	t     testing.TB
 	emu   *emu.Rack
@@ -104,6 +104,7 @@ type rackSpec struct {
 	seed   int64
 	boards []string
 	ppm    map[string]float64
+	offset map[string]float64 // ns
 	links  []testLink
 	faults []labconfig.Fault
 }
@@ -116,7 +117,7 @@ func newRack(t testing.TB, spec rackSpec) *rack {
 	}
 	for _, b := range spec.boards {
 		lab.Boards = append(lab.Boards, labconfig.Board{Name: b, Kind: "tebf0808",
-			Emulated: &labconfig.Emulated{ClockPPM: spec.ppm[b]}})
+			Emulated: &labconfig.Emulated{ClockPPM: spec.ppm[b], OffsetNS: spec.offset[b]}})
 	}
 	for _, l := range spec.links {
 		ab, ap, _ := strings.Cut(l.a, ":")
@@ -199,12 +200,23 @@ const (
 // their two SFP+ cages. b00 is (0,0), b10 (1,0), b01 (0,1), b11 (1,1);
 // sfp0 serves X, sfp1 serves Y.
 func mesh2x2(t testing.TB, seed int64, faults []labconfig.Fault, ppm map[string]float64) *rack {
+	return mesh2x2BER(t, seed, faults, ppm, 0)
+}
+
+// mesh2x2BER is mesh2x2 with a bit error rate on the b00-b10 cable.
+func mesh2x2BER(t testing.TB, seed int64, faults []labconfig.Fault, ppm map[string]float64, ber float64) *rack {
+	return mesh2x2Osc(t, seed, faults, ppm, nil, ber)
+}
+
+// mesh2x2Osc is mesh2x2 with oscillator errors and power-on offsets.
+func mesh2x2Osc(t testing.TB, seed int64, faults []labconfig.Fault, ppm, offset map[string]float64, ber float64) *rack {
 	rk := newRack(t, rackSpec{
 		seed:   seed,
 		boards: []string{"b00", "b10", "b01", "b11"},
 		ppm:    ppm,
+		offset: offset,
 		links: []testLink{
-			{a: "b00:sfp0", b: "b10:sfp0"}, {a: "b01:sfp0", b: "b11:sfp0"},
+			{a: "b00:sfp0", b: "b10:sfp0", ber: ber}, {a: "b01:sfp0", b: "b11:sfp0"},
 			{a: "b00:sfp1", b: "b01:sfp1"}, {a: "b10:sfp1", b: "b11:sfp1"},
 		},
 		faults: faults,

@@ -46,64 +46,86 @@ type link struct {
 	up   bool
 	peer *link // the receiver of what this link sends (itself in loopback)
 	lat  int64 // fs from the end of a word's last wire cycle to the peer's RX FIFO
+	jit  int64 // this frame's extra latency in the receive path (fs, below one cycle)
 	rxw  ring[wireItem]
 
 	// TX FIFO between the router and the TCL (header/footer 128 entries,
 	// payload 1024 x 128 bit, §3.3), with space reserved by granted packets.
-	txq                      ring[wordRef]
-	txHdr, txPay             int
-	txHdrRes, txPayRes       int
-	credits, hdrCredits      int // credit available for the peer's RX FIFO
-	busyUntil                int64
-	cur                      *packet // packet on the wire, nil between packets
-	abort                    *packet // packet cut by a channel loss: drop the rest
-	stalled                  bool
-	stallStart               int64
-	stallAcc                 uint64
-	owePay, oweHdr           int // credit to return to the peer for words our router took
-	rxq                      ring[wordRef]
-	rxHdr, rxPay             int
-	rxOpen                   *packet // packet whose footer has not arrived yet
-	rxNext                   int
-	discard                  *packet // uncorrectable header: its words are dropped
-	rxErrSeen                bool
-	lastRxErr                int64
-	remoteFault              bool
-	leakEvery, leakCount     int // credit-leak fault
-	leakDebt                 int
-	ber                      float64
-	berRng                   *rand.Rand
-	bitsSent, nextErr        uint64
-	flipRate                 float64 // header-bit-flip fault
-	flipRng                  *rand.Rand
-	txPackets, rxPackets     uint32
-	txWords, rxWords         uint32
-	crcErrors, eccCorrected  uint32
-	eccUncorrectable         uint32
+	txq                ring[wordRef]
+	txHdr, txPay       int
+	txHdrRes, txPayRes int
+
+	// The TCL's transmitter.
+	credits, hdrCredits int // credit available in the peer's RX FIFO
+	busyUntil           int64
+	cur                 *packet // packet on the wire, nil between packets
+	abort               *packet // packet cut by a channel loss: drop the rest
+	stalled             bool
+	stallStart          int64
+	stallAcc            uint64
+	owePay, oweHdr      int // credit to return to the peer for words our router took
+
+	// The TCL's receiver and the RX FIFO toward the router.
+	rxq         ring[wordRef]
+	rxHdr       int
+	rxPay       int
+	rxOpen      *packet // packet whose footer has not arrived yet
+	rxNext      int
+	discard     *packet // uncorrectable header: its words are dropped
+	rxErrSeen   bool
+	lastRxErr   int64
+	remoteFault bool
+
+	// Imperfections and faults.
+	leakEvery, leakCount int // credit-leak
+	leakDebt             int
+	ber                  float64
+	berRng               *rand.Rand
+	bitsSent, nextErr    uint64
+	flipRate             float64 // header-bit-flip
+	flipRng              *rand.Rand
+	jitRng               *rand.Rand // per-frame receive-path latency
+
+	txPackets, rxPackets    uint32
+	txWords, rxWords        uint32
+	crcErrors, eccCorrected uint32
+	eccUncorrectable        uint32
 }
 
-func newLink(n *node, i int) *link {
+func newLink(n *node, i int) (*link, error) {
 	name := fmt.Sprintf("sfp%d", i)
 	l := &link{n: n, idx: i, port: n.b.Port(name), credits: linkPayload, hdrCredits: hdrFIFO}
 	if l.port != nil && l.port.Link != nil {
 		l.ber = l.port.Link.BER
 		for _, f := range linkFaults(n.b, l.port, "credit-leak") {
-			l.leakEvery = paramInt(f.Params, "every", 64)
-			if l.leakEvery < 1 {
-				l.leakEvery = 1
+			every, err := paramInt(f, "every", 64)
+			if err != nil {
+				return nil, err
 			}
+			if every < 1 {
+				return nil, fmt.Errorf("%s: fault credit-leak on %s: every = %d, want 1 or more words", f.Pos, f.Link, every)
+			}
+			l.leakEvery = every
 		}
 		for _, f := range linkFaults(n.b, l.port, "header-bit-flip") {
-			l.flipRate = paramFloat(f.Params, "rate", 0.01)
+			rate, err := paramFloat(f, "rate", 0.01)
+			if err != nil {
+				return nil, err
+			}
+			if rate < 0 || rate > 1 {
+				return nil, fmt.Errorf("%s: fault header-bit-flip on %s: rate = %g, want a probability in [0, 1]", f.Pos, f.Link, rate)
+			}
+			l.flipRate = rate
 		}
 	}
 	l.berRng = n.b.Rand("exanet/ber/" + name)
 	l.flipRng = n.b.Rand("exanet/header-bit-flip/" + name)
+	l.jitRng = n.b.Rand("exanet/xcvr/" + name)
 	l.nextErr = math.MaxUint64
 	if l.ber > 0 {
 		l.nextErr = l.gap()
 	}
-	return l
+	return l, nil
 }
 
 // gap draws the number of good bits before the next wire error: geometric
@@ -146,12 +168,12 @@ var codeBit = func() (loc [dataBits + checkBits + 1][2]uint8) {
 			i++
 		}
 	}
-	add(0, 0, 27)  // DEST, VC
-	add(1, 0, 26)  // SRC
-	add(2, 0, 10)  // LENGTH
-	add(2, 12, 5)  // TYPE, TRACE
-	add(3, 0, 32)  // TAG
-	add(2, 24, 8)  // check bits, parity
+	add(0, 0, 27) // DEST, VC
+	add(1, 0, 26) // SRC
+	add(2, 0, 10) // LENGTH
+	add(2, 12, 5) // TYPE, TRACE
+	add(3, 0, 32) // TAG
+	add(2, 24, 8) // check bits, parity
 	return loc
 }()
 
@@ -321,6 +343,7 @@ func (l *link) transmit(c int64) bool {
 		// Magic and Start, then the header (§3.4).
 		l.hdrCredits -= 2
 		l.cur = p
+		l.jit = int64(l.jitRng.Float64() * l.n.period)
 		l.hits(64*framingCycles, nil)
 		it := wireItem{kind: itemHeader, ref: w}
 		l.corruptHeader(&it)
@@ -372,7 +395,7 @@ func (l *link) corruptHeader(it *wireItem) {
 // send puts an item on the wire; it reaches the peer lat after the end of
 // cycle dep-1.
 func (l *link) send(it wireItem, dep int64) {
-	it.at = l.n.edge(dep) + l.lat
+	it.at = l.n.edge(dep) + l.lat + l.jit
 	l.peer.rxw.push(it)
 	l.peer.n.wakeAt(it.at)
 }

@@ -1,8 +1,10 @@
 package exanet
 
 import (
+	"strings"
 	"testing"
 
+	"labrunner/boards/emu"
 	"labrunner/labconfig"
 )
 
@@ -268,5 +270,35 @@ func TestHeaderBitFlipFault(t *testing.T) {
 	}
 	if flagged == 0 || flagged > 20 {
 		t.Errorf("%d of 100 headers flagged ECC_CORRECTED, want about 5", flagged)
+	}
+}
+
+// TestBadFaultParams: a fault parameter that is not a number, or out of
+// range, fails the programming with the fault's position and what is wrong.
+func TestBadFaultParams(t *testing.T) {
+	for _, c := range []struct {
+		f    labconfig.Fault
+		want string
+	}{
+		{labconfig.Fault{Name: "credit-leak", Link: "a:sfp0", Params: labconfig.Params{"every": {Values: []string{"often"}}}}, `every = "often" is not an integer`},
+		{labconfig.Fault{Name: "credit-leak", Link: "a:sfp0", Params: labconfig.Params{"every": {Values: []string{"0"}}}}, "want 1 or more"},
+		{labconfig.Fault{Name: "header-bit-flip", Link: "b:sfp0", Params: labconfig.Params{"rate": {Values: []string{"2"}}}}, "want a probability"},
+		{labconfig.Fault{Name: "arbiter-starve", Board: "a", Params: labconfig.Params{"port": {Values: []string{"7"}}}}, "not an input port"},
+	} {
+		lab := &labconfig.Lab{Name: "bad", Seed: 1,
+			Boards: []labconfig.Board{{Name: "a", Kind: "tebf0808", Emulated: &labconfig.Emulated{}}, {Name: "b", Kind: "tebf0808", Emulated: &labconfig.Emulated{}}},
+			Links:  []labconfig.Link{{A: labconfig.Endpoint{Board: "a", Port: "sfp0"}, B: labconfig.Endpoint{Board: "b", Port: "sfp0"}}},
+			Faults: []labconfig.Fault{c.f},
+		}
+		r, err := emu.Start(lab, emu.Options{NoPTY: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := r.Board("a")
+		_, err = newDesign(b, testManifest(t))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("fault %s %v: err = %v, want it to say %q", c.f.Name, c.f.Params, err, c.want)
+		}
+		r.Close()
 	}
 }

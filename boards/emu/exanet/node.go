@@ -89,9 +89,10 @@ type node struct {
 // Name implements emu.Design.
 func (n *node) Name() string { return "exanet" }
 
-// newDesign is the emulator's Factory for the exanet bitstream. Tests call
-// it directly to attach the design to a board while the catalogue cannot
-// program boards yet.
+// newDesign is the emulator's Factory for the exanet bitstream. It is also
+// the package's test hook: tests attach the design to a board by calling it
+// directly, without the catalogue and the emulated programmer (one test,
+// TestProgrammedThroughEmulator, takes the programmer's path).
 func newDesign(b *emu.Board, m *bitstreams.Manifest) (emu.Design, error) {
 	if err := checkParams(m); err != nil {
 		return nil, fmt.Errorf("board %s: exanet %s (%s): %w", b.Name(), m.Version, m.Source, err)
@@ -114,17 +115,22 @@ func newDesign(b *emu.Board, m *bitstreams.Manifest) (emu.Design, error) {
 		n.out[i].rr = nPorts - 1
 	}
 	for i := 0; i < nLinks; i++ {
-		n.links[i] = newLink(n, i)
+		if n.links[i], err = newLink(n, i); err != nil {
+			return nil, fmt.Errorf("board %s: exanet: %w", b.Name(), err)
+		}
 	}
 	if n.b.HasFault("dor-misroute") {
 		n.misroute = true
 	}
 	for _, flt := range n.b.FaultsNamed("arbiter-starve") {
-		n.starve = paramInt(flt.Params, "port", 1)
+		if n.starve, err = paramInt(flt, "port", 1); err != nil {
+			return nil, fmt.Errorf("board %s: exanet: %w", b.Name(), err)
+		}
 		if n.starve < 0 || n.starve >= nPorts {
 			return nil, fmt.Errorf("%s: fault arbiter-starve on %s: port %d is not an input port (0-2 intra-tile, 3-4 links)", flt.Pos, b.Name(), n.starve)
 		}
 	}
+	n.arm.rng = b.Rand("exanet/arm")
 	n.applyResets()
 	n.f = fabricFor(b)
 	n.f.mu.Lock()
@@ -238,6 +244,7 @@ func (n *node) wake(c int64) {
 func (n *node) step() {
 	c := n.next
 	n.cycle = c
+	n.setNext(never) // a wake during the step (a looped-back word) lowers it
 	n.timer = never
 	prog := false
 	for _, l := range n.links {
@@ -262,13 +269,12 @@ func (n *node) step() {
 	if n.tg.step(n, c) {
 		prog = true
 	}
-	switch {
-	case prog:
-		n.setNext(c + 1)
-	case n.timer <= c:
-		n.setNext(c + 1)
-	default:
-		n.setNext(n.timer)
+	nxt := n.timer
+	if prog || nxt <= c {
+		nxt = c + 1
+	}
+	if nxt < n.next {
+		n.setNext(nxt)
 	}
 }
 
@@ -279,6 +285,7 @@ func (n *node) giveUp() {
 	}
 	if n.arm.busy {
 		n.arm.busy, n.arm.timeout = false, true
+		n.arm.waiting, n.arm.pending = false, false
 	}
 }
 
@@ -304,28 +311,36 @@ func (n *node) busy() bool {
 
 // --- fault parameters ----------------------------------------------------
 
-func paramFloat(p labconfig.Params, key string, def float64) float64 {
-	v, ok := p[key]
+func paramValue(f labconfig.Fault, key string) (string, bool) {
+	v, ok := f.Params[key]
 	if !ok || len(v.Values) == 0 {
-		return def
+		return "", false
 	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(v.Values[0]), 64)
-	if err != nil {
-		return def
-	}
-	return f
+	return strings.TrimSpace(v.Values[0]), true
 }
 
-func paramInt(p labconfig.Params, key string, def int) int {
-	v, ok := p[key]
-	if !ok || len(v.Values) == 0 {
-		return def
+func paramFloat(f labconfig.Fault, key string, def float64) (float64, error) {
+	s, ok := paramValue(f, key)
+	if !ok {
+		return def, nil
 	}
-	i, err := strconv.Atoi(strings.TrimSpace(v.Values[0]))
+	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return def
+		return 0, fmt.Errorf("%s: fault %s: %s = %q is not a number", f.Pos, f.Name, key, s)
 	}
-	return i
+	return v, nil
+}
+
+func paramInt(f labconfig.Fault, key string, def int) (int, error) {
+	s, ok := paramValue(f, key)
+	if !ok {
+		return def, nil
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s: fault %s: %s = %q is not an integer", f.Pos, f.Name, key, s)
+	}
+	return v, nil
 }
 
 // linkFaults returns the injected faults of that name on the cable at

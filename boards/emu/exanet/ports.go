@@ -67,12 +67,6 @@ func (t *txPort) popWord(p *packet, k int) {
 	}
 }
 
-func (t *txPort) clear() {
-	t.hdr.clear()
-	t.data.clear()
-	t.stage = [4]uint32{}
-}
-
 // rxEntry is a header in an RX header FIFO. It becomes visible to the
 // consumer and to software when the footer has arrived and the port has
 // checked the payload CRC, whose outcome it carries (CRC_ERR).
@@ -169,12 +163,12 @@ type consumer struct {
 	srcPackets                [nIntra]uint32
 	// Performance counter: first and last payload word consumed since
 	// the last clear.
-	pcValid     bool
-	pcFirst     int64
-	pcLast      int64
-	pcBytes     uint32
-	pcPackets   uint32
-	pcHi        uint32 // PC_CYCLES_HI, latched by reading PC_CYCLES_LO
+	pcValid   bool
+	pcFirst   int64
+	pcLast    int64
+	pcBytes   uint32
+	pcPackets uint32
+	pcHi      uint32 // PC_CYCLES_HI, latched by reading PC_CYCLES_LO
 }
 
 func (c *consumer) clear() {

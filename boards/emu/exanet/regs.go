@@ -105,12 +105,12 @@ var regNames = map[string]regID{
 	"TG_CTRL": rTG_CTRL, "TG_SRC_PORTS": rTG_SRC_PORTS, "TG_DEST": rTG_DEST, "TG_PAYLOAD": rTG_PAYLOAD,
 	"TG_COUNT": rTG_COUNT, "TG_TYPE": rTG_TYPE, "TG_STATUS": rTG_STATUS, "TG_SENT": rTG_SENT,
 	"TG_LAST_TAG": rTG_LAST_TAG,
-	"CONS_CTRL": rCONS_CTRL, "CONS_PACKETS": rCONS_PACKETS, "CONS_BYTES": rCONS_BYTES,
+	"CONS_CTRL":   rCONS_CTRL, "CONS_PACKETS": rCONS_PACKETS, "CONS_BYTES": rCONS_BYTES,
 	"CONS_CRC_ERRORS": rCONS_CRC_ERRORS, "CONS_HDR_ERRORS": rCONS_HDR_ERRORS,
 	"CONS_MISDELIVERED": rCONS_MISDELIVERED, "CONS_SRC_PACKETS": rCONS_SRC_PACKETS,
 	"PC_CYCLES_LO": rPC_CYCLES_LO, "PC_CYCLES_HI": rPC_CYCLES_HI, "PC_BYTES": rPC_BYTES,
 	"PC_PACKETS": rPC_PACKETS,
-	"PP_CTRL": rPP_CTRL, "PP_DEST": rPP_DEST, "PP_PAYLOAD": rPP_PAYLOAD, "PP_ITER": rPP_ITER,
+	"PP_CTRL":    rPP_CTRL, "PP_DEST": rPP_DEST, "PP_PAYLOAD": rPP_PAYLOAD, "PP_ITER": rPP_ITER,
 	"PP_STATUS": rPP_STATUS, "PP_RTT_MIN": rPP_RTT_MIN, "PP_RTT_MAX": rPP_RTT_MAX,
 	"PP_RTT_SUM_LO": rPP_RTT_SUM_LO, "PP_RTT_SUM_HI": rPP_RTT_SUM_HI, "PP_DONE_ITERS": rPP_DONE_ITERS,
 	"PP_SAMPLES": rPP_SAMPLES, "PP_SAMPLE_COUNT": rPP_SAMPLE_COUNT, "PP_RESPONDER": rPP_RESPONDER,
@@ -521,23 +521,25 @@ func b2u(b bool) uint32 {
 }
 
 // write performs a register write; start reports a write that started
-// activity (the fabric is then simulated to quiescence before returning).
+// activity — TG or PP START, a packet queued at an intra-tile port — after
+// which the fabric is simulated to quiescence (within startBudget) before
+// the write returns. Every other write settles within settleBudget, which
+// covers what a configuration change can release (a consumer enabled, a
+// port or link re-enabled).
 func (n *node) write(s slot, v uint32) (start bool, err error) {
 	c := n.now()
 	switch s.id {
 	case rCOORD, rLATTICE, rDOR_ORDER:
 		n.setConfig(s.id, s.idx, v)
 		n.configured = n.validConfig()
-	case rLINK_CTRL, rCREDIT_THRESHOLD:
+	case rLINK_CTRL:
 		n.setConfig(s.id, s.idx, v)
 		n.f.relink()
-		return true, nil
-	case rPORT_ENABLE, rCONS_CTRL:
+	case rCONS_CTRL:
 		n.setConfig(s.id, s.idx, v)
-		if s.id == rCONS_CTRL && v&2 != 0 {
+		if v&2 != 0 {
 			n.cons.clear() // CLEAR: consumer and performance counters
 		}
-		return true, nil
 	case rTG_CTRL:
 		if v&4 != 0 {
 			n.tg.clear()
@@ -560,13 +562,11 @@ func (n *node) write(s slot, v uint32) (start bool, err error) {
 		if n.arm.responder && !was && n.arm.op == opNone && !n.arm.busy {
 			n.arm.pollU = c * armUnitsPerCycle // the responder loop starts polling
 		}
-		return true, nil
 	case rPP_DEST:
 		n.setConfig(s.id, s.idx, v)
 		if n.arm.op == opNone && !n.arm.busy {
 			n.arm.pollU = c * armUnitsPerCycle
 		}
-		return true, nil
 	case rTRACE_CTRL:
 		n.setConfig(s.id, s.idx, v)
 		if v&2 != 0 {

@@ -166,10 +166,10 @@ func (n *node) inputStep(i int, c int64) bool {
 		}
 		var out int
 		var vc uint32
-		ok := false
+		var ok bool
 		if in.p.loop && i >= nIntra {
 			// A near-end loopback stands in for the far node: eject here.
-			out, ok = int(in.p.h.dest>>24&3), true
+			out = int(in.p.h.dest >> 24 & 3)
 			ok = out < nIntra && n.portEnabled(out)
 		} else {
 			out, vc, ok = route(n.routeCfg(), in.p.h.dest)
@@ -261,7 +261,7 @@ func (n *node) arbitrate(o int, c int64) bool {
 			if out.req&(1<<i) == 0 || !n.fits(o, n.in[i].p) {
 				continue
 			}
-			if i == n.starve && out.req&^(1<<i) != 0 {
+			if i == n.starve && n.othersActive(i) {
 				continue // arbiter-starve: never granted while another input requests
 			}
 			pick = i
@@ -278,6 +278,19 @@ func (n *node) arbitrate(o int, c int64) bool {
 	in.st, in.at = inGate, c+arbCycles+gateCycles
 	n.wake(in.at)
 	return true
+}
+
+// othersActive reports whether an input other than i holds a packet: the
+// faulty arbiter of the arbiter-starve fault sees an input's request from
+// the moment its header reaches the FIFO head, so the starved input waits
+// as long as any other input has traffic.
+func (n *node) othersActive(i int) bool {
+	for j := range n.in {
+		if j != i && (n.in[j].st != inIdle || (n.portEnabled(j) && n.headReady(j))) {
+			return true
+		}
+	}
+	return false
 }
 
 // headReady reports whether input i has a packet to start on.

@@ -1,5 +1,7 @@
 package exanet
 
+import "math/rand/v2"
+
 // The self-test IPs of §4.3 (the Traffic Generator; the Consumer and the
 // Performance Counter are in ports.go) and the ping-pong engine replaying
 // the KARMA user-space ping-pong of §4.2.
@@ -131,6 +133,34 @@ func (g *trafficGen) step(n *node, c int64) bool {
 	return prog
 }
 
+// armTime is how long k 32-bit accesses of nominal cost unit take: the
+// paper's figure per access (§4.2), give or take armJitter units each — an
+// uncached access crossing the PS-PL interconnect does not always take the
+// same time, and this spread is what lets a series of round trips sample
+// every phase between the ARM's polling and the arrivals.
+func (a *pingPong) armTime(k int, unit int64) int64 {
+	t := int64(k) * unit
+	for i := 0; i < k; i++ {
+		t += int64(a.rng.IntN(2*armJitter+1)) - armJitter
+	}
+	return t
+}
+
+// detectAt is when a status poll first sees a packet that became visible at
+// v (units): the ARM polls back to back from pollU, each poll one read.
+func (a *pingPong) detectAt(v int64) int64 {
+	t := a.pollU
+	if gap := v - t; gap > 8*armReadUnits {
+		t += (gap/armReadUnits - 4) * armReadUnits // polls long past: the phase is what matters
+	}
+	for {
+		t += a.armTime(1, armReadUnits)
+		if t >= v {
+			return t
+		}
+	}
+}
+
 // pingPong replays the KARMA user-space ping-pong (§4.2): the ARM writes
 // every word of a packet into an intra-tile TX FIFO and reads every word of
 // the reply back, timed as the paper measured it (writes 4, reads 20 ARM
@@ -156,6 +186,8 @@ type pingPong struct {
 	tag     uint32
 	seq     uint32
 	it      uint32
+
+	rng *rand.Rand // the ARM's access-time jitter
 
 	min, max  uint32
 	sum       uint64
@@ -211,7 +243,7 @@ func (a *pingPong) beginPing(n *node, u int64) {
 		a.outDat[i] = tgWord(a.tag, i)
 	}
 	a.op = opWritePing
-	a.endU = u + int64(hdrWords32+n32)*armWriteUnits
+	a.endU = u + a.armTime(hdrWords32+n32, armWriteUnits)
 	n.wake(ceilCycle(a.endU))
 }
 
@@ -271,7 +303,7 @@ func (a *pingPong) step(n *node, c int64) bool {
 			a.outHdr = [4]uint32{h.src & addrMask, 0, h.length&0x3ff | typePong<<12, h.tag}
 			a.outDat = words
 			a.op = opWritePong
-			a.endU = a.pollU + int64(hdrWords32+len(words))*armWriteUnits
+			a.endU = a.pollU + a.armTime(hdrWords32+len(words), armWriteUnits)
 			n.wake(ceilCycle(a.endU))
 		case h.typ == typePong && a.waiting && h.tag == a.tag:
 			a.waiting = false
@@ -294,13 +326,8 @@ func (a *pingPong) step(n *node, c int64) bool {
 	if e := n.rx[port].head(); e != nil {
 		// The ARM sees the packet at the end of the first status poll
 		// that samples it, then reads the header and the payload.
-		v := e.visibleAt * armUnitsPerCycle
-		k := (v - a.pollU + armReadUnits - 1) / armReadUnits
-		if k < 1 {
-			k = 1
-		}
 		a.op = opRead
-		a.endU = a.pollU + k*armReadUnits + int64(hdrWords32+e.p.n32)*armReadUnits
+		a.endU = a.detectAt(e.visibleAt*armUnitsPerCycle) + a.armTime(hdrWords32+e.p.n32, armReadUnits)
 		n.wake(ceilCycle(a.endU))
 		return true
 	}

@@ -79,6 +79,10 @@ const (
 	// (Xilinx PG074 "Latency"; PG056 gives the GTHE4 64b/66b fixed path
 	// alone as 176 + 125.5 UI ≈ 29 ns at 10.3125 Gb/s).
 	xcvrCycles = 22
+	// The receive path's elastic buffer and clock-domain crossing (the
+	// GTH's variable latency component, Xilinx PG056 "Delay Through the
+	// GTHE4 Transceiver") add up to one more cycle, uniformly, drawn per
+	// frame: arrivals fall on any phase of the receiver's clock.
 	// creditBatch: a receiver returns credit as soon as its transmitter is
 	// idle, and at the latest when this many words are owed; each return is
 	// one 64-bit block on the reverse wire (LO|FA|MO status rides in it,
@@ -97,6 +101,9 @@ const (
 	armReadUnits     = 100 // 20 ARM cycles per 32-bit read (§4.2)
 	armWriteUnits    = 20  // 4 ARM cycles per 32-bit write (§4.2)
 	hdrWords32       = 4   // a 128-bit header is four 32-bit words
+	// armJitter: each ARM access takes its nominal time ±2 ARM cycles
+	// (uniform); the mean stays the paper's figure.
+	armJitter = 10
 )
 
 // Give-up limits from the register map (exanet.yaml).
@@ -113,7 +120,7 @@ const (
 // settleBudget. accessNS is the time one register access takes on the
 // emulated bus, so that free-running counters advance between accesses.
 const (
-	startBudget  = 1 << 23
+	startBudget  = 1 << 22
 	settleBudget = 1 << 16
 	accessNS     = 1000
 )

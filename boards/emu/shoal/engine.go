@@ -1,0 +1,347 @@
+package shoal
+
+import (
+	"math"
+)
+
+// engine is one run of the fabric, from the bootstrap to the stop: the NICs
+// that joined, the events in flight and the traffic generator's progress.
+// Time is rack time in picoseconds.
+type engine struct {
+	f         *fabric
+	tbAbs     int64 // rack time of slot 0 (the bootstrap)
+	nomSlotPS int64 // slot length of the first NIC: the SLOT counter's unit
+	maxEpoch  int64
+	nics      []*nicState
+	ev        []evKey // heap
+	slab      []event // payloads, by evKey.idx
+	free      []int32
+	seq       uint64
+	now       int64
+
+	// Traffic.
+	tg            bool
+	runID         uint32
+	tZero         int64 // rack time of traffic time 0
+	tgFlows       int
+	tgDone        int
+	pendingStarts int
+	lastProgress  int64 // slot of the last cell that moved
+}
+
+// Event kinds, in the order they run at equal times: a cell that arrives
+// at the moment a NIC decides is seen by the decision.
+const (
+	evArrival = 0
+	evTx      = 1
+)
+
+type event struct {
+	t    int64
+	kind uint8
+	n    *nicState
+	tMac int64 // arrival: when the cell leaves the receiving MAC
+	w    wire
+}
+
+// evKey orders events: time, then kind, then insertion (ord holds the
+// kind in its top bit and the insertion count below).
+type evKey struct {
+	t   int64
+	ord uint64
+	idx int32
+}
+
+// wire is a cell on the fabric: its header as the bits on the wire, the
+// payload's flow information (the generator's first 16 B) and whether the
+// payload or the framing was damaged (the MAC FCS fails).
+type wire struct {
+	hdr uint64
+	c   cell
+	bad bool
+}
+
+func newEngine(f *fabric, nds []*nicDev) *engine {
+	e := &engine{f: f}
+	// Leave 20 us for the bootstrap signal to reach every switch before
+	// slot 0 starts anywhere.
+	e.tbAbs = (f.now + 20_000_000 + cyclePS - 1) / cyclePS * cyclePS
+	e.now = f.now
+	for _, nd := range nds {
+		n := newNICState(e, nd)
+		nd.st = n
+		e.nics = append(e.nics, n)
+		e.maxEpoch = max(e.maxEpoch, int64(n.E))
+	}
+	e.nomSlotPS = e.nics[0].slotPS
+	return e
+}
+
+// start schedules every NIC's first slot.
+func (e *engine) start() {
+	for _, n := range e.nics {
+		e.push(event{t: n.decisionTime(0), kind: evTx, n: n})
+	}
+}
+
+func (e *engine) slotTime(s int64) int64 { return e.tbAbs + s*e.nomSlotPS }
+
+func (e *engine) slotNow() int64 {
+	if e.now < e.tbAbs {
+		return 0
+	}
+	return (e.now - e.tbAbs) / e.nomSlotPS
+}
+
+func (e *engine) progress() { e.lastProgress = e.slotNow() }
+
+// runUntil processes events before tEnd, or until stop says so.
+func (e *engine) runUntil(tEnd int64, stop func() bool) {
+	for len(e.ev) > 0 && e.ev[0].t < tEnd {
+		idx := e.pop()
+		ev := &e.slab[idx]
+		e.now = max(e.now, ev.t)
+		switch ev.kind {
+		case evArrival:
+			ev.n.arrive(e, ev)
+			*ev = event{}
+			e.free = append(e.free, idx)
+		case evTx:
+			// Reuse the slot for the NIC's next transmit decision.
+			if n := ev.n; n.tx(e) {
+				ev.t = n.decisionTime(n.slot)
+				e.pushIdx(idx)
+			} else {
+				*ev = event{}
+				e.free = append(e.free, idx)
+			}
+		}
+		if stop != nil && stop() {
+			return
+		}
+	}
+	if tEnd != math.MaxInt64 {
+		e.now = max(e.now, tEnd)
+	}
+}
+
+// endSegment publishes a run segment's end: rack time, switch traces.
+func (e *engine) endSegment() {
+	e.f.now = e.now
+	for _, d := range e.f.devs {
+		s := &d.sw
+		if d.role != roleSwitch || !s.running || s.epochLen == 0 {
+			continue
+		}
+		slots := int64(d.switchSlots())
+		if slots < s.epochLen {
+			continue
+		}
+		// The multiplexers' configuration in each slot of the last full
+		// epoch, as the hardware captures it.
+		s.traceEpoch = uint32(slots/s.epochLen - 1)
+		for t := int64(0); t < s.epochLen; t++ {
+			s.trace[t] = s.sched[(t+d.faults.wrongSlot)%s.epochLen]
+		}
+		for t := s.epochLen; t < maxSlots; t++ {
+			s.trace[t] = 0
+		}
+		s.traceValid = true
+	}
+}
+
+// launch sends a cell from NIC src's port at rack time t (its first bit
+// leaving the NIC's PHY) through cables and switches to a NIC.
+func (e *engine) launch(src *nicState, w wire, t int64) {
+	d, p := src.dev, src.nd.port
+	for range 8 {
+		h := &d.hops[p]
+		if h.to == nil || t >= h.downAt {
+			return // no cable, not a shoal board, or a cut cable: lost
+		}
+		t += h.delayPS
+		nd, np := h.to, h.port
+		nd.bitErrors(np, h.ber, &w, src.cellBits)
+		switch nd.role {
+		case roleNIC:
+			n := nd.nics[np].st
+			if n == nil {
+				return
+			}
+			tMac := t + nicRxCycles*cyclePS
+			e.push(event{t: tMac + ccRxCycles*cyclePS, kind: evArrival, n: n, tMac: tMac, w: w})
+			return
+		case roleSwitch:
+			out, ok := nd.switchCell(e, np, t, &w, src.S-src.G)
+			if !ok {
+				return
+			}
+			t += swLatencyCycles * cyclePS
+			d, p = nd, out
+		default:
+			return
+		}
+	}
+}
+
+// switchCell passes a cell arriving on input p at rack time t through the
+// switch: the configuration in force is the one of the switch's slot the
+// cell falls in (§4.1); a cell that reaches the multiplexers while they
+// reconfigure, or runs into the next slot, is garbled (§3.4 guard band).
+// dataCyc is how many cycles the cell occupies (slot minus guard).
+func (d *device) switchCell(e *engine, p int, t int64, w *wire, dataCyc int64) (int, bool) {
+	s := &d.sw
+	if !s.enabled() || (d.faults.downMask != 0 && t >= e.tbAbs+d.faults.downAfter*e.nomSlotPS) {
+		return 0, false
+	}
+	s.cellsIn[p]++
+	var cfg uint32
+	if anchor := s.anchor[p]; !s.running || t < anchor {
+		cfg = s.sched[min(d.syncSlot, maxSlots-1)]
+	} else {
+		// Sub-cycle phase is absorbed by the synchronisation FIFO (§4.1):
+		// what counts is the cycle the cell starts in.
+		local := float64(t-anchor) + d.faults.drift(e.f, t) - d.faults.drift(e.f, anchor)
+		a := int64(math.Floor(local/cyclePS + 0.5))
+		sig := floorDiv(a+dataCyc/2, s.slotCyc)
+		rel := a - sig*s.slotCyc
+		if rel < reconfCycles || rel+dataCyc > s.slotCyc {
+			s.misaligned++
+			w.bad = true
+			if rel < reconfCycles {
+				// The head of the cell crossed the reconfiguration.
+				w.hdr ^= d.rng.Uint64() | 1
+			}
+		}
+		if sig < 0 {
+			sig = 0
+		}
+		cfg = s.sched[(sig+d.faults.wrongSlot)%s.epochLen]
+	}
+	nib := cfg >> (4 * p) & 0xF
+	if nib&swConnected == 0 {
+		s.deadEnds++
+		return 0, false
+	}
+	out := int(nib & swOutMask)
+	for q := 0; q < swPorts; q++ {
+		if m := cfg >> (4 * q) & 0xF; q != p && m&swConnected != 0 && int(m&swOutMask) == out {
+			w.bad = true // two inputs drive one output
+		}
+	}
+	s.cellsOut[out]++
+	return out, true
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// berStream draws bit errors on one receiving port: the distance to the
+// next error is exponential with mean 1/rate bits.
+type berStream struct {
+	rate float64
+	skip float64
+	rng  interface{ Float64() float64 }
+}
+
+func (b *berStream) draw() float64 {
+	return -math.Log(1-b.rng.Float64()) / b.rate
+}
+
+// bitErrors applies the cable's and the board's bit-error rate to a cell
+// received on port p. Errors in the first 64 bits hit the header; later
+// ones the payload (the MAC's FCS catches them).
+func (d *device) bitErrors(p int, linkBER float64, w *wire, bits int) {
+	rate := linkBER + float64(d.berInject)*1e-12
+	if rate <= 0 {
+		return
+	}
+	b := &d.ber[p]
+	if b.rate != rate {
+		b.rate = rate
+		b.skip = b.draw()
+	}
+	pos := b.skip
+	for pos < float64(bits) {
+		bit := int(pos)
+		if bit < 64 {
+			w.hdr ^= 1 << (63 - bit)
+		} else {
+			w.bad = true
+		}
+		pos += b.draw()
+	}
+	b.skip = pos - float64(bits)
+}
+
+// The event queue: a binary heap of small keys; the events themselves stay
+// put in a slab.
+func (e *engine) push(ev event) {
+	var idx int32
+	if n := len(e.free); n > 0 {
+		idx = e.free[n-1]
+		e.free = e.free[:n-1]
+		e.slab[idx] = ev
+	} else {
+		idx = int32(len(e.slab))
+		e.slab = append(e.slab, ev)
+	}
+	e.pushIdx(idx)
+}
+
+func (e *engine) pushIdx(idx int32) {
+	e.seq++
+	ev := &e.slab[idx]
+	k := evKey{t: ev.t, ord: uint64(ev.kind)<<63 | e.seq, idx: idx}
+	e.ev = append(e.ev, k)
+	i := len(e.ev) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !k.before(&e.ev[p]) {
+			break
+		}
+		e.ev[i] = e.ev[p]
+		i = p
+	}
+	e.ev[i] = k
+}
+
+func (e *engine) pop() int32 {
+	top := e.ev[0].idx
+	n := len(e.ev) - 1
+	last := e.ev[n]
+	e.ev = e.ev[:n]
+	if n == 0 {
+		return top
+	}
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && e.ev[r].before(&e.ev[l]) {
+			m = r
+		}
+		if !e.ev[m].before(&last) {
+			break
+		}
+		e.ev[i] = e.ev[m]
+		i = m
+	}
+	e.ev[i] = last
+	return top
+}
+
+func (a *evKey) before(b *evKey) bool {
+	if a.t != b.t {
+		return a.t < b.t
+	}
+	return a.ord < b.ord
+}

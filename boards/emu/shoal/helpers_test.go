@@ -1,0 +1,433 @@
+package shoal
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"labrunner/bitstreams"
+	"labrunner/boards/emu"
+	"labrunner/drivers"
+	"labrunner/labconfig"
+)
+
+// The test rack is the prototype of §6.1 cabled as docs/shoal.md says:
+// shoal-nic0 cages sfp0..3 are nodes 0..3, shoal-nic1's are nodes 4..7;
+// leaves shoal-sw0..3 take nodes 2L and 2L+1 on sfp0 and sfp1 and go up on
+// sfp2 to spine shoal-sw4 and on sfp3 to spine shoal-sw5, whose cage sfpL
+// is leaf L.
+
+const nodes8 = 8
+
+var (
+	nicBoards = []string{"shoal-nic0", "shoal-nic1"}
+	swBoards  = []string{"shoal-sw0", "shoal-sw1", "shoal-sw2", "shoal-sw3", "shoal-sw4", "shoal-sw5"}
+)
+
+func nodeBoard(n int) (string, int) { return nicBoards[n/4], n % 4 }
+
+type rackOpts struct {
+	seed      int64
+	faults    []labconfig.Fault
+	latencyNS float64            // every cable; default 10 ns (§6.2: 40 ns over four cables)
+	cableNS   map[string]float64 // per cable, keyed "board:port" of either end
+	ber       float64
+	offsetNS  map[string]float64
+}
+
+// defaultCables is the cabling of docs/shoal.md.
+func defaultCables() [][2]string {
+	var c [][2]string
+	for n := 0; n < nodes8; n++ {
+		b, p := nodeBoard(n)
+		c = append(c, [2]string{fmt.Sprintf("%s:sfp%d", b, p), fmt.Sprintf("shoal-sw%d:sfp%d", n/2, n%2)})
+	}
+	for l := 0; l < 4; l++ {
+		c = append(c, [2]string{fmt.Sprintf("shoal-sw%d:sfp2", l), fmt.Sprintf("shoal-sw4:sfp%d", l)})
+		c = append(c, [2]string{fmt.Sprintf("shoal-sw%d:sfp3", l), fmt.Sprintf("shoal-sw5:sfp%d", l)})
+	}
+	return c
+}
+
+func ep(s string) labconfig.Endpoint {
+	for i := range s {
+		if s[i] == ':' {
+			return labconfig.Endpoint{Board: s[:i], Port: s[i+1:]}
+		}
+	}
+	panic(s)
+}
+
+type testRack struct {
+	t     testing.TB
+	r     *emu.Rack
+	ctx   context.Context
+	m     *bitstreams.Manifest
+	buses map[string]drivers.RegisterBus
+}
+
+func newTestRack(t testing.TB, o rackOpts) *testRack {
+	t.Helper()
+	lab := &labconfig.Lab{Name: "shoal-test", Seed: o.seed}
+	if lab.Seed == 0 {
+		lab.Seed = 1
+	}
+	for _, b := range append(append([]string{}, nicBoards...), swBoards...) {
+		// Each board's own oscillator is off by some ppm: the design must
+		// not care, its clock is locked to the rack's reference (§6.1).
+		lab.Boards = append(lab.Boards, labconfig.Board{Name: b, Kind: "de5net",
+			Bus: labconfig.Bus{Emulated: &struct{}{}}, Programmer: labconfig.Programmer{Type: "emulated"},
+			Emulated: &labconfig.Emulated{ClockPPM: 17, OffsetNS: o.offsetNS[b]}})
+	}
+	lat := o.latencyNS
+	if lat == 0 {
+		lat = 10
+	}
+	for _, c := range defaultCables() {
+		l := lat
+		if v, ok := o.cableNS[c[0]]; ok {
+			l = v
+		}
+		if v, ok := o.cableNS[c[1]]; ok {
+			l = v
+		}
+		lab.Links = append(lab.Links, labconfig.Link{A: ep(c[0]), B: ep(c[1]), LatencyNS: l, BER: o.ber})
+	}
+	lab.Faults = o.faults
+	r, err := emu.Start(lab, emu.Options{NoPTY: true})
+	if err != nil {
+		t.Fatalf("emu.Start: %v", err)
+	}
+	t.Cleanup(func() { r.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	m, err := bitstreams.Default().Design(DesignName)
+	if err != nil {
+		t.Fatalf("catalogue: %v", err)
+	}
+	tr := &testRack{t: t, r: r, ctx: ctx, m: m, buses: map[string]drivers.RegisterBus{}}
+	for _, b := range r.Boards() {
+		img, err := bitstreams.Default().Image(DesignName, b.Kind().Part)
+		if err != nil {
+			t.Fatalf("catalogue image for %s: %v", b.Name(), err)
+		}
+		if err := b.Programmer().Program(ctx, img); err != nil {
+			t.Fatalf("program %s: %v", b.Name(), err)
+		}
+		tr.buses[b.Name()] = b.Bus()
+	}
+	return tr
+}
+
+func (tr *testRack) addr(reg string) uint64 {
+	tr.t.Helper()
+	_, a, err := tr.m.Lookup(reg)
+	if err != nil {
+		tr.t.Fatal(err)
+	}
+	return a
+}
+
+func (tr *testRack) rd(board, reg string) uint32 {
+	tr.t.Helper()
+	return tr.rdAddr(board, tr.addr(reg))
+}
+
+func (tr *testRack) rdAddr(board string, a uint64) uint32 {
+	tr.t.Helper()
+	v, err := tr.buses[board].Read32(tr.ctx, a)
+	if err != nil {
+		tr.t.Fatalf("%s: read 0x%x: %v", board, a, err)
+	}
+	return v
+}
+
+func (tr *testRack) wr(board, reg string, v uint32) {
+	tr.t.Helper()
+	tr.wrAddr(board, tr.addr(reg), v)
+}
+
+func (tr *testRack) wrAddr(board string, a uint64, v uint32) {
+	tr.t.Helper()
+	if err := tr.buses[board].Write32(tr.ctx, a, v); err != nil {
+		tr.t.Fatalf("%s: write 0x%x: %v", board, a, err)
+	}
+}
+
+// nodeReg reads a NIC register of node n.
+func (tr *testRack) nodeReg(n int, reg string) uint32 {
+	tr.t.Helper()
+	b, p := nodeBoard(n)
+	return tr.rd(b, fmt.Sprintf("%s[%d]", reg, p))
+}
+
+func (tr *testRack) sumNodes(reg string) uint64 {
+	var s uint64
+	for n := 0; n < nodes8; n++ {
+		s += uint64(tr.nodeReg(n, reg))
+	}
+	return s
+}
+
+// schedule is a fabric schedule: tx[t][i] is the node i sends to in slot
+// t, -1 when it sends nothing.
+type schedule struct {
+	n  int
+	tx [][]int
+}
+
+// cyclic is the schedule of Fig. 3: in slot t node i sends to i+t+1.
+func cyclic(n int) schedule {
+	s := schedule{n: n}
+	for t := 0; t < n-1; t++ {
+		row := make([]int, n)
+		for i := range row {
+			row[i] = (i + t + 1) % n
+		}
+		s.tx = append(s.tx, row)
+	}
+	return s
+}
+
+// appendixA is the propagation-aware schedule of App. A: for odd n the
+// last (n-1)/2 offsets in reverse order; for even n the same for n+1 nodes,
+// the slot to the missing node left empty.
+func appendixA(n int) schedule {
+	m := n
+	if n%2 == 0 {
+		m = n + 1
+	}
+	s := schedule{n: n}
+	h := (m - 1) / 2
+	for t := 0; t < m-1; t++ {
+		off := t + 1
+		if t >= h {
+			off = m - 1 - (t - h)
+		}
+		row := make([]int, n)
+		for i := range row {
+			row[i] = (i + off) % m
+			if row[i] >= n {
+				row[i] = -1
+			}
+		}
+		s.tx = append(s.tx, row)
+	}
+	return s
+}
+
+func (s schedule) rx(t, i int) int {
+	for j, d := range s.tx[t] {
+		if d == i {
+			return j
+		}
+	}
+	return -1
+}
+
+// switchWords decomposes a fabric schedule on the default cabling into
+// each switch's schedule words, slot by slot: every cell goes node -> leaf
+// -> spine -> leaf -> node, the two cells leaving a leaf on different
+// spines and the two entering a leaf from different spines (a 2-colouring
+// found by search, the canonical "leaf port q up to spine q" first).
+func switchWords(t testing.TB, s schedule) map[string][]uint32 {
+	out := map[string][]uint32{}
+	for _, b := range swBoards {
+		out[b] = make([]uint32, len(s.tx))
+	}
+	for slot, row := range s.tx {
+		type edge struct{ src, dst int }
+		var edges []edge
+		for i, d := range row {
+			if d >= 0 {
+				edges = append(edges, edge{i, d})
+			}
+		}
+		found := false
+		for mask := 0; mask < 1<<len(edges) && !found; mask++ {
+			color := make([]int, len(edges))
+			var upUsed, downUsed [4][2]bool
+			ok := true
+			for k, e := range edges {
+				c := (e.src % 2) ^ (mask >> k & 1)
+				color[k] = c
+				if upUsed[e.src/2][c] || downUsed[e.dst/2][c] {
+					ok = false
+					break
+				}
+				upUsed[e.src/2][c], downUsed[e.dst/2][c] = true, true
+			}
+			if !ok {
+				continue
+			}
+			found = true
+			for k, e := range edges {
+				c := color[k]
+				sl, dl := e.src/2, e.dst/2
+				set := func(board string, in, outp int) {
+					out[board][slot] |= uint32(swConnected|outp) << (4 * in)
+				}
+				set(swBoards[sl], e.src%2, 2+c)
+				set(swBoards[4+c], sl, dl)
+				set(swBoards[dl], 2+c, e.dst%2)
+			}
+		}
+		if !found {
+			t.Fatalf("slot %d of the schedule cannot be routed on the leaf-spine", slot)
+		}
+	}
+	return out
+}
+
+type setup struct {
+	sched      schedule
+	slotCycles uint32
+	guard      uint32
+	cc         uint32 // CC_CTRL; 0 means the reset value
+	queueCap   uint32
+	syncSlot   uint32
+	// nicSlotCycles overrides SLOT_CYCLES on the NIC boards only.
+	nicSlotCycles uint32
+}
+
+// configure does what a runner does to bring the rack up: roles, slot
+// parameters, node ids, schedules; then the time sync and the bootstrap.
+func (tr *testRack) configure(s setup) {
+	tr.t.Helper()
+	if s.sched.n == 0 {
+		s.sched = cyclic(nodes8)
+	}
+	if s.slotCycles == 0 {
+		s.slotCycles = 12
+	}
+	if s.guard == 0 {
+		s.guard = 1
+	}
+	words := switchWords(tr.t, s.sched)
+	E := uint32(len(s.sched.tx))
+	for _, b := range swBoards {
+		tr.wr(b, "ROLE", roleSwitch)
+		tr.wr(b, "SLOT_CYCLES", s.slotCycles)
+		tr.wr(b, "GUARD_CYCLES", s.guard)
+		tr.wr(b, "EPOCH_SLOTS", E)
+		tr.wr(b, "SYNC_SLOT", s.syncSlot)
+		for t, w := range words[b] {
+			tr.wrAddr(b, swSchedBase+uint64(4*t), w)
+		}
+		tr.wr(b, "SW_CTRL", 1)
+	}
+	for _, b := range nicBoards {
+		tr.wr(b, "ROLE", roleNIC)
+		sc := s.slotCycles
+		if s.nicSlotCycles != 0 {
+			sc = s.nicSlotCycles
+		}
+		tr.wr(b, "SLOT_CYCLES", sc)
+		tr.wr(b, "GUARD_CYCLES", s.guard)
+		tr.wr(b, "EPOCH_SLOTS", E)
+		tr.wr(b, "NODES", uint32(s.sched.n))
+		tr.wr(b, "SYNC_SLOT", s.syncSlot)
+	}
+	for n := 0; n < s.sched.n; n++ {
+		b, p := nodeBoard(n)
+		tr.wr(b, fmt.Sprintf("NODE_ID[%d]", p), uint32(n))
+		if s.cc != 0 {
+			tr.wr(b, fmt.Sprintf("CC_CTRL[%d]", p), s.cc&7)
+		}
+		if s.queueCap != 0 {
+			tr.wr(b, fmt.Sprintf("QUEUE_CAP[%d]", p), s.queueCap)
+		}
+		for t := range s.sched.tx {
+			var w uint32
+			if d := s.sched.tx[t][n]; d >= 0 {
+				w |= uint32(d) | schedTxValid
+			}
+			if r := s.sched.rx(t, n); r >= 0 {
+				w |= uint32(r)<<schedRxShift | schedRxValid
+			}
+			tr.wrAddr(b, nicSchedBase+uint64(p*nicSchedStride+4*t), w)
+		}
+		tr.wr(b, fmt.Sprintf("NIC_CTRL[%d]", p), 1)
+	}
+	tr.wr("shoal-nic0", "SYNC_MASTER", 0)
+	tr.wr("shoal-nic0", "SYNC_CTRL", 1)
+	if st := tr.rd("shoal-nic0", "SYNC_STATUS"); st&syncDone == 0 || st&syncError != 0 {
+		tr.t.Fatalf("time sync: SYNC_STATUS = %#x", st)
+	}
+	tr.wr("shoal-nic0", "BOOT_CTRL", 1)
+	if st := tr.rd("shoal-nic0", "BOOT_STATUS"); st != bootRunning {
+		tr.t.Fatalf("bootstrap: BOOT_STATUS = %#x", st)
+	}
+}
+
+type flow struct {
+	src, dst int
+	bytes    uint32
+	startNS  uint32
+	tag      uint32
+}
+
+// loadFlows writes each source NIC's flow table.
+func (tr *testRack) loadFlows(flows []flow) {
+	tr.t.Helper()
+	count := map[int]int{}
+	for _, f := range flows {
+		b, p := nodeBoard(f.src)
+		i := count[f.src]
+		count[f.src]++
+		base := flowsBase + uint64(p*flowsStride+16*i)
+		tr.wrAddr(b, base, uint32(f.dst)|uint32(f.src)<<16)
+		tr.wrAddr(b, base+4, f.bytes)
+		tr.wrAddr(b, base+8, f.startNS)
+		tr.wrAddr(b, base+12, f.tag)
+	}
+	for n := 0; n < nodes8; n++ {
+		b, p := nodeBoard(n)
+		tr.wr(b, fmt.Sprintf("FLOW_COUNT[%d]", p), uint32(count[n]))
+	}
+}
+
+func (tr *testRack) clear() {
+	for _, b := range tr.r.Boards() {
+		tr.wr(b.Name(), "COUNTERS_CLEAR", 1)
+	}
+}
+
+// runTraffic starts the generators and returns TG_STATUS.
+func (tr *testRack) runTraffic(limit uint32) uint32 {
+	tr.t.Helper()
+	if limit != 0 {
+		tr.wr("shoal-nic0", "TG_LIMIT_SLOTS", limit)
+	}
+	tr.wr("shoal-nic0", "TG_CTRL", 1)
+	return tr.rd("shoal-nic0", "TG_STATUS")
+}
+
+type record struct {
+	tag, src, dst, bytes, start, end, firstTx uint32
+}
+
+func (tr *testRack) records(n int) []record {
+	tr.t.Helper()
+	var out []record
+	cnt := int(tr.nodeReg(n, "REC_COUNT"))
+	b, p := nodeBoard(n)
+	reg := fmt.Sprintf("REC_DATA[%d]", p)
+	for i := 0; i < cnt; i++ {
+		var w [recWords]uint32
+		for k := range w {
+			w[k] = tr.rd(b, reg)
+		}
+		out = append(out, record{tag: w[0], src: w[1] & 0xFFFF, dst: w[1] >> 16, bytes: w[2], start: w[3], end: w[4], firstTx: w[5]})
+	}
+	return out
+}
+
+func (tr *testRack) allRecords() []record {
+	var out []record
+	for n := 0; n < nodes8; n++ {
+		out = append(out, tr.records(n)...)
+	}
+	return out
+}

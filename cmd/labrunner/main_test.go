@@ -1,0 +1,199 @@
+package main
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"labrunner/results"
+)
+
+// These tests run the CLI in process, end to end, on the emulated rack:
+// testdata/mini.yaml is the default lab's rack with a shorter plan.
+
+func nightly(t *testing.T, args ...string) (code int, dir string) {
+	t.Helper()
+	out := t.TempDir()
+	code = run(append([]string{"labrunner", "--log-level", "warn", "nightly", "--lab", "testdata/mini.yaml", "--out", out}, args...))
+	entries, err := os.ReadDir(out)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("want one run directory under %s, got %v (%v)", out, entries, err)
+	}
+	return code, filepath.Join(out, entries[0].Name())
+}
+
+func verdicts(t *testing.T, dir string) []results.Verdict {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, results.VerdictsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Verdicts []results.Verdict `json:"verdicts"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v.Verdicts
+}
+
+func notPassed(vs []results.Verdict) []results.Verdict {
+	var out []results.Verdict
+	for _, v := range vs {
+		if v.Status != results.Pass {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func TestNightlyPassesOnTheEmulatedRack(t *testing.T) {
+	code, dir := nightly(t)
+	vs := verdicts(t, dir)
+	if code != 0 {
+		for _, v := range notPassed(vs) {
+			t.Logf("%s %s %s: %s", v.Status, v.Board, v.Name(), v.Message)
+		}
+		t.Fatalf("exit %d, want 0", code)
+	}
+	run, err := results.ReadRun(dir)
+	if err != nil || run.Status != "passed" || run.End == nil || len(run.Bitstreams) != 4 {
+		t.Fatalf("run.json: %+v (%v)", run, err)
+	}
+	for _, b := range run.Bitstreams {
+		if len(b.SHA256) != 64 || b.Design != "exanet" {
+			t.Errorf("bitstream record %+v", b)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, results.JUnitFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Errors   int `xml:"errors,attr"`
+	}
+	if err := xml.Unmarshal(b, &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Tests < 10 || j.Failures != 0 || j.Errors != 0 {
+		t.Errorf("junit.xml: %+v", j)
+	}
+	ms, err := results.ReadMeasurements(dir)
+	if err != nil || len(ms) < 10 {
+		t.Errorf("measurements: %d (%v)", len(ms), err)
+	}
+	for _, name := range []string{"exa-00", "exa-10", "exa-01", "exa-11"} {
+		tr, err := os.ReadFile(filepath.Join(dir, results.ConsolesDir, name+".log"))
+		if err != nil {
+			t.Errorf("console transcript of %s: %v", name, err)
+		} else if len(tr) == 0 {
+			t.Errorf("console transcript of %s is empty", name)
+		}
+	}
+}
+
+// Each injected fault must turn the nightly red, and the failing test cases
+// must name the symptom a person at the bench would look for.
+func TestNightlyCatchesInjectedFaults(t *testing.T) {
+	cases := []struct {
+		fault    string
+		code     int
+		test     string // a test that must not pass
+		symptoms []string
+	}{
+		{"credit-leak@exa-10:sfp0", 1, "bandwidth.credits", []string{"credit", "exa-10:sfp0"}},
+		{"dor-misroute@exa-00", 1, "dor_path", []string{"vc"}},
+		{"uart-corrupt@exa-00,rate=0.3", 3, "", []string{"corrupted bytes on the line", "exa-00"}},
+	}
+	for _, c := range cases {
+		t.Run(c.fault, func(t *testing.T) {
+			code, dir := nightly(t, "--fault", c.fault)
+			if code != c.code {
+				t.Errorf("exit %d, want %d", code, c.code)
+			}
+			bad := notPassed(verdicts(t, dir))
+			if len(bad) == 0 {
+				t.Fatal("no test case failed")
+			}
+			var msgs []string
+			found := c.test == ""
+			for _, v := range bad {
+				msgs = append(msgs, v.Name()+": "+v.Message)
+				if v.Test == c.test {
+					found = true
+				}
+			}
+			all := strings.Join(msgs, "\n")
+			if !found {
+				t.Errorf("test %s did not fail; failures:\n%s", c.test, all)
+			}
+			for _, s := range c.symptoms {
+				if !strings.Contains(all, s) {
+					t.Errorf("no failure names %q:\n%s", s, all)
+				}
+			}
+		})
+	}
+}
+
+func TestNightlyWithASilentBoardExitsThreeInTime(t *testing.T) {
+	start := time.Now()
+	code, dir := nightly(t, "--fault", "board-silent@exa-11")
+	if code != 3 {
+		t.Errorf("exit %d, want 3 (infrastructure)", code)
+	}
+	// mini.yaml's program deadline is 5 s: the run must end on its own
+	// deadlines, not hang.
+	if d := time.Since(start); d > 90*time.Second {
+		t.Errorf("the nightly took %s with a silent board", d)
+	}
+	found := false
+	for _, v := range notPassed(verdicts(t, dir)) {
+		if v.Board == "exa-11" && v.Class == "infrastructure" {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("no infrastructure error names exa-11")
+	}
+}
+
+func TestBadLabFileExitsTwoWithFileAndLine(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("lab: x\nboards:\n  - name: a\n    kind: tebf0808\n    bsu: {}\n"), 0o644)
+	code := run([]string{"labrunner", "nightly", "--lab", bad, "--out", t.TempDir()})
+	if code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+}
+
+func TestFlagsAfterArgumentsAreRefused(t *testing.T) {
+	if code := run([]string{"labrunner", "golden", "predict", "exanet", "--json"}); code != 2 {
+		t.Errorf("exit %d, want 2 for a flag after the arguments", code)
+	}
+}
+
+func TestGoldenPredictAndBitstreamsInspect(t *testing.T) {
+	if code := run([]string{"labrunner", "golden", "predict", "--set", "payloads=512", "--json", "exanet"}); code != 0 {
+		t.Errorf("golden predict exit %d", code)
+	}
+	if code := run([]string{"labrunner", "golden", "predict", "--set", "nosuch=1", "exanet"}); code != 2 {
+		t.Errorf("golden predict with an unknown parameter: exit %d, want 2", code)
+	}
+	files, _ := filepath.Glob("../../bitstreams/files/*.bit")
+	if len(files) == 0 {
+		t.Fatal("no bitstream files to inspect")
+	}
+	if code := run([]string{"labrunner", "bitstreams", "inspect", "--kind", "tebf0808", files[0]}); code != 0 && !strings.Contains(files[0], "ffvb1156") {
+		t.Errorf("bitstreams inspect %s: exit %d", files[0], code)
+	}
+	if code := run([]string{"labrunner", "bitstreams", "inspect", "--kind", "ultra96", files[0]}); code != 2 {
+		t.Errorf("inspecting a ZU9EG file against an Ultra96: exit %d, want 2", code)
+	}
+}

@@ -1,0 +1,85 @@
+package shoal
+
+import "fmt"
+
+// QueueBoundEq3 is the bound on a queue Q_ij without ready queues (§3.3.2,
+// Eq. 3): len(Q_ij) ≤ outcast degree(i) + incast degree(j), at most one cell
+// per subflow at its source and one at its intermediate node.
+func QueueBoundEq3(outcast, incast int) int { return outcast + incast }
+
+// ReadyQueueBound is the bound on a ready queue R_jk (§3.3.3, Eq. 4):
+// len(R_jk) ≤ outcast degree(j) ≤ N-1.
+func ReadyQueueBound(outcast int) int { return outcast }
+
+// QueueBoundEq5 is the bound on a queue Q_jk with ready queues (§3.3.3,
+// Eq. 5): at most one local cell, plus one cell per flow destined to k:
+// len(Q_jk) ≤ 1 + incast degree(k) ≤ N.
+func QueueBoundEq5(incast int) int { return 1 + incast }
+
+// Degrees checks an outcast or incast degree against the rack: a node has at
+// most N-1 flows out and N-1 in (a flow is all traffic of a node pair,
+// §3.3.2).
+func checkDegree(name string, d, nodes int) error {
+	if d < 0 || d > nodes-1 {
+		return fmt.Errorf("%s degree %d: a node of a %d-node rack has 0..%d (a flow is all traffic of one node pair, §3.3.2)", name, d, nodes, nodes-1)
+	}
+	return nil
+}
+
+// FeedbackLoop returns, for the subflow of src through intermediate mid, how
+// many epochs pass between two of its cells when nothing but the feedback
+// loop holds it back (§6.2: "Shoal's congestion control mechanism prevents a
+// node from sending its next cell to an intermediate node until it has
+// received feedback from it"): src sends in its slot to mid; mid acts on the
+// cell DelaySlots later; mid's next slot to src carries the feedback; src acts
+// on it DelaySlots after that and sends in its next slot to mid. The loop is
+// a whole number of epochs since src's slot to mid recurs once an epoch.
+func FeedbackLoop(c Config, s *Schedule, src, mid int) (int, error) {
+	a, _, ok1 := s.When(src, mid)
+	b, _, ok2 := s.When(mid, src)
+	if !ok1 || !ok2 {
+		return 0, fmt.Errorf("feedback loop: nodes %d and %d are not a pair of the %d-node schedule", src, mid, s.Nodes())
+	}
+	E, d := s.EpochSlots(), c.DelaySlots()
+	// mid's first slot to src at or after a+d.
+	back := b
+	for back < a+d {
+		back += E
+	}
+	// src's first slot to mid at or after back+d, at least one epoch on.
+	next := a + E
+	for next < back+d {
+		next += E
+	}
+	return (next - a) / E, nil
+}
+
+// MaxFeedbackLoop is the longest FeedbackLoop over all ordered pairs.
+func MaxFeedbackLoop(c Config, s *Schedule) (int, error) {
+	worst := 0
+	for i := 0; i < s.Nodes(); i++ {
+		for j := 0; j < s.Nodes(); j++ {
+			if i == j {
+				continue
+			}
+			m, err := FeedbackLoop(c, s, i, j)
+			if err != nil {
+				return 0, err
+			}
+			worst = max(worst, m)
+		}
+	}
+	return worst, nil
+}
+
+// IncastSlowestNS is the paper's account of the slowest flow of a
+// synchronised incast of `senders` flows of `cells` cells each (§6.2: "6.9 us:
+// 3.76 us of queuing delay plus 2×1.57 us of propagation latency"): the
+// destination's queue at the intermediate nodes holds one cell per sender and
+// drains one cell per epoch, so the last cell waits `senders` epochs
+// (max(senders, cells) when flows are longer than the rack is wide), plus one
+// propagation latency per hop.
+func IncastSlowestNS(c Config, senders, cells int) float64 {
+	epochs := max(senders, ceilDiv(cells*senders, c.Nodes-1))
+	return float64(epochs)*c.EpochNS() + 2*c.PropNS
+}

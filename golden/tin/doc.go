@@ -1,0 +1,172 @@
+// Package tin is the golden model of the TiN-style cell fabric, read from
+// Gibson et al., "Aquila: A unified, low-latency fabric for datacenter
+// networks" (NSDI 2022), sections 2, 3 and 6 with the sizes of §4.2 and
+// App. A and the evaluation setup of §5.1 — the paper alone. It never imports
+// the emulator (boards/emu); the emulated TiN boards are a second,
+// independent reading of the same paper.
+//
+// The runner calls the Go API directly for bit-exact checks (Cells,
+// CellsAlign, RespCells, Clique.Routes, PathInSet, ParsePath,
+// Clique.CheckDeadlockFree, Simulate) and scores measurements against the
+// expectations of Model.Predict (`labrunner golden predict tin`).
+//
+// # Addresses and paths
+//
+// A GNet address has three components, pod, TiN and endpoint (§3.2),
+// written "p<pod>t<tin>e<endpoint>": p0t1e2 is endpoint 2 of TiN 1 of pod
+// 0. A TiN alone is "p0t1". Numbers are decimal without leading zeros.
+//
+// A path is the text form a runner builds from the traced cells of one
+// packet (§6, "cell tracing": every TiN in a traced cell's path samples it):
+//
+//	path := tin ( "->" tin "[vc" N "]" )*
+//	tin  := "p" POD "t" TIN
+//
+// The first TiN is the source TiN (whose endpoint injected the cell); each
+// following element is the next TiN the cell reached, with the VC number,
+// 0..31, the cell travelled on over that link (the VC field of the header as
+// the receiving TiN sees it). The samples are put in order by the header's
+// decrementing hop count. Example, a minimal route from pod 0 to pod 1 in
+// the small Clique: "p0t1->p0t0[vc0]->p1t0[vc0]->p1t2[vc1]". A cell between
+// endpoints of one TiN has the path "p0t1". Endpoints are not part of the
+// path: the route set is keyed by the source and destination addresses.
+//
+// # Cellification (§3.1, §3.3, §3.4, §6)
+//
+// Cells are 16..160 bytes with an 8-byte routing header (§3.1). An IP packet
+// of L bytes becomes ceil(L/152) data cells: full 160-byte cells of 152 data
+// bytes (§6 counts "an 8 byte GNet header for each 160 byte GNet cell", 5%)
+// and a last cell with the rest, at least 16 bytes. Data cells are
+// "data-only" (§3.3). Cell sizes are rounded up to 8 bytes by default (the
+// 66/64-bit PCS carries cells in 64-bit blocks; 16, 48 and 160 are all
+// multiples of 8) — the paper states no granularity, so "align" is a
+// parameter (1 for byte granularity). RTS, CTS and CTD are 16-byte cells (8 B
+// header + 8 B payload, §3.3); a 1RMA Req is 48 bytes (§3.4); a Resp carries
+// one PCIe read completion, whose size the paper does not give (parameter
+// "completion", default 64 B).
+//
+// # Per-hop latency (§3.1, §3.2)
+//
+// Switch fall-through 20 ns; total per hop without FEC 40 ns; FEC adds 30 ns
+// per global hop and takes 6% of a global link's bandwidth. Links run at 25
+// Gb/s ("~50ns" to serialize 160 B "on 25G links", §3.1). Because 40 ns per
+// hop is less than the 51.2 ns a 160-byte cell takes to serialize, the switch
+// cuts through: an unloaded cell pays the source switch's fall-through, each
+// hop's head latency and its slowest link's serialization once
+// (Timing.CellLatency). Cable flight time is the lab's (parameters
+// local_prop_ns, global_prop_ns).
+//
+// # Routes (§3.2)
+//
+// The Clique is P pods of T TiNs; the TiNs of a pod are fully connected by
+// local links, pods by global links. NewClique wires global ports in the
+// consecutive arrangement (global port k of pod a goes to pod a+1+(k mod
+// (P-1))), which gives the full Clique's "two optical GNet global links
+// between any pod pair" (App. A) and, for the 2x4 Clique with one global
+// port per TiN, TiN t of pod 0 to TiN t of pod 1. A lab wired differently
+// passes its links (parameter "wiring", NewCliqueWired).
+//
+// Minimal routes: within a pod, the direct local link; between pods, one
+// global link joining the two pods directly, with at most one local hop
+// before it (to the TiN owning the link) and one after it. Non-minimal
+// routes: within a pod, through an intermediate TiN allowed by the turn rule
+// (below); between pods, through an intermediate pod (local, global, local,
+// global, local at most; Valiant routing in a Dragonfly, Kim et al., the
+// paper's [30]). A 2-pod Clique has no intermediate pod, so its inter-pod
+// traffic has minimal routes only.
+//
+// The modes draw from these sets: fully adaptive, minimal and non-minimal
+// candidates (the switch samples 2 of up to 8 minimal and 3 of up to 24
+// non-minimal table entries and weighs them by queue depth in favour of the
+// minimal ones); minimal adaptive, minimal candidates only; deterministic,
+// one route of all candidates per (source, destination) address pair by
+// hash; minimal deterministic, one minimal route by hash. Which of a large
+// Clique's candidates the 8- and 24-entry tables hold is the SDN's choice
+// (§4.2), so the golden set holds them all. The hash is not in the paper: the
+// golden checks that a hashed mode uses a single path per pair (metric
+// tin.route.distinct ≤ 1) and that it lies in the set.
+//
+// VCs and deadlock freedom: a hop travels on VC 3·class + g, class the
+// traffic class 0..9 (10 classes × 3 routing VCs + 2 escape VCs = 32) and g
+// the number of global links the cell has already crossed. That is §3.2's
+// "the VC is incremented when moving from a global link to a local link",
+// and the worst route, non-minimal through an intermediate pod, uses the 3
+// routing VCs §3.2 counts. The model also increments when a global link
+// follows a global link directly (the TiN reached in the intermediate pod
+// may own the onward link): read word for word, §3.2's rule would leave such
+// hops on one VC, and the global links of three pods would then close a
+// cycle (TestLiteralVCRuleDeadlocks). Inside a pod, two local hops on one VC
+// are only taken where the parity-sign turn rule allows (ParitySign: "turn
+// rules similar to the parity-sign approach in [20]", García et al., ICPP
+// 2013, whose restricted local misrouting rule the model takes). The
+// channel dependency graph of every route of a Clique is acyclic
+// (Clique.CheckDeadlockFree).
+//
+// # Fabric RTT (§3.3, §5.1): the reference simulation
+//
+// Simulate runs uniform random IP traffic with Poisson arrivals over a
+// Clique: requests of "bytes" at "load" × inject_gbps per TiN, each
+// answered by a reply of "reply" bytes; every packet goes RTS, CTS, data
+// cells (§3.3), delivered in CTS order per flow. RTT is from the request
+// entering the source's ingress buffer to its reply delivered at the source
+// (the six half round trips of §3.4 plus queuing); the one-way latency is to
+// the request's delivery. The paper's Fig. 7 figures (sub-20 µs at 70% load
+// on 576 TiNs with host congestion control) are not comparable with a small
+// Clique's; the simulation predicts the small Clique's own curve. Its
+// simplifications (output-queued links without credits or FIFO depth,
+// decisions at the source TiN, no iSLIP, no CTD) leave the unloaded latency
+// intact and change queuing, so each figure is a band: the unloaded value U
+// (a run at load 0.001) within 5%, the queuing part Q = value - U within a
+// factor of two, widened by 3 standard deviations over the replicas:
+// [0.95·U + 0.5·Q - 3sd, 1.05·U + 2·Q + 3sd]. A load that saturates the
+// Clique is refused (the 2x4 Clique's four global links carry 4/7 of every
+// TiN's uniform traffic, so it saturates near 0.35 of a 100 Gb/s injection
+// rate with 25 Gb/s links).
+//
+// # Metrics
+//
+// Cells and solicitation:
+//
+//	tin.cell.count            {bytes}                  cells an IP packet of `bytes` becomes (exact)
+//	tin.cell.sizes            {bytes}                  Text: its cell sizes, header included, in order ("160,...,144")
+//	tin.cell.wire_bytes       {bytes}                  bytes of its data cells on a link (exact)
+//	tin.ip.efficiency         {bytes}                  bytes / (data cells + RTS + CTS) (exact)
+//	tin.rts.incast_reduction  {bytes}                  bytes / 16: an RTS incast against a packet incast (§3.3: 64 for 1 KB)
+//	tin.rma.resp_cells        {bytes}                  Resp cells of a 1RMA read of `bytes` (exact, given "completion")
+//	tin.cell.header_overhead  {}                       8/160 = 0.05 (§6)
+//	tin.ip.solicitation_bytes {}                       RTS + CTS = 32 bytes per IP packet (§3.3)
+//	tin.rma.req_bytes         {}                       48 (§3.4)
+//	tin.ip.half_round_trips   {}                       6 GNet half round trips per IP round trip (§3.4)
+//	tin.rma.half_round_trips  {}                       2 per 1RMA read (§3.4)
+//
+// Latency (unloaded; ±5 ns, cell latency ±(5 ns + 2%)):
+//
+//	tin.latency.fallthrough   {}                       switch fall-through, ns
+//	tin.latency.hop           {link=local|global}      head latency of one hop, ns
+//	tin.latency.serialization {link, cell}             cell of 16, 48, 160 bytes on a link, ns (exact)
+//	tin.latency.cell          {local, global, cell}    endpoint-to-endpoint latency of a cell over a route
+//	                                                    with that many local and global hops, ns
+//
+// Routes (for every ordered pair of TiNs, endpoint 0, or the src/dst given):
+//
+//	tin.route.in_set          {src, dst, mode}         share of traced paths in the golden set: 1 (exact);
+//	                                                    the Note lists the set (the runner checks with PathInSet)
+//	tin.route.distinct        {src, dst, mode}         distinct traced paths: [1, set size]; [1, 1] for hashed modes
+//	tin.route.vcs             {clique}                 routing VCs the Clique's routes use (exact)
+//
+// Clique sizes ({clique=full}: Aquila's 48 × 12 Clique; {clique=PxT}: the
+// configured one; exact unless noted):
+//
+//	tin.clique.pods, tin.clique.tins, tin.clique.hosts, tin.clique.mgmt_cpus, tin.clique.racks,
+//	tin.clique.local_links, tin.clique.global_links, tin.clique.global_links_per_pod_pair,
+//	tin.clique.pod_pairs, tin.clique.unused_global_ports_per_pod, tin.clique.fibre_bundles,
+//	tin.clique.cables_per_bundle, tin.clique.pod_pair_gbps,
+//	tin.clique.ip_flows (±5%: §4.2 "approximately 1.9 million" for the product's 1.99 M),
+//	tin.clique.ip_flows_indexed, tin.clique.gnet_flows_naive (±5%: the model's decomposition
+//	of §4.2's "almost 5 million"; the ~700k of six port classes is not derivable and not predicted)
+//
+// Fabric simulation (bands, see above):
+//
+//	tin.fabric.rtt            {load, bytes, stat=mean|p99}  request-to-reply RTT, ns
+//	tin.fabric.latency        {load, bytes, stat=mean|p99}  one-way request latency, ns
+package tin

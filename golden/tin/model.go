@@ -1,0 +1,600 @@
+package tin
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"labrunner/golden"
+	"labrunner/results"
+)
+
+// Name is the model's name in the registry.
+const Name = "tin"
+
+// MaxPairNodes bounds the Clique for which Predict lists the routes of every
+// ordered pair of TiNs (64 TiNs: 4096 pairs); a larger one needs src and dst.
+const MaxPairNodes = 64
+
+func init() { golden.Register(Model{}) }
+
+// Model is the TiN-style cell fabric golden model as a golden.Model.
+type Model struct{}
+
+// Name implements golden.Model.
+func (Model) Name() string { return Name }
+
+// Doc implements golden.Model.
+func (Model) Doc() string {
+	return "TiN-style cell fabric (Aquila, NSDI 2022): GNet cellification and solicitation overheads " +
+		"(§3.1, §3.3, §3.4, §6), per-hop latency (§3.1, §3.2), Dragonfly routes of the four routing modes " +
+		"with their VCs (§3.2), the full Clique's sizes (§2, §4.2, App. A) and a reference simulation of " +
+		"fabric RTT versus uniform random load (§5.1). Metrics: tin.cell.*, tin.ip.*, tin.rts.*, tin.rma.*, " +
+		"tin.latency.*, tin.route.*, tin.clique.*, tin.fabric.* (see package golden/tin)."
+}
+
+// Params implements golden.Model.
+func (Model) Params() []golden.Param {
+	t := PaperTiming()
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	return []golden.Param{
+		{Name: "clique", Default: "2x4", Doc: "pods x TiNs per pod of the Clique to route (the small Clique of the TiN rack)"},
+		{Name: "globals", Default: "1", Doc: "global ports per TiN, 1..8, wired in the consecutive arrangement (Aquila §3.2: 8)"},
+		{Name: "wiring", Doc: "explicit global links instead, e.g. p0t0-p1t0,p0t1-p1t1 (the lab's cabling)"},
+		{Name: "class", Default: "0", Doc: "traffic class 0..9 of the routed cells: VC = 3·class + routing VC (§3.2)"},
+		{Name: "src", Doc: "source address of one route set (with dst), e.g. p0t1e0; default: every ordered pair of TiNs, endpoint 0"},
+		{Name: "dst", Doc: "destination address of one route set (with src)"},
+		{Name: "modes", Default: "fully-adaptive,minimal-adaptive,deterministic,minimal-deterministic", Doc: "routing modes whose route sets to predict (empty: none)"},
+		{Name: "packets", Default: "64,152,153,1500,4096,9000", Doc: "IP packet sizes in bytes to cellify (empty: none)"},
+		{Name: "align", Default: "8", Doc: "cell size granularity in bytes: 8 (64-bit PCS blocks, the model's reading) or 1, 2, 4, 16"},
+		{Name: "reads", Default: "4096", Doc: "1RMA read sizes in bytes for Resp cell counts (§5.1: 4 KB CliqueMap values; empty: none)"},
+		{Name: "completion", Default: "64", Doc: "PCIe read completion size in bytes, one per Resp cell (§3.4; not given by the paper)"},
+		{Name: "link_gbps", Default: g(t.LinkGbps), Doc: "GNet link rate in Gb/s (§3.1: 25G links)"},
+		{Name: "inject_gbps", Default: g(t.InjectGbps), Doc: "endpoint port rate in Gb/s (§5.1: 100 Gb/s IP injection per TiN)"},
+		{Name: "fallthrough_ns", Default: g(t.FallThroughNs), Doc: "cell switch fall-through in ns (§3.1: 20)"},
+		{Name: "hop_ns", Default: g(t.HopNs), Doc: "total per-hop latency without FEC in ns (§3.1: 40)"},
+		{Name: "fec_ns", Default: g(t.FECNs), Doc: "FEC latency per global hop in ns (§3.2: 30)"},
+		{Name: "fec_overhead", Default: g(t.FECOverhead), Doc: "FEC bandwidth overhead on global links (§3.2: 0.06)"},
+		{Name: "local_prop_ns", Default: "0", Doc: "flight time of a local link in ns, beyond hop_ns"},
+		{Name: "global_prop_ns", Default: "0", Doc: "flight time of a global link in ns (the lab's cable; 5 ns/m of fibre)"},
+		{Name: "loads", Default: "0.05,0.1,0.2,0.3", Doc: "offered loads for the fabric simulation, fractions of inject_gbps per TiN (empty: no simulation)"},
+		{Name: "bytes", Default: "1500", Doc: "request packet size of the simulation in bytes"},
+		{Name: "reply", Default: "64", Doc: "reply packet size of the simulation in bytes (the RTT's return leg)"},
+		{Name: "sim_mode", Default: "fully-adaptive", Doc: "routing mode of the simulated data cells"},
+		{Name: "cts_window", Default: "8", Doc: "outstanding packet fetches per destination (§3.3's CTS window; the paper gives no value)"},
+		{Name: "sim_packets", Default: "20000", Doc: "measured requests per simulation run, at least 1000 (fewer cannot tell a saturated fabric)"},
+		{Name: "warmup", Default: "2000", Doc: "requests simulated before measuring"},
+		{Name: "replicas", Default: "3", Doc: "independent seeded runs per load, 1..16: their spread widens the band"},
+		{Name: "seed", Default: "1", Doc: "seed of the simulation (unsigned 64-bit)"},
+	}
+}
+
+// Plan is a parsed, checked set of Predict parameters.
+type Plan struct {
+	Clique             *Clique
+	Class              int
+	Pairs              [][2]Addr
+	Modes              []Mode
+	Packets, Reads     []int
+	Align, Completion  int
+	Timing             Timing
+	Loads              []float64
+	Bytes, Reply       int
+	SimMode            Mode
+	CTSWindow          int
+	SimPackets, Warmup int
+	Replicas           int
+	Seed               uint64
+}
+
+// ParsePlan checks Predict's parameters.
+func ParsePlan(set map[string]string) (*Plan, error) {
+	s, err := golden.Settings(Name, Model{}.Params(), set)
+	if err != nil {
+		return nil, err
+	}
+	pl := &Plan{}
+	pods, tins, err := parseShape(s["clique"])
+	if err != nil {
+		return nil, fmt.Errorf("%s: parameter clique: %w", Name, err)
+	}
+	if w, ok := s["wiring"]; ok {
+		links, err := ParseWiring(w)
+		if err != nil {
+			return nil, fmt.Errorf("%s: parameter wiring: %w", Name, err)
+		}
+		if pl.Clique, err = NewCliqueWired(pods, tins, links); err != nil {
+			return nil, fmt.Errorf("%s: parameter wiring: %w", Name, err)
+		}
+	} else {
+		g, err := parseInt(s["globals"], 0, GlobalPortsPerTiN)
+		if err != nil {
+			return nil, fmt.Errorf("%s: parameter globals: %w", Name, err)
+		}
+		if pl.Clique, err = NewClique(pods, tins, g); err != nil {
+			return nil, fmt.Errorf("%s: parameters clique and globals: %w", Name, err)
+		}
+	}
+	if pl.Class, err = parseInt(s["class"], 0, TrafficClasses-1); err != nil {
+		return nil, fmt.Errorf("%s: parameter class: %w", Name, err)
+	}
+	if pl.Pairs, err = pairs(s, pl.Clique); err != nil {
+		return nil, err
+	}
+	if pl.Modes, err = parseModes(s["modes"]); err != nil {
+		return nil, fmt.Errorf("%s: parameter modes: %w", Name, err)
+	}
+	if pl.Align, err = parseInt(s["align"], 1, MinCell); err == nil {
+		err = checkAlign(pl.Align)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: parameter align: %w", Name, err)
+	}
+	if pl.Packets, err = parseIntList(s["packets"], 1, MaxPacket); err != nil {
+		return nil, fmt.Errorf("%s: parameter packets: %w (want byte counts 1..%d)", Name, err, MaxPacket)
+	}
+	if pl.Reads, err = parseIntList(s["reads"], 1, 1<<20); err != nil {
+		return nil, fmt.Errorf("%s: parameter reads: %w (want byte counts 1..%d)", Name, err, 1<<20)
+	}
+	if pl.Completion, err = parseInt(s["completion"], 1, MaxPayload); err != nil {
+		return nil, fmt.Errorf("%s: parameter completion: %w", Name, err)
+	}
+	t := &pl.Timing
+	for _, f := range []struct {
+		key string
+		dst *float64
+	}{
+		{"link_gbps", &t.LinkGbps}, {"inject_gbps", &t.InjectGbps}, {"fallthrough_ns", &t.FallThroughNs},
+		{"hop_ns", &t.HopNs}, {"fec_ns", &t.FECNs}, {"fec_overhead", &t.FECOverhead},
+		{"local_prop_ns", &t.LocalPropNs}, {"global_prop_ns", &t.GlobalPropNs},
+	} {
+		v, err := strconv.ParseFloat(strings.TrimSpace(s[f.key]), 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: parameter %s: %q is not a number", Name, f.key, s[f.key])
+		}
+		*f.dst = v
+	}
+	if err := t.Check(); err != nil {
+		return nil, fmt.Errorf("%s: timing parameters: %w", Name, err)
+	}
+	if pl.Loads, err = parseLoads(s["loads"]); err != nil {
+		return nil, fmt.Errorf("%s: parameter loads: %w", Name, err)
+	}
+	if pl.Bytes, err = parseInt(s["bytes"], 1, MaxPacket); err != nil {
+		return nil, fmt.Errorf("%s: parameter bytes: %w", Name, err)
+	}
+	if pl.Reply, err = parseInt(s["reply"], 1, MaxPacket); err != nil {
+		return nil, fmt.Errorf("%s: parameter reply: %w", Name, err)
+	}
+	if pl.SimMode, err = ParseMode(s["sim_mode"]); err != nil {
+		return nil, fmt.Errorf("%s: parameter sim_mode: %w", Name, err)
+	}
+	if pl.CTSWindow, err = parseInt(s["cts_window"], 1, 1<<16); err != nil {
+		return nil, fmt.Errorf("%s: parameter cts_window: %w", Name, err)
+	}
+	if pl.SimPackets, err = parseInt(s["sim_packets"], 1000, MaxSimPackets/2); err != nil {
+		return nil, fmt.Errorf("%s: parameter sim_packets: %w", Name, err)
+	}
+	if pl.Warmup, err = parseInt(s["warmup"], 0, MaxSimPackets/2); err != nil {
+		return nil, fmt.Errorf("%s: parameter warmup: %w", Name, err)
+	}
+	if pl.Replicas, err = parseInt(s["replicas"], 1, 16); err != nil {
+		return nil, fmt.Errorf("%s: parameter replicas: %w", Name, err)
+	}
+	if pl.Seed, err = strconv.ParseUint(strings.TrimSpace(s["seed"]), 10, 64); err != nil {
+		return nil, fmt.Errorf("%s: parameter seed: %q is not an unsigned 64-bit number", Name, s["seed"])
+	}
+	if len(pl.Loads) > 0 {
+		if n := pl.Clique.Pods * pl.Clique.TiNs; n < 2 || n > MaxSimNodes {
+			return nil, fmt.Errorf("%s: the simulation needs 2..%d TiNs, the %s Clique has %d (set loads= to skip it)", Name, MaxSimNodes, pl.Clique.Param(), n)
+		}
+	}
+	return pl, nil
+}
+
+// Predict implements golden.Model.
+func (m Model) Predict(set map[string]string) ([]results.Expectation, error) {
+	pl, err := ParsePlan(set)
+	if err != nil {
+		return nil, err
+	}
+	var out []results.Expectation
+	out = append(out, cellExpectations(pl)...)
+	out = append(out, latencyExpectations(pl)...)
+	re, err := routeExpectations(pl)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, re...)
+	out = append(out, sizeExpectations(pl)...)
+	se, err := simExpectations(pl)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, se...), nil
+}
+
+func exact(metric string, p results.Params, v float64, unit, source, note string) results.Expectation {
+	return results.Expectation{Metric: metric, Params: p, Value: v, Unit: unit, Source: source, Note: note}
+}
+
+func cellExpectations(pl *Plan) []results.Expectation {
+	var out []results.Expectation
+	gran := fmt.Sprintf("cells rounded up to %d B", pl.Align)
+	for _, b := range pl.Packets {
+		cells, _ := CellsAlign(b, pl.Align) // sizes checked by ParsePlan
+		p := results.Params{"bytes": strconv.Itoa(b)}
+		sizes := make([]string, len(cells))
+		for i, c := range cells {
+			sizes[i] = strconv.Itoa(c)
+		}
+		eff, _ := IPEfficiency(b, pl.Align)
+		out = append(out,
+			exact("tin.cell.count", p, float64(len(cells)), "cells", "Aquila §3.1, §3.3, §6",
+				fmt.Sprintf("ceil(%d/152): 160-byte cells of an 8-byte header and 152 data bytes, the last holding the rest (min 16 B, %s)", b, gran)),
+			results.Expectation{Metric: "tin.cell.sizes", Params: p, Text: strings.Join(sizes, ","), Unit: "bytes", Source: "Aquila §3.1, §3.3, §6",
+				Note: "cell sizes in transmission order, header included; " + gran},
+			exact("tin.cell.wire_bytes", p, float64(Sum(cells)), "bytes", "Aquila §3.1, §3.3", "bytes of the packet's data cells on a link, headers included"),
+			results.Expectation{Metric: "tin.ip.efficiency", Params: p, Value: eff, AbsTol: 1e-9, Source: "Aquila §3.3, §6",
+				Note: fmt.Sprintf("%d / (%d B of data cells + 16 B RTS + 16 B CTS)", b, Sum(cells))},
+			exact("tin.rts.incast_reduction", p, IncastReduction(b), "x", "Aquila §3.3",
+				fmt.Sprintf("%d-byte packet announced by a 16-byte RTS (§3.3: a factor of 64 for >1 KB packets)", b)),
+		)
+	}
+	for _, r := range pl.Reads {
+		cells, _ := RespCells(r, pl.Completion, pl.Align)
+		out = append(out, exact("tin.rma.resp_cells", results.Params{"bytes": strconv.Itoa(r)}, float64(len(cells)), "cells", "Aquila §3.4",
+			fmt.Sprintf("one Resp cell per %d-byte PCIe completion (completion size is the model's parameter; the paper gives none)", pl.Completion)))
+	}
+	return append(out,
+		results.Expectation{Metric: "tin.cell.header_overhead", Value: HeaderOverhead(), AbsTol: 1e-9, Source: "Aquila §6",
+			Note: "8-byte header of a 160-byte cell: \"approximately 5%\""},
+		exact("tin.ip.solicitation_bytes", nil, Solicitation, "bytes", "Aquila §3.3", "one 16-byte RTS and one 16-byte CTS per IP packet"),
+		exact("tin.rma.req_bytes", nil, ReqCell, "bytes", "Aquila §3.4", "1RMA read request cell, 3x the 16-byte CTS"),
+		exact("tin.ip.half_round_trips", nil, 6, "", "Aquila §3.4", "RTS, CTS and data in each direction of an IP round trip"),
+		exact("tin.rma.half_round_trips", nil, 2, "", "Aquila §3.4", "Req and Resp of a 1RMA read"),
+	)
+}
+
+// latTol is the tolerance of a measured unloaded latency: one cycle of a
+// 200 MHz pipeline on top of the paper's round figures.
+const latTol = 5.0
+
+func latencyExpectations(pl *Plan) []results.Expectation {
+	t := pl.Timing
+	out := []results.Expectation{
+		{Metric: "tin.latency.fallthrough", Value: t.FallThroughNs, Unit: "ns", AbsTol: latTol, Source: "Aquila §3.1", Note: "core cell switch fall-through"},
+		{Metric: "tin.latency.hop", Params: results.Params{"link": "local"}, Value: t.HopLatency(Local), Unit: "ns", AbsTol: latTol, Source: "Aquila §3.1",
+			Note: fmt.Sprintf("total per-hop latency without FEC (%g ns) + %g ns flight", t.HopNs, t.LocalPropNs)},
+		{Metric: "tin.latency.hop", Params: results.Params{"link": "global"}, Value: t.HopLatency(Global), Unit: "ns", AbsTol: latTol, Source: "Aquila §3.1, §3.2",
+			Note: fmt.Sprintf("%g ns per hop + %g ns FEC + %g ns flight", t.HopNs, t.FECNs, t.GlobalPropNs)},
+	}
+	for _, k := range []LinkKind{Local, Global} {
+		for _, c := range []int{ControlCell, ReqCell, MaxCell} {
+			out = append(out, results.Expectation{Metric: "tin.latency.serialization", Params: results.Params{"link": k.String(), "cell": strconv.Itoa(c)},
+				Value: t.Serialization(c, k), Unit: "ns", AbsTol: 1e-9, Source: "Aquila §3.1, §3.2",
+				Note: fmt.Sprintf("%d B at %g Gb/s%s (§3.1: ~50 ns for 160 B on 25G links)", c, t.LinkGbps, map[bool]string{true: fmt.Sprintf(" less %g%% FEC", 100*t.FECOverhead)}[k == Global])})
+		}
+	}
+	// Unloaded cell latency for every route shape of the Clique.
+	shapes := map[[2]int]Path{}
+	for _, s := range pl.Clique.Nodes() {
+		for _, d := range pl.Clique.Nodes() {
+			for _, p := range append(pl.Clique.minimal(s, d, 0), pl.Clique.nonMinimal(s, d, 0)...) {
+				l, g := p.Count()
+				if _, ok := shapes[[2]int{l, g}]; !ok {
+					shapes[[2]int{l, g}] = p
+				}
+			}
+		}
+	}
+	keys := make([][2]int, 0, len(shapes))
+	for k := range shapes {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i][1] < keys[j][1] || keys[i][1] == keys[j][1] && keys[i][0] < keys[j][0]
+	})
+	for _, k := range keys {
+		for _, c := range []int{ControlCell, MaxCell} {
+			out = append(out, results.Expectation{Metric: "tin.latency.cell",
+				Params: results.Params{"local": strconv.Itoa(k[0]), "global": strconv.Itoa(k[1]), "cell": strconv.Itoa(c)},
+				Value:  t.CellLatency(shapes[k], c), Unit: "ns", AbsTol: latTol + 0.02*t.CellLatency(shapes[k], c), Source: "Aquila §3.1, §3.2",
+				Note: "unloaded, endpoint to endpoint, cut-through: 20 ns fall-through + head latency per hop + the slowest link's serialization once; ±(5 ns + 2%)"})
+		}
+	}
+	return out
+}
+
+func routeExpectations(pl *Plan) ([]results.Expectation, error) {
+	var out []results.Expectation
+	for _, pr := range pl.Pairs {
+		for _, mode := range pl.Modes {
+			rs, err := pl.Clique.Routes(pr[0], pr[1], mode, pl.Class)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", Name, err)
+			}
+			all := rs.All()
+			p := results.Params{"src": pr[0].String(), "dst": pr[1].String(), "mode": mode.String()}
+			list := make([]string, 0, 6)
+			for i, q := range all {
+				if i == 6 {
+					list = append(list, fmt.Sprintf("... %d routes in all", len(all)))
+					break
+				}
+				list = append(list, q.String())
+			}
+			out = append(out, results.Expectation{Metric: "tin.route.in_set", Params: p, Value: 1, Unit: "fraction",
+				Source: "Aquila §3.2",
+				Note:   fmt.Sprintf("share of traced paths in the golden set (%d minimal, %d non-minimal): %s", len(rs.Minimal), len(rs.NonMinimal), strings.Join(list, " | "))})
+			hi := float64(len(all))
+			note := "distinct paths traced for the pair: at most the set's size"
+			if rs.Hashed {
+				hi, note = 1, "hashed mode: every cell of the pair takes the same path (§3.2)"
+			}
+			out = append(out, results.Expectation{Metric: "tin.route.distinct", Params: p, Value: hi, Unit: "paths",
+				Min: results.Float(1), Max: results.Float(hi), Source: "Aquila §3.2", Note: note})
+		}
+	}
+	if len(pl.Modes) > 0 && pl.Clique.Pods*pl.Clique.TiNs <= MaxPairNodes {
+		// The golden's own routes must be deadlock-free before anything is
+		// scored against them.
+		if err := pl.Clique.CheckDeadlockFree(pl.Class); err != nil {
+			return nil, fmt.Errorf("%s: %w", Name, err)
+		}
+		g, _ := pl.Clique.RouteGraph(pl.Class)
+		out = append(out, exact("tin.route.vcs", results.Params{"clique": pl.Clique.Param()}, float64(g.MaxVC()-pl.Class*RoutingVCs+1), "VCs", "Aquila §3.2",
+			"routing VCs the Clique's routes use: 3 with a non-minimal route through an intermediate pod, 2 in a 2-pod Clique"))
+	}
+	return out, nil
+}
+
+func sizeExpectations(pl *Plan) []results.Expectation {
+	f := FullClique()
+	full := results.Params{"clique": "full"}
+	e := func(metric string, v float64, unit, src, note string) results.Expectation {
+		return exact(metric, full, v, unit, src, note)
+	}
+	out := []results.Expectation{
+		e("tin.clique.pods", float64(f.Pods), "pods", "Aquila §2, App. A", "\"12 TiNs in a pod with 48 pods\""),
+		e("tin.clique.tins", float64(f.TiNs), "TiNs", "Aquila §4.2, §5.1", "48 × 12"),
+		e("tin.clique.hosts", float64(f.Hosts), "hosts", "Aquila §2, §4.2", "two hosts per TiN: \"up to 1152 host machines\""),
+		e("tin.clique.mgmt_cpus", float64(f.MgmtCPUs), "CPUs", "Aquila §4.2", "one management CPU per TiN"),
+		e("tin.clique.racks", float64(f.Racks), "racks", "Aquila App. A", "two pods per rack"),
+		e("tin.clique.local_links", float64(f.LocalLinks), "links", "Aquila §3.2", "576 TiNs × 24 local ports / 2"),
+		e("tin.clique.global_links_per_pod_pair", float64(f.GlobalLinksPerPodPair), "links", "Aquila App. A", "floor(12 × 8 / 47): \"two optical GNet global links between any pod pair\""),
+		e("tin.clique.pod_pairs", float64(f.PodPairs), "pairs", "Aquila App. A", "\"47 × 48 / 2 = 1128 unique interpod cables\""),
+		e("tin.clique.global_links", float64(f.GlobalLinks), "links", "Aquila §3.2, App. A", "1128 pod pairs × 2"),
+		e("tin.clique.unused_global_ports_per_pod", float64(f.UnusedGlobalPortsPerPod), "ports", "Aquila App. A", "96 optical ports per pod, 94 used"),
+		e("tin.clique.fibre_bundles", float64(f.FibreBundles), "bundles", "Aquila App. A", "12 shuffle groups of 4 pods: C(12,2) = \"66 4-cable bundles\""),
+		e("tin.clique.cables_per_bundle", float64(f.CablesPerBundle), "cables", "Aquila App. A", "16 pod pairs × 2 links / 8 links per MPO16 cable"),
+		e("tin.clique.pod_pair_gbps", f.PodPairGbps, "Gb/s", "Aquila §5.1, §6", "\"2x25Gbps\", the minimal-path bandwidth between two pods"),
+		{Metric: "tin.clique.ip_flows", Params: full, Value: float64(f.IPFlows), Unit: "flows", RelTol: 0.05, Source: "Aquila §4.2",
+			Note: "(1152 hosts + 576 CPUs) × 2 address families × 576 TiNs = 1.99 M; §4.2: \"approximately 1.9 million\""},
+		e("tin.clique.ip_flows_indexed", float64(f.IPFlowsIndexed), "flows", "Aquila §4.2", "the indexed group divides the IP flows \"by a factor of 576\""),
+		{Metric: "tin.clique.gnet_flows_naive", Params: full, Value: float64(f.GNetFlowsNaive), Unit: "flows", RelTol: 0.05, Source: "Aquila §4.2",
+			Note: "model's decomposition: 576 TiNs × 50 input ports × 3 routing VCs × 58 destinations (47 pods + 11 TiNs); §4.2: \"almost 5 million\""},
+	}
+	c := pl.Clique
+	here := results.Params{"clique": c.Param()}
+	return append(out,
+		exact("tin.clique.pods", here, float64(c.Pods), "pods", "configured", "the Clique the routes are for"),
+		exact("tin.clique.tins", here, float64(c.Pods*c.TiNs), "TiNs", "configured", "pods × TiNs per pod"),
+		exact("tin.clique.local_links", here, float64(c.Pods*c.TiNs*(c.TiNs-1)/2), "links", "Aquila §3.2", "TiNs of a pod fully connected, one link per pair"),
+		exact("tin.clique.global_links", here, float64(len(c.Globals)), "links", "Aquila §3.2", "global links of the configured wiring"),
+	)
+}
+
+// simExpectations runs the reference simulation at every load and turns it
+// into bands: see the package documentation, "Fabric RTT".
+func simExpectations(pl *Plan) ([]results.Expectation, error) {
+	if len(pl.Loads) == 0 {
+		return nil, nil
+	}
+	base := SimConfig{Clique: pl.Clique, Timing: pl.Timing, Mode: pl.SimMode, Bytes: pl.Bytes, ReplyBytes: pl.Reply,
+		Warmup: pl.Warmup, Packets: pl.SimPackets, CTSWindow: pl.CTSWindow, Align: pl.Align, Seed: pl.Seed}
+	zero := base
+	zero.Load, zero.Warmup, zero.Packets = ZeroLoad, 0, min(pl.SimPackets, 2000)
+	z, err := Simulate(zero)
+	if err != nil {
+		return nil, fmt.Errorf("%s: zero-load simulation: %w", Name, err)
+	}
+	var out []results.Expectation
+	for _, load := range pl.Loads {
+		var rtt, rtt99, ow, ow99 []float64
+		for r := 0; r < pl.Replicas; r++ {
+			cfg := base
+			cfg.Load, cfg.Seed = load, pl.Seed+uint64(r)*0x632be59bd9b4e019
+			res, err := Simulate(cfg)
+			if err != nil {
+				return nil, fmt.Errorf("%s: simulation at load %g: %w", Name, load, err)
+			}
+			if res.Saturated {
+				return nil, fmt.Errorf("%s: load %g saturates the %s Clique (%g Gb/s links, %g Gb/s injection): lower the loads", Name, load, pl.Clique.Param(), pl.Timing.LinkGbps, pl.Timing.InjectGbps)
+			}
+			rtt, rtt99 = append(rtt, res.RTT.Mean), append(rtt99, res.RTT.P99)
+			ow, ow99 = append(ow, res.OneWay.Mean), append(ow99, res.OneWay.P99)
+		}
+		ls := strconv.FormatFloat(load, 'g', -1, 64)
+		for _, b := range []struct {
+			metric, stat string
+			v            []float64
+			zero         float64
+		}{
+			{"tin.fabric.rtt", "mean", rtt, z.RTT.Mean}, {"tin.fabric.rtt", "p99", rtt99, z.RTT.P99},
+			{"tin.fabric.latency", "mean", ow, z.OneWay.Mean}, {"tin.fabric.latency", "p99", ow99, z.OneWay.P99},
+		} {
+			out = append(out, band(b.metric, results.Params{"load": ls, "bytes": strconv.Itoa(pl.Bytes), "stat": b.stat}, b.v, b.zero, pl))
+		}
+	}
+	return out, nil
+}
+
+// ZeroLoad is the load of the run that measures the unloaded latencies the
+// bands are built on.
+const ZeroLoad = 0.001
+
+// band turns replica values into a band: the unloaded part U within 5% (the
+// paper's per-hop figures), the queueing part Q = value - U within a factor
+// of two (the model leaves out credits, VC FIFO depths and iSLIP), widened
+// by three standard deviations of the replicas.
+func band(metric string, p results.Params, v []float64, zero float64, pl *Plan) results.Expectation {
+	m, sd := meanSD(v)
+	q := math.Max(0, m-zero)
+	lo := 0.95*zero + 0.5*q - 3*sd
+	hi := 1.05*zero + 2*q + 3*sd
+	what := map[string]string{"tin.fabric.rtt": "request RTS in to reply delivered", "tin.fabric.latency": "request RTS in to in-order delivery"}[metric]
+	return results.Expectation{Metric: metric, Params: p, Value: m, Unit: "ns", Min: results.Float(lo), Max: results.Float(hi),
+		Source: "Aquila §3.3, §5.1 (reference simulation)",
+		Note: fmt.Sprintf("%s, UR Poisson over the %s Clique, %d-byte requests, %d-byte replies, %s data cells, CTS window %d; %d replicas (sd %.0f ns); band: unloaded %.0f ns ±5%%, queueing %.0f ns ×[0.5, 2], ±3 sd",
+			what, pl.Clique.Param(), pl.Bytes, pl.Reply, pl.SimMode, pl.CTSWindow, len(v), sd, zero, q)}
+}
+
+func meanSD(v []float64) (float64, float64) {
+	if len(v) == 0 {
+		return 0, 0
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	m := s / float64(len(v))
+	if len(v) == 1 {
+		return m, 0
+	}
+	ss := 0.0
+	for _, x := range v {
+		ss += (x - m) * (x - m)
+	}
+	return m, math.Sqrt(ss / float64(len(v)-1))
+}
+
+func pairs(s map[string]string, c *Clique) ([][2]Addr, error) {
+	srcS, hasSrc := s["src"]
+	dstS, hasDst := s["dst"]
+	if hasSrc != hasDst {
+		return nil, fmt.Errorf("%s: parameters src and dst go together; omit both for every pair of TiNs", Name)
+	}
+	if hasSrc {
+		src, err := ParseAddr(srcS)
+		if err != nil {
+			return nil, fmt.Errorf("%s: parameter src: %w", Name, err)
+		}
+		dst, err := ParseAddr(dstS)
+		if err != nil {
+			return nil, fmt.Errorf("%s: parameter dst: %w", Name, err)
+		}
+		for _, a := range []Addr{src, dst} {
+			if !c.Contains(a.Node()) {
+				return nil, fmt.Errorf("%s: address %s is outside the %s Clique", Name, a, c.Param())
+			}
+		}
+		return [][2]Addr{{src, dst}}, nil
+	}
+	nodes := c.Nodes()
+	if len(nodes) > MaxPairNodes {
+		return nil, fmt.Errorf("%s: the %s Clique has %d TiNs, more than %d for listing every pair; set src and dst", Name, c.Param(), len(nodes), MaxPairNodes)
+	}
+	var out [][2]Addr
+	for _, a := range nodes {
+		for _, b := range nodes {
+			out = append(out, [2]Addr{{a.Pod, a.TiN, 0}, {b.Pod, b.TiN, 0}})
+		}
+	}
+	return out, nil
+}
+
+// parseShape reads "PxT" (pods x TiNs per pod).
+func parseShape(s string) (int, int, error) {
+	a, b, ok := strings.Cut(strings.ToLower(strings.TrimSpace(s)), "x")
+	if !ok {
+		return 0, 0, fmt.Errorf("%q: want pods x TiNs, e.g. 2x4", s)
+	}
+	p, err := parseInt(a, 1, MaxPods)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%q, pods: %w", s, err)
+	}
+	t, err := parseInt(b, 1, MaxTiNs)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%q, TiNs per pod: %w", s, err)
+	}
+	return p, t, nil
+}
+
+func parseInt(s string, lo, hi int) (int, error) {
+	f := strings.TrimSpace(s)
+	n, err := strconv.Atoi(f)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a whole number", f)
+	}
+	if n < lo || n > hi {
+		return 0, fmt.Errorf("%d is outside %d..%d", n, lo, hi)
+	}
+	return n, nil
+}
+
+// parseIntList reads a comma-separated list of whole numbers in [lo, hi];
+// empty is allowed, a repeat is not (two expectations with one key).
+func parseIntList(s string, lo, hi int) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	seen := map[int]bool{}
+	for _, f := range strings.Split(s, ",") {
+		n, err := parseInt(f, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("%d is listed twice", n)
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func parseLoads(s string) ([]float64, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []float64
+	seen := map[string]bool{}
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || math.IsNaN(v) || v < 0.01 || v > 1 {
+			return nil, fmt.Errorf("%q: want a fraction of the injection rate, 0.01..1", f)
+		}
+		k := strconv.FormatFloat(v, 'g', -1, 64)
+		if seen[k] {
+			return nil, fmt.Errorf("load %s is listed twice", k)
+		}
+		seen[k] = true
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func parseModes(s string) ([]Mode, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []Mode
+	seen := map[Mode]bool{}
+	for _, f := range strings.Split(s, ",") {
+		m, err := ParseMode(f)
+		if err != nil {
+			return nil, err
+		}
+		if seen[m] {
+			return nil, fmt.Errorf("mode %s is listed twice", m)
+		}
+		seen[m] = true
+		out = append(out, m)
+	}
+	return out, nil
+}

@@ -1,0 +1,121 @@
+package tin
+
+import (
+	"math"
+	"testing"
+)
+
+func simCfg(t *testing.T, c *Clique, load float64) SimConfig {
+	t.Helper()
+	return SimConfig{Clique: c, Timing: PaperTiming(), Mode: FullyAdaptive, Load: load, Bytes: 1500, ReplyBytes: 64,
+		Warmup: 200, Packets: 1500, CTSWindow: 8, Align: 8, Seed: 7}
+}
+
+func run(t *testing.T, cfg SimConfig) SimResult {
+	t.Helper()
+	r, err := Simulate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// At zero load a one-cell packet between two TiNs of a pod is exactly its
+// RTS, its CTS and its data cell, each at the closed-form cell latency, and
+// the RTT adds the reply's three.
+func TestSimZeroLoadMatchesClosedForm(t *testing.T) {
+	c := mustClique(t, 1, 2, 0)
+	cfg := simCfg(t, c, ZeroLoad)
+	cfg.Bytes, cfg.ReplyBytes, cfg.Mode, cfg.Warmup, cfg.Packets = 100, 40, MinimalDeterministic, 0, 500
+	r := run(t, cfg)
+	tm := PaperTiming()
+	p, _ := ParsePath("p0t0->p0t1[vc0]")
+	data := Cells(100)[0]
+	reply := Cells(40)[0]
+	oneway := 2*tm.CellLatency(p, ControlCell) + tm.CellLatency(p, data)
+	rtt := oneway + 2*tm.CellLatency(p, ControlCell) + tm.CellLatency(p, reply)
+	if math.Abs(r.OneWay.P50-oneway) > 1e-6 || math.Abs(r.RTT.P50-rtt) > 1e-6 {
+		t.Errorf("zero load: one-way median %g (want %g), RTT median %g (want %g)", r.OneWay.P50, oneway, r.RTT.P50, rtt)
+	}
+	if r.OneWay.N != 500 || r.RTT.N != 500 || r.Saturated {
+		t.Errorf("measured %d/%d of 500, saturated %v", r.OneWay.N, r.RTT.N, r.Saturated)
+	}
+}
+
+// RTT grows with load, the fabric saturates beyond what its global links
+// carry, minimal modes never detour, and a run is a function of its seed.
+func TestSimBehaviour(t *testing.T) {
+	c := mustClique(t, 2, 4, 1)
+	var prev float64
+	for _, load := range []float64{0.05, 0.2, 0.3} {
+		r := run(t, simCfg(t, c, load))
+		if r.Saturated || r.RTT.N != 1500 || r.OneWay.N != 1500 {
+			t.Fatalf("load %g: saturated %v, measured %d/%d", load, r.Saturated, r.RTT.N, r.OneWay.N)
+		}
+		if r.RTT.Mean <= prev || r.RTT.P99 < r.RTT.P50 || r.RTT.Mean <= r.OneWay.Mean {
+			t.Errorf("load %g: RTT mean %g after %g, p50 %g p99 %g, one-way %g", load, r.RTT.Mean, prev, r.RTT.P50, r.RTT.P99, r.OneWay.Mean)
+		}
+		prev = r.RTT.Mean
+	}
+	if r := run(t, simCfg(t, c, 0.6)); !r.Saturated {
+		t.Errorf("load 0.6 on four 25 Gb/s global links is not flagged saturated (RTT %g)", r.RTT.Mean)
+	}
+	for _, m := range []Mode{MinimalAdaptive, MinimalDeterministic} {
+		cfg := simCfg(t, c, 0.2)
+		cfg.Mode = m
+		if r := run(t, cfg); r.NonMinimal != 0 {
+			t.Errorf("%s routed %g of the data cells non-minimally", m, r.NonMinimal)
+		}
+	}
+	// Fully adaptive spreads a packet over the intra-pod detours even unloaded
+	// (the injection port outruns one link, §6 "self congestion").
+	if r := run(t, simCfg(t, c, ZeroLoad)); r.NonMinimal <= 0 || r.NonMinimal > 0.5 {
+		t.Errorf("fully adaptive at zero load: non-minimal share %g", r.NonMinimal)
+	}
+	a, b := run(t, simCfg(t, c, 0.2)), run(t, simCfg(t, c, 0.2))
+	if a != b {
+		t.Error("two runs with one seed differ")
+	}
+	cfg := simCfg(t, c, 0.2)
+	cfg.Seed++
+	if run(t, cfg).RTT == a.RTT {
+		t.Error("two seeds gave the same run")
+	}
+}
+
+// A Clique with intermediate pods detours inter-pod cells under load.
+func TestSimNonMinimalInterPod(t *testing.T) {
+	c := mustClique(t, 3, 2, 1)
+	cfg := simCfg(t, c, 0.15)
+	r := run(t, cfg)
+	if r.Saturated || r.NonMinimal <= 0 {
+		t.Errorf("3x2 Clique at 0.15: saturated %v, non-minimal %g", r.Saturated, r.NonMinimal)
+	}
+	cfg.Mode = Deterministic
+	if r := run(t, cfg); r.RTT.N != cfg.Packets {
+		t.Errorf("deterministic mode measured %d", r.RTT.N)
+	}
+}
+
+func TestSimConfigErrors(t *testing.T) {
+	c := mustClique(t, 2, 4, 1)
+	for _, f := range []func(*SimConfig){
+		func(s *SimConfig) { s.Clique = nil },
+		func(s *SimConfig) { s.Load = 0 },
+		func(s *SimConfig) { s.Load = 1.5 },
+		func(s *SimConfig) { s.Bytes = 0 },
+		func(s *SimConfig) { s.ReplyBytes = -1 },
+		func(s *SimConfig) { s.Packets = 0 },
+		func(s *SimConfig) { s.CTSWindow = 0 },
+		func(s *SimConfig) { s.Align = 3 },
+		func(s *SimConfig) { s.Mode = Mode(7) },
+		func(s *SimConfig) { s.Timing.LinkGbps = -1 },
+		func(s *SimConfig) { s.Clique = mustClique(t, 1, 1, 0) },
+	} {
+		cfg := simCfg(t, c, 0.1)
+		f(&cfg)
+		if _, err := Simulate(cfg); err == nil {
+			t.Errorf("bad config %+v accepted", cfg)
+		}
+	}
+}

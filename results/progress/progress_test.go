@@ -1,0 +1,99 @@
+package progress
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/creack/pty"
+)
+
+var plans = []Plan{{Name: "mesh", Boards: []string{"exa-00", "exa-10"}, Steps: 5}}
+
+func counts() map[string]Counts {
+	return map[string]Counts{"exa-00": {Verdicts: 7, NotPass: 2}, "exa-10": {Verdicts: 3}}
+}
+
+func TestPlainLines(t *testing.T) {
+	var buf bytes.Buffer
+	p := NewPlain(&buf, plans, counts)
+	p.Step("mesh", "program")
+	p.Step("mesh", "bandwidth")
+	p.Close()
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want one per step:\n%s", len(lines), buf.String())
+	}
+	for _, want := range []string{"mesh [exa-00 exa-10] step 2/5: bandwidth", "10 verdicts so far, 2 not passed"} {
+		if !strings.Contains(lines[1], want) {
+			t.Errorf("line %q lacks %q", lines[1], want)
+		}
+	}
+	if strings.Contains(buf.String(), "\x1b[") {
+		t.Error("plain output holds terminal escapes")
+	}
+}
+
+func TestCIGetsPlainLinesEvenOnATerminal(t *testing.T) {
+	ptm, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptm.Close()
+	defer tty.Close()
+	t.Setenv("CI", "")
+	if !Fancy(tty) {
+		t.Error("a terminal without CI should get bars")
+	}
+	t.Setenv("CI", "true")
+	if Fancy(tty) {
+		t.Error("CI=true should get plain lines")
+	}
+	f, _ := os.CreateTemp(t.TempDir(), "out")
+	defer f.Close()
+	t.Setenv("CI", "")
+	if Fancy(f) {
+		t.Error("a file should get plain lines")
+	}
+	if _, ok := New(f, plans, counts).(*Plain); !ok {
+		t.Error("New on a file did not return plain lines")
+	}
+}
+
+// syncBuffer is written by mpb's goroutine and read by the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestBarsPerBoardAndLogsAbove(t *testing.T) {
+	var out syncBuffer
+	b := NewBars(&out, plans, counts)
+	b.Step("mesh", "check bitstreams")
+	b.Step("mesh", "program")
+	b.Step("mesh", "latency")
+	fmt.Fprintln(b.Writer(), "level=INFO msg=hello")
+	b.Close()
+	fmt.Fprintln(b.Writer(), "after close") // goes straight to the output
+	s := out.String()
+	for _, want := range []string{"exa-00", "exa-10", "mesh", "5/5", "7 verdicts, 2 not passed", "hello", "after close"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("bar output lacks %q:\n%s", want, s)
+		}
+	}
+}
