@@ -9,7 +9,7 @@ GO       ?= go
 CACHE    := $(CURDIR)/.cache
 FUZZTIME ?= 60s
 
-.PHONY: all build test fmt-check vet unit bench fuzz clean
+.PHONY: all build test fmt-check vet unit bench fuzz clean influxd
 
 all: build
 
@@ -25,8 +25,17 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-unit:
-	$(GO) test -race -count=1 -timeout 20m ./...
+unit: influxd
+	LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -race -count=1 -timeout 20m ./...
+
+# InfluxDB 1.8 for the export tests (results/influx, cmd/labrunner): built once into .cache (about two
+# minutes), skipped when the binary is there. The tests start and stop their own servers on 127.0.0.1.
+INFLUXD := $(CACHE)/bin/influxd
+
+influxd: $(INFLUXD)
+
+$(INFLUXD):
+	GOBIN=$(CACHE)/bin $(GO) install github.com/influxdata/influxdb/cmd/influxd@v1.8.3
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./drivers/uartbridge ./drivers/mmio ./boards/emu/... ./golden/...

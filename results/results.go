@@ -130,9 +130,9 @@ func (e Expectation) Describe() string {
 	s := fmtNum(e.Value) + " " + e.Unit
 	switch {
 	case e.RelTol > 0 && e.AbsTol > 0:
-		s += fmt.Sprintf(" ±max(%g%%, %s)", e.RelTol*100, fmtNum(e.AbsTol))
+		s += fmt.Sprintf(" ±max(%.3g%%, %s)", e.RelTol*100, fmtNum(e.AbsTol))
 	case e.RelTol > 0:
-		s += fmt.Sprintf(" ±%g%%", e.RelTol*100)
+		s += fmt.Sprintf(" ±%.3g%%", e.RelTol*100)
 	case e.AbsTol > 0:
 		s += " ±" + fmtNum(e.AbsTol)
 	}

@@ -98,6 +98,10 @@ func (e *Env) Record(name string, m results.Measurement, exp results.Expectation
 		exp.Min, exp.Max = nil, nil
 		exp.Source += " (tolerance from the lab file)"
 	}
+	// The expectation is recorded under the measurement's own parameters
+	// (which add the board's link, peer or hop pair to the model's key), so
+	// that reports pair the two by key.
+	exp.Params = m.Params.Clone()
 	v := results.Score(m, exp)
 	e.write(m, &exp, v)
 	return v

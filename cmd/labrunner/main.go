@@ -102,6 +102,9 @@ func newApp() *cli.App {
 			simCommand(),
 			faultsCommand(),
 			labCommand(),
+			exportCommand(),
+			reportCommand(),
+			compareCommand(),
 		},
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -16,6 +17,8 @@ import (
 	"labrunner/bitstreams"
 	"labrunner/labconfig"
 	"labrunner/results"
+	"labrunner/results/progress"
+	"labrunner/results/report"
 	"labrunner/selftest"
 )
 
@@ -26,15 +29,18 @@ func nightlyCommand() *cli.Command {
 		Description: "Runs every plan of the lab (or those named with --plan) on its boards, plans on disjoint boards in\n" +
 			"parallel. Each board's bitstream is checked against its part before anything is programmed; every\n" +
 			"hardware step runs under the lab file's deadlines. Results go to a new directory under --out:\n" +
-			"run.json, measurements.jsonl, verdicts.json, junit.xml and the console transcripts.\n\n" +
+			"run.json, measurements.jsonl, verdicts.json, junit.xml, report.html and the console transcripts. Each plan is\n" +
+			"compared with its previous run in the same results root (compare.json). With --influx-url (or the lab's\n" +
+			"influx: block) the results go to InfluxDB through a disk spool: a server that is down never fails the run,\n" +
+			"and its points go out with the next run or `labrunner export`.\n\n" +
 			"Exit codes: 0 all passed, 1 a verdict failed, 2 bad usage or config, 3 infrastructure error.",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			labFlag,
 			&cli.StringFlag{Name: "out", Usage: "results root: run directories are created inside it (default: the lab's results.root, else ./runs)"},
 			&cli.StringSliceFlag{Name: "plan", Usage: "run only this plan (repeatable)"},
 			faultFlag,
 			seedFlag,
-		},
+		}, influxFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := noTrailingFlags(c); err != nil {
 				return err
@@ -49,7 +55,7 @@ func selftestCommand() *cli.Command {
 		Name:      "selftest",
 		Usage:     "run one plan (or all) — the nightly's machinery for a quick check during bring-up",
 		ArgsUsage: "[PLAN...]",
-		Flags:     []cli.Flag{labFlag, &cli.StringFlag{Name: "out", Usage: "results root"}, faultFlag, seedFlag},
+		Flags:     append([]cli.Flag{labFlag, &cli.StringFlag{Name: "out", Usage: "results root"}, faultFlag, seedFlag}, influxFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := noTrailingFlags(c); err != nil {
 				return err
@@ -60,9 +66,18 @@ func selftestCommand() *cli.Command {
 }
 
 func runNightly(c *cli.Context, plans []string) error {
-	log := logger(c)
 	cat := bitstreams.Default()
 	lab, err := loadLab(c, cat)
+	if err != nil {
+		return err
+	}
+	// The progress display comes first: on a terminal, log lines must go
+	// above its bars (progress.Reporter.Writer).
+	var current atomic.Pointer[results.Dir] // set once the run directory exists
+	prog := progress.New(os.Stderr, progressPlans(lab, plans), verdictCounts(current.Load))
+	defer prog.Close()
+	log := loggerTo(c, prog.Writer())
+	icfg, err := influxConfig(c, lab, log)
 	if err != nil {
 		return err
 	}
@@ -103,11 +118,12 @@ func runNightly(c *cli.Context, plans []string) error {
 		return withCode(selftest.ExitConfig, err)
 	}
 	defer dir.Close()
-	fmt.Fprintf(os.Stderr, "run directory: %s\n", dir.Path)
+	current.Store(dir)
+	fmt.Fprintf(prog.Writer(), "run directory: %s\n", dir.Path)
 
 	n := &selftest.Nightly{
 		Lab: lab, Catalogue: cat, Emulator: emulator(rack), Dir: dir, Log: log, Plans: plans,
-		Progress: func(plan, step string) { log.Info("step", "plan", plan, "step", step) },
+		Progress: prog.Step,
 	}
 	start := time.Now()
 	out := n.Run(ctx)
@@ -117,7 +133,17 @@ func runNightly(c *cli.Context, plans []string) error {
 	if err := dir.Finish(out.Status, out.ExitCode); err != nil {
 		log.Error("writing the run directory's reports failed", "err", err)
 	}
+	after := finishNightly(ctx, c, lab, root, dir, icfg, log)
+	prog.Close()
 	selftest.WriteSummary(os.Stdout, dir.Run(), dir.Verdicts(), time.Since(start))
+	if after.cmp != nil {
+		fmt.Fprintln(os.Stdout)
+		after.cmp.WriteText(os.Stdout, 20)
+	}
+	if after.exportMsg != "" {
+		fmt.Fprintf(os.Stdout, "\n%s\n", after.exportMsg)
+	}
+	fmt.Fprintf(os.Stdout, "report: %s\n", filepath.Join(dir.Path, report.File))
 	fmt.Fprintf(os.Stdout, "run directory: %s (%s)\n", dir.Path, out.Status)
 	if out.ExitCode != 0 {
 		return &exitError{code: out.ExitCode}

@@ -4,7 +4,9 @@
 package models
 
 import (
-	_ "labrunner/golden/exanet" // ExaNet (ParCo 2017)
-	_ "labrunner/golden/prr"    // parallel round-robin FPGA switch (FPGA 2020)
-	_ "labrunner/golden/tin"    // TiN-style cell fabric (Aquila, NSDI 2022)
+	_ "labrunner/golden/exanet"   // ExaNet (ParCo 2017)
+	_ "labrunner/golden/ordering" // SC'18 ordering protocols (NVIDIA)
+	_ "labrunner/golden/prr"      // parallel round-robin FPGA switch (FPGA 2020)
+	_ "labrunner/golden/shoal"    // Shoal disaggregated-rack fabric (NSDI 2019)
+	_ "labrunner/golden/tin"      // TiN-style cell fabric (Aquila, NSDI 2022)
 )

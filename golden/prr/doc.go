@@ -34,14 +34,14 @@
 // Readings where the paper leaves a choice open (each is a choice the
 // emulator's author must also make; the tests pin them):
 //
-//   - Equal keys. A CAS swaps only when the lower wire's key is strictly
-//     greater. The network is not stable, so packets for the same port in
-//     one batch may leave the sorter in another order than their inputs
-//     (P=4, four valid packets D,E,F→1 and G→0: E is written before D), and
-//     that order decides their queues. The key of an invalid packet includes
-//     its dest bits, but they never move a valid packet (a CAS between a
-//     valid and an invalid packet goes the same way whatever the invalid
-//     one's dest), so a replay need not reproduce them.
+//   - Equal keys. Packets for the same port in one batch leave the sorter
+//     in input order: the CAS units order {valid, dest} and, between equal
+//     keys, the input index carried below the key (the lead's ruling: issue
+//     7 names "a sorting network that mis-orders equal keys" as a fault, so
+//     the reference order of equal keys is the input order). The k-th packet
+//     for port d counted in input order lands in queue (offset_d + k) mod P.
+//     The key of an invalid packet includes its dest bits, but they never
+//     move a valid packet, so a replay need not reproduce them.
 //   - Drops. A packet is dropped when its queue is full ("dropped packets can
 //     only occur at the queue level", §3.1); the offset counter advances by
 //     the popcount regardless, since it never sees the queues. This is the

@@ -65,17 +65,23 @@ type lane struct {
 	input int16
 }
 
-// sort applies the network to lanes in place. A CAS swaps its two lanes only
-// when the key on the lower wire is strictly greater than the key on the
-// upper wire: equal keys stay where they are. The paper does not spell out
-// the tie rule; a plain ">" comparator is the natural hardware reading, and
-// it is what decides the order of packets for the same port within a batch
-// (the network is not stable).
+// sort applies the network to lanes in place. A CAS orders its two lanes by
+// the key {valid, dest} of §3.2a and, between equal keys, by input port: the
+// packets of one batch for the same port leave the sorter in input order.
+//
+// The paper's CAS compares {valid, dest} only and leaves the order of equal
+// keys to the network's wiring (Batcher's network with plain ">" units is
+// not stable). The lead's ruling (issue 7: "a sorting network that mis-orders
+// equal keys" is a fault to catch) makes input order the reference: the
+// hardware carries the input index below the key, so that the placement of a
+// batch is the documented function of the batch and the offsets, and a CAS
+// that mis-orders equal keys is a visible fault.
 func (n *SortNet) sort(lanes []lane) {
 	for _, st := range n.Stages {
 		for _, c := range st {
-			if lanes[c.Lo].key > lanes[c.Hi].key {
-				lanes[c.Lo], lanes[c.Hi] = lanes[c.Hi], lanes[c.Lo]
+			a, b := lanes[c.Lo], lanes[c.Hi]
+			if a.key > b.key || (a.key == b.key && a.input > b.input) {
+				lanes[c.Lo], lanes[c.Hi] = b, a
 			}
 		}
 	}

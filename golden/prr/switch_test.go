@@ -35,19 +35,19 @@ func TestInsertHandWorked(t *testing.T) {
 	if st := s.State(); !slices.Equal(st.Offsets, []int{1, 2, 0, 0}) {
 		t.Fatalf("batch 1: offsets %v, want [1 2 0 0]", st.Offsets)
 	}
-	// Batch 2: D→1, E→1, F→1, G→0. Keys 5,5,5,4 sort to G,E,D,F (E passes
-	// D: the network is not stable). start0=0, start1=1.
-	// Port 0: rotate by 1−0: G to lane 1. Port 1: rotate by 2−1 = 1: E to
-	// lane 2, D to lane 3, F to lane 0.
+	// Batch 2: D→1, E→1, F→1, G→0. Keys 5,5,5,4 sort to G,D,E,F (equal
+	// keys keep input order). start0=0, start1=1.
+	// Port 0: rotate by 1−0: G to lane 1. Port 1: rotate by 2−1 = 1: D to
+	// lane 2, E to lane 3, F to lane 0.
 	pl, _ = s.Insert([]Packet{pk(1, 'D'), pk(1, 'E'), pk(1, 'F'), pk(0, 'G')})
-	want = []Placement{{3, 0, 1, 'G'}, {1, 1, 2, 'E'}, {0, 1, 3, 'D'}, {2, 1, 0, 'F'}}
+	want = []Placement{{3, 0, 1, 'G'}, {0, 1, 2, 'D'}, {1, 1, 3, 'E'}, {2, 1, 0, 'F'}}
 	if !slices.Equal(pl, want) {
 		t.Fatalf("batch 2: placements %v, want %v", pl, want)
 	}
 	if st := s.State(); !slices.Equal(st.Offsets, []int{2, 1, 0, 0}) {
 		t.Fatalf("batch 2: offsets %v, want [2 1 0 0] (port 1: 2+3 mod 4)", st.Offsets)
 	}
-	// §4.4: port 1's arbiter reads queues 0,1,2,3,0: A B E D F.
+	// §4.4: port 1's arbiter reads queues 0,1,2,3,0: A B D E F.
 	var got []byte
 	for range 6 {
 		for _, d := range s.Dequeue() {
@@ -56,8 +56,8 @@ func TestInsertHandWorked(t *testing.T) {
 			}
 		}
 	}
-	if string(got) != "ABEDF" {
-		t.Fatalf("port 1 delivered %q, want ABEDF", got)
+	if string(got) != "ABDEF" {
+		t.Fatalf("port 1 delivered %q, want ABDEF", got)
 	}
 }
 

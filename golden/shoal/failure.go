@@ -177,9 +177,10 @@ func Attached(t Topology, f Failure) []int {
 // Table 1's quantity: for a failed node link each other node loses its one
 // slot to that node, 1/(N-1) ≈ 1/N; for a leaf each loses the k/2 slots to
 // its nodes, ≈ 1/k = 1/√(2N); for a spine a pair fails when either direction
-// crosses it, ≈ 2/(k/2) = 2√2/√N; for a leaf-spine link, the node on the
-// link's port plus, for the 1 in k/2 nodes whose own port uses that spine,
-// the k/2 nodes of the leaf: ≈ 2/N.
+// crosses it, ≈ 2/(k/2) = 2√2/√N. A leaf-spine link failed both ways costs
+// ≈ 4/N (the node on its port loses everything, and the leaf's nodes lose
+// their slot from every sender whose circuit comes down through that spine),
+// twice Table 1's 2/N, which counts one direction of the link.
 func FailedSlotFraction(t Topology, s *Schedule, f Failure) (float64, error) {
 	n := t.Nodes
 	cut := make([]bool, n)

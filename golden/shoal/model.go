@@ -347,9 +347,12 @@ func (p *predictor) incast() error {
 func (p *predictor) permutation() error {
 	src := "Shoal §6.2, Fig. 9: full permutation, throughput low for small slots, converging towards 50% for larger slots"
 	run := func(c Config, pairs int, params results.Params) error {
+		// Long enough for the new-flow rule to have let go (log2 N epochs,
+		// §3.3.3) and for the average to settle; on a large rack every
+		// epoch already averages over N(N-1) subflows.
 		warm, meas := 200, 2000
 		if c.Nodes > 64 {
-			warm, meas = 20, 100
+			warm, meas = 15, 40
 		}
 		r, err := Permutation(c, pairs, p.seed, warm, meas)
 		if err != nil {
@@ -395,7 +398,9 @@ func permutationCeiling(c Config, pairs int, seed uint64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	perEpoch := float64(Columns(c.Nodes, c.Schedule)) / float64(c.EpochSlots()*c.Channels)
+	// A node sends each other node one cell per epoch: N-1 cells in
+	// EpochSlots·Channels slot-channels.
+	perEpoch := float64(c.Nodes-1) / float64(c.EpochSlots()*c.Channels)
 	if c.Nodes > MaxShoalFairNodes {
 		// Too large to water-fill: every subflow sends at most one cell per
 		// feedback loop, so a flow gets at most 1/loop of its N-1 subflows'
@@ -417,8 +422,8 @@ func permutationCeiling(c Config, pairs int, seed uint64) (float64, error) {
 	for _, r := range rates {
 		sum += r
 	}
-	// Rates are fractions of the N-1 (or N) columns of an epoch; the measure
-	// is cells per slot and channel.
+	// Rates are fractions of the N-1 cells a node sends per epoch; the
+	// measure is cells per slot and channel.
 	return sum / float64(len(rates)) * perEpoch, nil
 }
 
@@ -470,7 +475,7 @@ func (p *predictor) failedSlots() error {
 		}
 		p.exactly("shoal.failed_slots.fraction", results.Params{"failure": k.String()}, v, "fraction",
 			"Shoal Table 1: fraction of failed slots against failed components, two-stage Clos",
-			fmt.Sprintf("exact for node/leaf/spine 0 of this %d-node, %d-port fabric, one channel, symmetric detection (§3.5), over the nodes still connected; Table 1 approximates %.4g",
+			fmt.Sprintf("counted for component 0 (node 0, leaf 0, spine 0, link leaf0-spine0) of this %d-node fabric of %d-port switches, one channel, symmetric detection (§3.5), mean over the nodes still connected; Table 1 approximates %.4g",
 				p.c.Nodes, p.c.Radix, TableOneApprox(k, p.c.Nodes)))
 	}
 	return nil

@@ -35,6 +35,12 @@ type SimOptions struct {
 	UntilNS float64
 	// MeasureFromNS starts the per-flow Window count of delivered cells.
 	MeasureFromNS float64
+	// IgnoreFeedback models a faulty NIC that never waits for rate-limit
+	// feedback: a subflow may release its next cell as soon as the last
+	// one has left. It exists so that tests can show the expectations
+	// catch such a NIC (issue 4's injected fault); a Shoal NIC never does
+	// this.
+	IgnoreFeedback bool
 }
 
 // FlowResult is what happened to one flow.
@@ -509,7 +515,12 @@ func (m *sim) transmit(i, j, x int, slot int64, out *[]inflight) {
 		if local {
 			pp.qLocal--
 			cell.final = m.dst[f]
-			m.sfState[int(m.slab[f])*m.n+j] = sfOutstanding
+			sf := int(m.slab[f])*m.n + j
+			m.sfState[sf] = sfOutstanding
+			if m.o.IgnoreFeedback && m.unassigned[f] > 0 {
+				m.sfState[sf] = sfListed
+				m.listAppend(x, f)
+			}
 		} else {
 			cell.final = int32(j)
 			m.res.Forwarded++

@@ -202,6 +202,9 @@ func ParseWiring(s string) ([]GlobalLink, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tin: wiring entry %q: %w", strings.TrimSpace(f), err)
 		}
+		if na.Pod == nb.Pod {
+			return nil, fmt.Errorf("tin: wiring entry %q joins two TiNs of pod %d; a global link joins pods (Aquila §3.2)", strings.TrimSpace(f), na.Pod)
+		}
 		l := GlobalLink{na, nb}
 		if lessNode(nb, na) {
 			l = GlobalLink{nb, na}

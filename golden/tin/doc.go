@@ -120,8 +120,8 @@
 // factor of two, widened by 3 standard deviations over the replicas:
 // [0.95·U + 0.5·Q - 3sd, 1.05·U + 2·Q + 3sd]. A load that saturates the
 // Clique is refused (the 2x4 Clique's four global links carry 4/7 of every
-// TiN's uniform traffic, so it saturates near 0.35 of a 100 Gb/s injection
-// rate with 25 Gb/s links).
+// TiN's uniform traffic, so with 25 Gb/s links and a 100 Gb/s injection rate
+// it saturates between loads 0.35 and 0.4).
 //
 // # Metrics
 //
@@ -145,7 +145,8 @@
 //	tin.latency.hop           {link=local|global}      head latency of one hop, ns
 //	tin.latency.serialization {link, cell}             cell of 16, 48, 160 bytes on a link, ns (exact)
 //	tin.latency.cell          {local, global, cell}    endpoint-to-endpoint latency of a cell over a route
-//	                                                    with that many local and global hops, ns
+//	                                                    with that many local and global hops, ns (the route
+//	                                                    shapes of the routed pairs)
 //
 // Routes (for every ordered pair of TiNs, endpoint 0, or the src/dst given):
 //

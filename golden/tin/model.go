@@ -278,15 +278,15 @@ func latencyExpectations(pl *Plan) []results.Expectation {
 				Note: fmt.Sprintf("%d B at %g Gb/s%s (§3.1: ~50 ns for 160 B on 25G links)", c, t.LinkGbps, map[bool]string{true: fmt.Sprintf(" less %g%% FEC", 100*t.FECOverhead)}[k == Global])})
 		}
 	}
-	// Unloaded cell latency for every route shape of the Clique.
+	// Unloaded cell latency for every route shape of the routed pairs (all
+	// pairs of a small Clique).
 	shapes := map[[2]int]Path{}
-	for _, s := range pl.Clique.Nodes() {
-		for _, d := range pl.Clique.Nodes() {
-			for _, p := range append(pl.Clique.minimal(s, d, 0), pl.Clique.nonMinimal(s, d, 0)...) {
-				l, g := p.Count()
-				if _, ok := shapes[[2]int{l, g}]; !ok {
-					shapes[[2]int{l, g}] = p
-				}
+	for _, pr := range pl.Pairs {
+		s, d := pr[0].Node(), pr[1].Node()
+		for _, p := range append(pl.Clique.minimal(s, d, 0), pl.Clique.nonMinimal(s, d, 0)...) {
+			l, g := p.Count()
+			if _, ok := shapes[[2]int{l, g}]; !ok {
+				shapes[[2]int{l, g}] = p
 			}
 		}
 	}

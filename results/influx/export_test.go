@@ -3,6 +3,7 @@ package influx
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -617,5 +618,81 @@ func TestLoadToken(t *testing.T) {
 	}
 	if _, err := LoadToken(filepath.Join(t.TempDir(), "missing")); err == nil || !strings.Contains(err.Error(), "--influx-token-file") {
 		t.Errorf("missing token file: %v", err)
+	}
+}
+
+// TestGrafanaDashboardQueries runs every Flux query of the Grafana
+// dashboard in docs/grafana against an exported run: the dashboard must
+// match the schema the exporter writes.
+func TestGrafanaDashboardQueries(t *testing.T) {
+	root := t.TempDir()
+	dir := syntheticRun(t, root, "20260101-000000-grafana", 60, time.Now().Add(-30*time.Minute))
+	ex, _ := New(testConfig(srv.URL), root)
+	defer ex.Close()
+	if _, err := ex.Export(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "grafana", "labrunner-dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Query string `json:"query"`
+			} `json:"targets"`
+		} `json:"panels"`
+		Templating struct {
+			List []struct {
+				Name  string `json:"name"`
+				Type  string `json:"type"`
+				Query string `json:"query"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatalf("dashboard JSON: %v", err)
+	}
+	subst := strings.NewReplacer("${bucket}", testBucket, "${lab:regex}", ".*", "${board:regex}", ".*", "${design:regex}", ".*",
+		"${design}", "all designs", "v.timeRangeStart", "-2h", "v.timeRangeStop", "now()", "v.windowPeriod", "1m")
+	c := influxdb2.NewClient(srv.URL, srvToken)
+	defer c.Close()
+	run := func(what, q string) int {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		res, err := c.QueryAPI("lab").Query(ctx, subst.Replace(q))
+		if err != nil {
+			t.Errorf("%s: %v\n%s", what, err, subst.Replace(q))
+			return 0
+		}
+		n := 0
+		for res.Next() {
+			n++
+		}
+		if res.Err() != nil {
+			t.Errorf("%s: %v", what, res.Err())
+		}
+		return n
+	}
+	queries := 0
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			queries++
+			if n := run("panel "+p.Title, tg.Query); n == 0 {
+				t.Errorf("panel %q shows nothing for an exported run", p.Title)
+			}
+		}
+	}
+	for _, v := range dash.Templating.List {
+		if v.Type == "query" {
+			queries++
+			if n := run("variable "+v.Name, v.Query); n == 0 {
+				t.Errorf("variable %q lists nothing", v.Name)
+			}
+		}
+	}
+	if queries < 6 {
+		t.Errorf("only %d queries in the dashboard", queries)
 	}
 }

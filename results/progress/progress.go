@@ -165,22 +165,25 @@ type Bars struct {
 	t    *tracker
 	mu   sync.Mutex
 	bars map[string][]*mpb.Bar // plan -> its boards' bars
+	size map[string]int64      // plan -> steps (the bars' total)
 	once sync.Once
 }
 
 // NewBars returns a reporter drawing bars on out (a terminal).
 func NewBars(out io.Writer, plans []Plan, counts CountsFunc) *Bars {
 	b := &Bars{
-		p:    mpb.New(mpb.WithOutput(out), mpb.WithWidth(32), mpb.WithRefreshRate(150*time.Millisecond), mpb.WithAutoRefresh()),
+		p:    mpb.New(mpb.WithOutput(out), mpb.WithWidth(20), mpb.WithRefreshRate(150*time.Millisecond), mpb.WithAutoRefresh()),
 		out:  out,
 		t:    newTracker(plans, counts),
 		bars: map[string][]*mpb.Bar{},
+		size: map[string]int64{},
 	}
 	for _, pl := range plans {
 		steps := int64(pl.Steps)
 		if steps <= 0 {
 			steps = 1
 		}
+		b.size[pl.Name] = steps
 		for _, board := range pl.Boards {
 			plan, board := pl.Name, board
 			bar := b.p.AddBar(steps,
@@ -193,7 +196,7 @@ func NewBars(out io.Writer, plans []Plan, counts CountsFunc) *Bars {
 					c := b.t.board(board)
 					s := fmt.Sprintf(" %s · %d verdicts", b.t.current(plan), c.Verdicts)
 					if c.NotPass > 0 {
-						s += fmt.Sprintf(", %d not passed", c.NotPass)
+						s += fmt.Sprintf(", %d bad", c.NotPass)
 					}
 					return s
 				})),
@@ -210,7 +213,9 @@ func (b *Bars) Step(plan, step string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, bar := range b.bars[plan] {
-		bar.SetCurrent(int64(n - 1))
+		// A bar completes (and stops redrawing) when it reaches its
+		// total: the last step only completes at Close.
+		bar.SetCurrent(min(int64(n-1), b.size[plan]-1))
 	}
 }
 
@@ -229,9 +234,9 @@ func (b *Bars) write(p []byte) (int, error) {
 func (b *Bars) Close() {
 	b.once.Do(func() {
 		b.mu.Lock()
-		for _, bars := range b.bars {
+		for plan, bars := range b.bars {
 			for _, bar := range bars {
-				bar.SetTotal(-1, true)
+				bar.SetCurrent(b.size[plan])
 			}
 		}
 		b.mu.Unlock()

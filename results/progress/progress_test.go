@@ -3,10 +3,12 @@ package progress
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
 )
@@ -82,16 +84,32 @@ func (s *syncBuffer) String() string {
 }
 
 func TestBarsPerBoardAndLogsAbove(t *testing.T) {
+	// A real terminal, 120 columns wide: the bars size themselves to it.
+	ptm, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptm.Close()
+	if err := pty.Setsize(tty, &pty.Winsize{Cols: 120, Rows: 40}); err != nil {
+		t.Fatal(err)
+	}
 	var out syncBuffer
-	b := NewBars(&out, plans, counts)
+	read := make(chan struct{})
+	go func() { io.Copy(&out, ptm); close(read) }()
+	b := NewBars(tty, plans, counts)
 	b.Step("mesh", "check bitstreams")
 	b.Step("mesh", "program")
 	b.Step("mesh", "latency")
 	fmt.Fprintln(b.Writer(), "level=INFO msg=hello")
 	b.Close()
 	fmt.Fprintln(b.Writer(), "after close") // goes straight to the output
+	tty.Close()
+	select {
+	case <-read:
+	case <-time.After(5 * time.Second):
+	}
 	s := out.String()
-	for _, want := range []string{"exa-00", "exa-10", "mesh", "5/5", "7 verdicts, 2 not passed", "hello", "after close"} {
+	for _, want := range []string{"exa-00", "exa-10", "mesh", "5/5", "latency · 7 verdicts, 2 bad", "latency · 3 verdicts", "hello", "after close"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("bar output lacks %q:\n%s", want, s)
 		}

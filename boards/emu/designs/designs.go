@@ -5,4 +5,5 @@ package designs
 import (
 	_ "labrunner/boards/emu/exanet"
 	_ "labrunner/boards/emu/prr"
+	_ "labrunner/boards/emu/shoal"
 )

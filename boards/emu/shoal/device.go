@@ -45,7 +45,6 @@ type device struct {
 	syncRng *rand.Rand // timestamping jitter of the time sync
 
 	faults deviceFaults
-	closed bool
 }
 
 // nicDev is one NIC's registers and the state that outlives a run.
@@ -101,6 +100,7 @@ type swDev struct {
 	anchor   [swPorts]int64
 	slotCyc  int64
 	epochLen int64
+	reconfAt int64 // cycle of the slot the reconfiguration starts at
 }
 
 func (s *swDev) enabled() bool { return s.ctrl&1 != 0 }
@@ -377,8 +377,8 @@ func (d *device) writeCtrl(addr, v uint32) error {
 	case regRunSlots:
 		f.runSlots(int64(min(v, maxRunSlots)))
 	case regTGCtrl:
-		if v&1 != 0 {
-			f.startTraffic(d)
+		if v&3 != 0 {
+			f.startTraffic(d, v&1 != 0)
 		}
 	case regCountersClear:
 		if v&1 != 0 {

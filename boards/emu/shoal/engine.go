@@ -99,20 +99,22 @@ func (e *engine) progress() { e.lastProgress = e.slotNow() }
 func (e *engine) runUntil(tEnd int64, stop func() bool) {
 	for len(e.ev) > 0 && e.ev[0].t < tEnd {
 		idx := e.pop()
-		ev := &e.slab[idx]
+		// Handlers push events, which may move the slab: copy, do not
+		// hold a pointer across them.
+		ev := e.slab[idx]
 		e.now = max(e.now, ev.t)
 		switch ev.kind {
 		case evArrival:
-			ev.n.arrive(e, ev)
-			*ev = event{}
+			e.slab[idx] = event{}
 			e.free = append(e.free, idx)
+			ev.n.arrive(e, &ev)
 		case evTx:
-			// Reuse the slot for the NIC's next transmit decision.
+			// Reuse the slab entry for the NIC's next transmit decision.
 			if n := ev.n; n.tx(e) {
-				ev.t = n.decisionTime(n.slot)
+				e.slab[idx].t = n.decisionTime(n.slot)
 				e.pushIdx(idx)
 			} else {
-				*ev = event{}
+				e.slab[idx] = event{}
 				e.free = append(e.free, idx)
 			}
 		}
@@ -186,9 +188,11 @@ func (e *engine) launch(src *nicState, w wire, t int64) {
 
 // switchCell passes a cell arriving on input p at rack time t through the
 // switch: the configuration in force is the one of the switch's slot the
-// cell falls in (§4.1); a cell that reaches the multiplexers while they
-// reconfigure, or runs into the next slot, is garbled (§3.4 guard band).
-// dataCyc is how many cycles the cell occupies (slot minus guard).
+// cell falls in (§4.1). The multiplexers reconfigure in the middle of the
+// guard band, so that it absorbs errors either way (§3.4: reconfiguration,
+// propagation variability and synchronisation imprecision); a cell whose
+// first or last cycle meets a reconfiguration is garbled. dataCyc is how
+// many cycles the cell occupies (slot minus guard).
 func (d *device) switchCell(e *engine, p int, t int64, w *wire, dataCyc int64) (int, bool) {
 	s := &d.sw
 	if !s.enabled() || (d.faults.downMask != 0 && t >= e.tbAbs+d.faults.downAfter*e.nomSlotPS) {
@@ -205,10 +209,10 @@ func (d *device) switchCell(e *engine, p int, t int64, w *wire, dataCyc int64) (
 		a := int64(math.Floor(local/cyclePS + 0.5))
 		sig := floorDiv(a+dataCyc/2, s.slotCyc)
 		rel := a - sig*s.slotCyc
-		if rel < reconfCycles || rel+dataCyc > s.slotCyc {
+		if rel < s.reconfAt+reconfCycles || rel+dataCyc > s.slotCyc+s.reconfAt {
 			s.misaligned++
 			w.bad = true
-			if rel < reconfCycles {
+			if rel < s.reconfAt+reconfCycles {
 				// The head of the cell crossed the reconfiguration.
 				w.hdr ^= d.rng.Uint64() | 1
 			}

@@ -90,7 +90,6 @@ func (f *fabric) unregister(d *device) {
 			break
 		}
 	}
-	d.closed = true
 	f.topologyChanged("board " + d.name + " left the fabric (powered off or reprogrammed)")
 }
 
@@ -382,13 +381,14 @@ func (f *fabric) boot() {
 	for _, d := range f.devs {
 		d.failedNICs()
 		s := &d.sw
-		s.running = false
+		s.running, s.slotsBase = false, 0
 		for p := range s.anchor {
 			s.anchor[p] = math.MaxInt64
 		}
 		s.traceValid = false
 		if d.role == roleSwitch {
 			s.slotCyc, s.epochLen = int64(d.slotCycles), int64(d.epoch)
+			s.reconfAt = (int64(d.guard) - reconfCycles) / 2
 		}
 	}
 	// The bootstrap signal leaves each NIC at the start of its slot 0.
@@ -397,12 +397,57 @@ func (f *fabric) boot() {
 			sw.sw.anchor[p] = min(sw.sw.anchor[p], t)
 		})
 	}
+	f.fillPhases(e)
 	for _, d := range f.devs {
 		if d.role == roleSwitch && d.sw.firstAnchor() != math.MaxInt64 {
 			d.sw.running = true
 		}
 	}
 	e.start()
+}
+
+// fillPhases gives the switch inputs the bootstrap signal did not reach
+// (the SYNC_SLOT circuits leave them idle, as the App. A schedule for an even
+// number of nodes does in every slot) the phase their cells will have: that
+// of the NIC or of the switch inputs the schedule ever connects to the
+// output at the cable's far end, plus the switch latency and the cable.
+func (f *fabric) fillPhases(e *engine) {
+	for changed := true; changed; {
+		changed = false
+		for _, d := range f.devs {
+			if d.role != roleSwitch || !d.sw.enabled() {
+				continue
+			}
+			for p := range d.sw.anchor {
+				h := d.hops[p]
+				if d.sw.anchor[p] != math.MaxInt64 || h.to == nil {
+					continue
+				}
+				x, q := h.to, h.port
+				delay := x.hops[q].delayPS
+				a := int64(math.MaxInt64)
+				switch x.role {
+				case roleNIC:
+					if n := x.nics[q].st; n != nil {
+						a = n.slotStartAbs(0) + nicTxCycles*cyclePS + delay
+					}
+				case roleSwitch:
+					for t := 0; t < int(x.epoch) && t < maxSlots; t++ {
+						for r := 0; r < swPorts; r++ {
+							nib := x.sw.sched[t] >> (4 * r) & 0xF
+							if nib&swConnected != 0 && int(nib&swOutMask) == q && x.sw.anchor[r] != math.MaxInt64 {
+								a = min(a, x.sw.anchor[r]+swLatencyCycles*cyclePS+delay)
+							}
+						}
+					}
+				}
+				if a != math.MaxInt64 {
+					d.sw.anchor[p] = a
+					changed = true
+				}
+			}
+		}
+	}
 }
 
 // failedNICs forgets the failures a previous run inferred.
@@ -449,19 +494,23 @@ func (f *fabric) runSlots(n int64) {
 	e.runUntil(e.slotTime(start+n), nil)
 	e.endSegment()
 	f.tgRunSlots = uint32(n)
+	f.flowsDone = uint32(e.tgDone)
 }
 
-// startTraffic loads every enabled NIC's flow table and runs the fabric
-// until every flow completed, the slot limit, or a stall.
-func (f *fabric) startTraffic(from *device) {
+// startTraffic (reload: TG_CTRL.START) loads every enabled NIC's flow
+// table, or (TG_CTRL.CONTINUE) carries on with the flows loaded last, and
+// runs the fabric until every flow completed, the slot limit, or a stall.
+func (f *fabric) startTraffic(from *device, reload bool) {
 	e := f.run
 	if e == nil {
 		f.tgStatus = tgNotRunning
 		return
 	}
 	f.tgStatus = 0
-	e.startTraffic()
-	f.flowsTotal, f.flowsDone = uint32(e.tgFlows), 0
+	if reload || !e.tg {
+		e.startTraffic()
+	}
+	f.flowsTotal = uint32(e.tgFlows)
 	start := e.slotNow()
 	limit := int64(from.tgLimit)
 	stallSlots := int64(stallEpochs) * e.maxEpoch
@@ -486,5 +535,4 @@ func (f *fabric) startTraffic(from *device) {
 	f.tgStatus = status
 	f.flowsDone = uint32(e.tgDone)
 	f.tgRunSlots = uint32(e.slotNow() - start)
-	e.tg = false
 }

@@ -289,6 +289,10 @@ type setup struct {
 	syncSlot   uint32
 	// nicSlotCycles overrides SLOT_CYCLES on the NIC boards only.
 	nicSlotCycles uint32
+	// syncSched, when set, is loaded for the time sync and replaced by
+	// sched before the bootstrap (for schedules whose slots form no cycle
+	// through every node, such as App. A's for even N).
+	syncSched schedule
 }
 
 // configure does what a runner does to bring the rack up: roles, slot
@@ -304,17 +308,11 @@ func (tr *testRack) configure(s setup) {
 	if s.guard == 0 {
 		s.guard = 1
 	}
-	words := switchWords(tr.t, s.sched)
-	E := uint32(len(s.sched.tx))
 	for _, b := range swBoards {
 		tr.wr(b, "ROLE", roleSwitch)
 		tr.wr(b, "SLOT_CYCLES", s.slotCycles)
 		tr.wr(b, "GUARD_CYCLES", s.guard)
-		tr.wr(b, "EPOCH_SLOTS", E)
 		tr.wr(b, "SYNC_SLOT", s.syncSlot)
-		for t, w := range words[b] {
-			tr.wrAddr(b, swSchedBase+uint64(4*t), w)
-		}
 		tr.wr(b, "SW_CTRL", 1)
 	}
 	for _, b := range nicBoards {
@@ -325,7 +323,6 @@ func (tr *testRack) configure(s setup) {
 		}
 		tr.wr(b, "SLOT_CYCLES", sc)
 		tr.wr(b, "GUARD_CYCLES", s.guard)
-		tr.wr(b, "EPOCH_SLOTS", E)
 		tr.wr(b, "NODES", uint32(s.sched.n))
 		tr.wr(b, "SYNC_SLOT", s.syncSlot)
 	}
@@ -338,26 +335,59 @@ func (tr *testRack) configure(s setup) {
 		if s.queueCap != 0 {
 			tr.wr(b, fmt.Sprintf("QUEUE_CAP[%d]", p), s.queueCap)
 		}
-		for t := range s.sched.tx {
-			var w uint32
-			if d := s.sched.tx[t][n]; d >= 0 {
-				w |= uint32(d) | schedTxValid
-			}
-			if r := s.sched.rx(t, n); r >= 0 {
-				w |= uint32(r)<<schedRxShift | schedRxValid
-			}
-			tr.wrAddr(b, nicSchedBase+uint64(p*nicSchedStride+4*t), w)
-		}
 		tr.wr(b, fmt.Sprintf("NIC_CTRL[%d]", p), 1)
 	}
-	tr.wr("shoal-nic0", "SYNC_MASTER", 0)
-	tr.wr("shoal-nic0", "SYNC_CTRL", 1)
-	if st := tr.rd("shoal-nic0", "SYNC_STATUS"); st&syncDone == 0 || st&syncError != 0 {
-		tr.t.Fatalf("time sync: SYNC_STATUS = %#x", st)
+	if s.syncSched.n != 0 {
+		tr.loadSchedule(s.syncSched)
+		tr.sync()
+		tr.loadSchedule(s.sched)
+	} else {
+		tr.loadSchedule(s.sched)
+		tr.sync()
 	}
 	tr.wr("shoal-nic0", "BOOT_CTRL", 1)
 	if st := tr.rd("shoal-nic0", "BOOT_STATUS"); st != bootRunning {
 		tr.t.Fatalf("bootstrap: BOOT_STATUS = %#x", st)
+	}
+}
+
+// loadSchedule writes a fabric schedule into the NICs and, decomposed, into
+// the switches.
+func (tr *testRack) loadSchedule(s schedule) {
+	tr.t.Helper()
+	words := switchWords(tr.t, s)
+	E := uint32(len(s.tx))
+	for _, b := range swBoards {
+		tr.wr(b, "EPOCH_SLOTS", E)
+		for t, w := range words[b] {
+			tr.wrAddr(b, swSchedBase+uint64(4*t), w)
+		}
+	}
+	for _, b := range nicBoards {
+		tr.wr(b, "EPOCH_SLOTS", E)
+	}
+	for n := 0; n < s.n; n++ {
+		b, p := nodeBoard(n)
+		for t := range s.tx {
+			var w uint32
+			if d := s.tx[t][n]; d >= 0 {
+				w |= uint32(d) | schedTxValid
+			}
+			if r := s.rx(t, n); r >= 0 {
+				w |= uint32(r)<<schedRxShift | schedRxValid
+			}
+			tr.wrAddr(b, nicSchedBase+uint64(p*nicSchedStride+4*t), w)
+		}
+	}
+}
+
+// sync runs the time sync with node 0 as the master.
+func (tr *testRack) sync() {
+	tr.t.Helper()
+	tr.wr("shoal-nic0", "SYNC_MASTER", 0)
+	tr.wr("shoal-nic0", "SYNC_CTRL", 1)
+	if st := tr.rd("shoal-nic0", "SYNC_STATUS"); st&syncDone == 0 || st&syncError != 0 {
+		tr.t.Fatalf("time sync: SYNC_STATUS = %#x", st)
 	}
 }
 

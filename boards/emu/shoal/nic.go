@@ -801,7 +801,8 @@ func (n *nicState) startDue(e *engine, s int64) {
 func (e *engine) startTraffic() {
 	e.runID++
 	e.tg = true
-	e.tZero = e.now
+	// Traffic time 0 is now, or slot 0 when the bootstrap just happened.
+	e.tZero = max(e.now, e.tbAbs)
 	e.tgFlows, e.tgDone, e.pendingStarts = 0, 0, 0
 	for _, n := range e.nics {
 		c := n.loadFlows(e)

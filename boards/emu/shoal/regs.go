@@ -157,6 +157,6 @@ const (
 	resetNodes       = 8  // §6.1
 	resetQueueCap    = 1024
 	resetCCCtrl      = ccRateLimit | ccReady | ccNewFlow
-	resetTGLimit     = 1 << 20
+	resetTGLimit     = 1 << 18
 	maxRunSlots      = 1 << 24
 )

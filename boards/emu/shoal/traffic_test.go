@@ -1,0 +1,261 @@
+package shoal
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+// permutation is a full permutation of long flows (§6.2: each node has
+// exactly one incoming and one outgoing flow).
+func permutation() []flow {
+	var flows []flow
+	for i, d := range []int{3, 5, 0, 7, 6, 2, 1, 4} {
+		flows = append(flows, flow{src: i, dst: d, bytes: 1 << 30, tag: uint32(100 + i)})
+	}
+	return flows
+}
+
+// destThroughput runs a permutation for slots slots and returns the useful
+// cells each destination received per slot (§6.2 destination throughput).
+func destThroughput(t *testing.T, slotCycles uint32, slots uint32) float64 {
+	tr := newTestRack(t, rackOpts{})
+	tr.configure(setup{slotCycles: slotCycles})
+	tr.loadFlows(permutation())
+	tr.clear()
+	if st := tr.runTraffic(slots); st != tgLimit {
+		t.Fatalf("slot %d: TG_STATUS = %#x, want LIMIT", slotCycles, st)
+	}
+	ran := tr.rd("shoal-nic0", "TG_RUN_SLOTS")
+	if ran != slots {
+		t.Fatalf("TG_RUN_SLOTS = %d, want %d", ran, slots)
+	}
+	return float64(tr.sumNodes("RX_DELIVERED_CELLS")) / nodes8 / float64(ran)
+}
+
+// Fig. 9 (§6.2): with the prototype's 1.57 us propagation longer than an
+// epoch, the congestion control's wait for feedback holds permutation
+// throughput well below 50% at small slots; it rises with the slot size and
+// converges near 50% (slightly above on 8 nodes: the direct subflow needs
+// no forwarding).
+func TestPermutationThroughputVsSlotSize(t *testing.T) {
+	sizes := []uint32{12, 24, 48, 96, 192}
+	thr := make([]float64, len(sizes))
+	for i, s := range sizes {
+		thr[i] = destThroughput(t, s, 6000)
+		t.Logf("slot %3d cycles (%.1f ns): %.3f useful cells per destination per slot", s, float64(s)*6.4, thr[i])
+	}
+	for i := 1; i < 4; i++ {
+		if thr[i] <= thr[i-1] {
+			t.Errorf("throughput at %d cycles (%.3f) not above %d cycles (%.3f)", sizes[i], thr[i], sizes[i-1], thr[i-1])
+		}
+	}
+	if thr[0] > 0.25 {
+		t.Errorf("throughput at 12-cycle slots %.3f, want well below the 50%% bound (epoch 0.54 us < propagation 1.57 us)", thr[0])
+	}
+	for i := 3; i < len(sizes); i++ {
+		if thr[i] < 0.45 || thr[i] > 0.6 {
+			t.Errorf("throughput at %d cycles %.3f, want about 50%%", sizes[i], thr[i])
+		}
+	}
+}
+
+// Fig. 10 (§6.2): seven nodes send seven cells each to node 0 at the same
+// time. Every flow completes within the slowest's few microseconds, the
+// spread between fastest and slowest is small (fair queuing), and the
+// queues for node 0 stay within Eq. 5.
+func TestIncastSevenToOne(t *testing.T) {
+	tr := newTestRack(t, rackOpts{})
+	tr.configure(setup{})
+	payload := tr.rd("shoal-nic0", "PAYLOAD_BYTES")
+	var flows []flow
+	for i := 1; i < nodes8; i++ {
+		flows = append(flows, flow{src: i, dst: 0, bytes: 7 * payload, tag: uint32(i)})
+	}
+	tr.loadFlows(flows)
+	tr.clear()
+	if st := tr.runTraffic(0); st != tgDone {
+		t.Fatalf("TG_STATUS = %#x, want DONE", st)
+	}
+	recs := tr.records(0)
+	if len(recs) != 7 {
+		t.Fatalf("%d completion records at node 0, want 7", len(recs))
+	}
+	lo, hi := uint32(math.MaxUint32), uint32(0)
+	for _, r := range recs {
+		fct := r.end - r.start
+		lo, hi = min(lo, fct), max(hi, fct)
+		if r.bytes != 7*payload || r.dst != 0 || r.tag != r.src {
+			t.Errorf("record %+v", r)
+		}
+	}
+	t.Logf("FCT fastest %d ns, slowest %d ns (§6.2: 6.05 us and 6.9 us)", lo, hi)
+	if lo < 2*1576 {
+		t.Errorf("fastest FCT %d ns is below two propagation delays (2 x 1.576 us)", lo)
+	}
+	if hi < 5500 || hi > 7500 {
+		t.Errorf("slowest FCT %d ns, want 5.5-7.5 us (§6.2: 6.9 us)", hi)
+	}
+	if hi-lo > 1200 {
+		t.Errorf("fastest and slowest differ by %d ns, want a small spread (§6.2: 0.85 us)", hi-lo)
+	}
+	for n := 1; n < nodes8; n++ {
+		b, p := nodeBoard(n)
+		q := tr.rd(b, fmt.Sprintf("MAX_QUEUE[%d]", p*maxNodes))
+		if q < 1 || q > 7 {
+			t.Errorf("node %d: queue for node 0 peaked at %d, want 1..7 (Eq. 5, incast degree 7)", n, q)
+		}
+	}
+	if d := tr.sumNodes("RX_DELIVERED_CELLS"); d != 49 {
+		t.Errorf("%d useful cells delivered, want 49", d)
+	}
+}
+
+// randomFlows is uniform random traffic (§7.3): Poisson arrivals, Pareto
+// sizes (shape 1.05), sources and destinations uniform; sizes are capped so
+// that the test stays short.
+func randomFlows(seed uint64, n int, meanGapNS float64, capBytes float64) []flow {
+	r := rand.New(rand.NewPCG(seed, 7))
+	var flows []flow
+	t := 0.0
+	for i := 0; i < n; i++ {
+		t += r.ExpFloat64() * meanGapNS
+		src := r.IntN(nodes8)
+		dst := (src + 1 + r.IntN(nodes8-1)) % nodes8
+		size := math.Min(capBytes, 1000/math.Pow(1-r.Float64(), 1/1.05))
+		flows = append(flows, flow{src: src, dst: dst, bytes: uint32(size), startNS: uint32(t), tag: uint32(i + 1)})
+	}
+	return flows
+}
+
+// Under random traffic every flow completes with its bytes, the
+// destinations receive exactly the cells sent, and no queue exceeds the
+// bound of Eq. 5: one local cell plus one cell per flow to its destination
+// (§3.3.3, §3.3.4).
+func TestRandomTrafficQueueBound(t *testing.T) {
+	tr := newTestRack(t, rackOpts{})
+	tr.configure(setup{})
+	flows := randomFlows(3, 240, 400, 60000)
+	tr.loadFlows(flows)
+	tr.clear()
+	if st := tr.runTraffic(0); st != tgDone {
+		t.Fatalf("TG_STATUS = %#x, want DONE (%d of %d flows)", st, tr.rd("shoal-nic0", "TG_FLOWS_DONE"), tr.rd("shoal-nic0", "TG_FLOWS_TOTAL"))
+	}
+	payload := tr.rd("shoal-nic0", "PAYLOAD_BYTES")
+	byTag := map[uint32]flow{}
+	cellsTo := make([]uint64, nodes8)
+	sources := make([]map[int]bool, nodes8)
+	for _, f := range flows {
+		byTag[f.tag] = f
+		cellsTo[f.dst] += uint64((f.bytes + payload - 1) / payload)
+		if sources[f.dst] == nil {
+			sources[f.dst] = map[int]bool{}
+		}
+		sources[f.dst][f.src] = true
+	}
+	recs := tr.allRecords()
+	if len(recs) != len(flows) {
+		t.Fatalf("%d records for %d flows", len(recs), len(flows))
+	}
+	for _, r := range recs {
+		f, ok := byTag[r.tag]
+		if !ok || int(r.src) != f.src || int(r.dst) != f.dst || r.bytes != f.bytes || r.start != f.startNS || r.end <= r.start {
+			t.Errorf("record %+v for flow %+v", r, f)
+		}
+		delete(byTag, r.tag)
+	}
+	for n := 0; n < nodes8; n++ {
+		if got := uint64(tr.nodeReg(n, "RX_DELIVERED_CELLS")); got != cellsTo[n] {
+			t.Errorf("node %d: %d useful cells, the flows to it have %d", n, got, cellsTo[n])
+		}
+		b, p := nodeBoard(n)
+		for k := 0; k < nodes8; k++ {
+			q := int(tr.rd(b, fmt.Sprintf("MAX_QUEUE[%d]", p*maxNodes+k)))
+			if bound := 1 + len(sources[k]); q > bound {
+				t.Errorf("Q(%d,%d) peaked at %d, above 1 + incast degree = %d (Eq. 5)", n, k, q, bound)
+			}
+		}
+		if r := tr.nodeReg(n, "MAX_READY_ANY"); r > nodes8-1 {
+			t.Errorf("node %d: a ready queue held %d flows, above N-1 (Eq. 4)", n, r)
+		}
+		for _, c := range []string{"DROPS", "FAILED_SLOTS", "RX_CORRUPT_CELLS", "RX_DUPLICATE_CELLS"} {
+			if v := tr.nodeReg(n, c); v != 0 {
+				t.Errorf("node %d: %s = %d", n, c, v)
+			}
+		}
+	}
+	t.Logf("%d flows in %d slots; largest queue anywhere %d cells", len(flows), tr.rd("shoal-nic0", "TG_RUN_SLOTS"), maxOver(tr, "MAX_QUEUE_ANY"))
+}
+
+func maxOver(tr *testRack, reg string) uint32 {
+	m := uint32(0)
+	for n := 0; n < nodes8; n++ {
+		m = max(m, tr.nodeReg(n, reg))
+	}
+	return m
+}
+
+// Bad descriptors are skipped and counted; the rest run.
+func TestBadDescriptors(t *testing.T) {
+	tr := newTestRack(t, rackOpts{})
+	tr.configure(setup{})
+	tr.loadFlows([]flow{{src: 2, dst: 2, bytes: 100, tag: 1}, {src: 2, dst: 9, bytes: 100, tag: 2},
+		{src: 2, dst: 3, bytes: 0, tag: 3}, {src: 2, dst: 3, bytes: 100, tag: 4}})
+	// A descriptor whose source is not the NIC's node id.
+	tr.wrAddr("shoal-nic0", flowsBase+uint64(2*flowsStride+16*4), 1|5<<16)
+	tr.wrAddr("shoal-nic0", flowsBase+uint64(2*flowsStride+16*4+4), 100)
+	tr.wr("shoal-nic0", "FLOW_COUNT[2]", 5)
+	if st := tr.runTraffic(0); st != tgDone {
+		t.Fatalf("TG_STATUS = %#x", st)
+	}
+	if b := tr.nodeReg(2, "BAD_DESCRIPTORS"); b != 4 {
+		t.Errorf("BAD_DESCRIPTORS = %d, want 4", b)
+	}
+	if tot := tr.rd("shoal-nic0", "TG_FLOWS_TOTAL"); tot != 1 {
+		t.Errorf("TG_FLOWS_TOTAL = %d, want 1", tot)
+	}
+	if recs := tr.records(3); len(recs) != 1 || recs[0].tag != 4 {
+		t.Errorf("node 3 records %+v", recs)
+	}
+}
+
+// A run split into slot-limited writes with TG_CTRL.CONTINUE gives exactly
+// what one uninterrupted START gives (the runner splits long runs to keep
+// each write within its deadline).
+func TestContinueSplitsARun(t *testing.T) {
+	flows := randomFlows(8, 120, 300, 40000)
+	run := func(chunk uint32) ([]record, uint32) {
+		tr := newTestRack(t, rackOpts{seed: 9})
+		tr.configure(setup{})
+		tr.loadFlows(flows)
+		tr.clear()
+		tr.wr("shoal-nic0", "TG_LIMIT_SLOTS", chunk)
+		st := tr.rd("shoal-nic0", "TG_STATUS")
+		tr.wr("shoal-nic0", "TG_CTRL", 1)
+		writes := 1
+		for st = tr.rd("shoal-nic0", "TG_STATUS"); st == tgLimit; st = tr.rd("shoal-nic0", "TG_STATUS") {
+			tr.wr("shoal-nic0", "TG_CTRL", 2)
+			writes++
+		}
+		if st != tgDone {
+			t.Fatalf("chunk %d: TG_STATUS = %#x", chunk, st)
+		}
+		if chunk < 100000 && writes < 3 {
+			t.Fatalf("chunk %d: the run took only %d writes", chunk, writes)
+		}
+		if d, tot := tr.rd("shoal-nic0", "TG_FLOWS_DONE"), tr.rd("shoal-nic0", "TG_FLOWS_TOTAL"); d != tot || int(tot) != len(flows) {
+			t.Fatalf("TG_FLOWS_DONE %d of %d", d, tot)
+		}
+		return tr.allRecords(), tr.rd("shoal-nic0", "SLOT_LO")
+	}
+	whole, s1 := run(1 << 20)
+	split, s2 := run(1000)
+	if len(whole) != len(flows) || !reflect.DeepEqual(whole, split) {
+		t.Errorf("split run differs: %d and %d records", len(whole), len(split))
+	}
+	if s1 != s2 {
+		t.Errorf("the runs ended at slots %d and %d", s1, s2)
+	}
+}

@@ -1,0 +1,102 @@
+package ordering
+
+// Schedule is a Network that follows a fixed list of actions, then stops
+// (and the run drains in order). Indexes wrap around the packets in flight
+// or the timers, so any list is a valid adversary: the fuzz targets feed
+// random ones.
+type Schedule struct {
+	Steps []Action
+	next  int
+}
+
+// Next implements Network.
+func (s *Schedule) Next([]Packet, []Timer) Action {
+	if s.next >= len(s.Steps) {
+		return Action{Op: Stop}
+	}
+	a := s.Steps[s.next]
+	s.next++
+	return a
+}
+
+// Script is a Network for hand-worked cases of one stream: the first copies
+// of the REQs arrive in the order Arrivals gives (SEQs from 1, as the
+// paper's figures number them), the first copies of the REQs in Lost are
+// lost, and so are the first ACKs of the REQs in LostACKs. Everything else
+// (responses, retransmissions, FIN) is delivered oldest first, and a timeout
+// fires when nothing is in flight.
+type Script struct {
+	Arrivals, Lost, LostACKs []int
+	pos                      int
+	ackSeen                  map[int]bool
+	at                       map[int]int // REQ number -> its place in Arrivals
+	lost, lostACK            map[int]bool
+}
+
+// Next implements Network.
+func (s *Script) Next(inFlight []Packet, timers []Timer) Action {
+	if s.ackSeen == nil {
+		s.ackSeen, s.at, s.lost, s.lostACK = map[int]bool{}, map[int]int{}, map[int]bool{}, map[int]bool{}
+		for i, k := range s.Arrivals {
+			s.at[k] = i
+		}
+		for _, k := range s.Lost {
+			s.lost[k] = true
+		}
+		for _, k := range s.LostACKs {
+			s.lostACK[k] = true
+		}
+	}
+	for i, p := range inFlight {
+		if p.Kind == ACK && !s.ackSeen[p.Seq] {
+			s.ackSeen[p.Seq] = true
+			if s.lostACK[p.Seq+1] {
+				return Action{Drop, i}
+			}
+		}
+	}
+	pending := func(p Packet) bool {
+		k, listed := s.at[p.Seq+1]
+		return p.Kind == REQ && p.Copy == 0 && listed && k >= s.pos
+	}
+	if s.pos < len(s.Arrivals) {
+		for i, p := range inFlight {
+			if pending(p) && p.Seq+1 == s.Arrivals[s.pos] {
+				s.pos++
+				if s.lost[p.Seq+1] {
+					return Action{Drop, i}
+				}
+				return Action{Deliver, i}
+			}
+		}
+		// The REQ the order names next is not out yet: let anything else
+		// move (responses, retransmissions, timeouts) so the source can
+		// send it.
+		for i, p := range inFlight {
+			if !pending(p) {
+				return Action{Deliver, i}
+			}
+		}
+		for i, tm := range timers {
+			if !tm.Held {
+				return Action{Fire, i}
+			}
+		}
+		if len(inFlight) > 0 {
+			// Only first copies the order puts later are out: the order
+			// cannot be honoured further.
+			s.pos = len(s.Arrivals)
+		}
+	}
+	if s.pos >= len(s.Arrivals) {
+		waiting := false
+		for _, k := range s.LostACKs {
+			waiting = waiting || !s.ackSeen[k-1]
+		}
+		if !waiting {
+			return Action{Op: Stop}
+		}
+	}
+	a, _ := drain(inFlight, timers)
+	return a
+}

@@ -1,0 +1,67 @@
+package shoal
+
+import (
+	"testing"
+	"time"
+)
+
+// BenchmarkRackFlows: golden rack simulation throughput at 512 nodes (§7.1
+// rack, §7.3 workload at load 0.5), in flows simulated per second.
+func BenchmarkRackFlows(b *testing.B) {
+	c := Rack()
+	w := NewWorkload(Uniform, c.Nodes, 10000, 0.5, 1)
+	flows, err := w.Generate(c.PayloadBytes())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		if _, err := Simulate(c, flows, SimOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(flows)*b.N)/time.Since(start).Seconds(), "flows/s")
+}
+
+// BenchmarkRack100kFlowsLoad05 is the nightly's reference run: 100,000
+// flows on the 512-node rack at load 0.5, which must finish in under two
+// minutes on one core (run with -benchtime=1x).
+func BenchmarkRack100kFlowsLoad05(b *testing.B) {
+	c := Rack()
+	w := NewWorkload(Uniform, c.Nodes, 100000, 0.5, 1)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		s, err := RunWorkload(c, w, SimOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(time.Since(start).Seconds(), "s/run")
+		b.ReportMetric(float64(s.Flows)/time.Since(start).Seconds(), "flows/s")
+		b.ReportMetric(float64(s.MaxQueue), "max-queue")
+	}
+}
+
+// BenchmarkPrototypeIncast: the 7:1 incast of Fig. 10.
+func BenchmarkPrototypeIncast(b *testing.B) {
+	c := Prototype()
+	for range b.N {
+		if _, err := Incast(c, 7, 7, 0, SimOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecomposeRack: one slot of the 512-node fabric into its 48
+// switch configurations.
+func BenchmarkDecomposeRack(b *testing.B) {
+	s, _ := NewSchedule(512, 4, Cyclic)
+	topo := Topology{Nodes: 512, Radix: 32}
+	b.ResetTimer()
+	for k := range b.N {
+		if _, err := topo.Decompose(s, k%s.EpochSlots(), k%4); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

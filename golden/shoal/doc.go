@@ -1,0 +1,262 @@
+// Package shoal is the golden model of Shoal, read from Shrivastav et al.,
+// "Shoal: a network architecture for disaggregated racks" (NSDI 2019),
+// sections 3, 4, 6, 7 and appendices A-D — the paper alone. It never imports
+// the emulator (boards/emu); the emulated 8-board prototype is a second,
+// independent reading of the same paper, scored against this one. It
+// registers itself with package golden as "shoal".
+//
+// It offers the three kinds of truth of the project's golden models:
+// closed-form arithmetic (slots, epochs, cells, bounds, buffers, latencies),
+// reference algorithms for bit-exact checks (the schedule of every slot, per
+// fabric and per circuit switch; failed slots), and a slot-level reference
+// simulation of a Shoal rack (incast, permutation, the §7.3 workloads).
+//
+// # Configurations
+//
+// config=prototype is the FPGA prototype of §6.1: 8 nodes, six 4-port
+// circuit switches (four leaves, two spines, Fig. 8), one 10 Gb/s channel per
+// node, 156.25 MHz clock (6.4 ns cycle, §4), a slot of 12 cycles = 1 guard +
+// 3 MAC overhead (24 B) + 8 usable cycles = 64 B cells, node-to-node
+// propagation 40 ns + 3 x 320 ns + 576 ns = 1.576 µs (§6.2). config=rack is
+// the simulated rack of §7.1: 512 nodes, 100 Gb/s links as 4 x 25 Gb/s
+// channels, 23.25 ns slots with a 2.75 ns guard band (2.5 ns reconfiguration
+// + 0.25 ns for propagation variability and synchronisation), 20.5 ns usable
+// = 64 B cells, a fabric of 32-port switches (32²/2 = 512 nodes, §3.2),
+// propagation 15 ns (§3.4: 10-15 ns across a rack; §3.5: a layer-0 switch adds
+// no latency; §7 states none). Every knob can be overridden (see Params);
+// prototype slots are set in cycles (slot_cycles, guard_cycles, mac_cycles),
+// rack slots in ns (slot_ns, guard_ns, reconfig_ns, sync_ns); setting one
+// under the other configuration is an error. ParseConfig turns the same --set
+// values into a Config for the runner.
+//
+// # The schedule (§3.2, §3.4, Appendix A) — conventions for the runner
+//
+// Nodes are numbered 0..N-1 (the paper's Node-0..Node-511, §7.2). Slots of an
+// epoch are numbered 0..E-1; slot 0 is the paper's "time slot 1", the
+// configuration the switches hold from bootstrap until the bootstrap signal
+// (§3.4), after which they step through the slots.
+//
+// Cyclic schedule (schedule=cyclic, Fig. 3): column t = 1..N-1 connects every
+// node i to (i+t) mod N. With one channel, slot s is column s+1: in slot s
+// node i sends to (i+s+1) mod N, and receives from (i-s-1) mod N. Epoch =
+// N-1 slots.
+//
+// Propagation-aware schedule (schedule=propagation, Appendix A, Fig. 19):
+// odd N, h = (N-1)/2: columns 1..h, then N-1 down to h+1 ("inverting the
+// order of the last (N-1)/2 columns"): i→j and j→i are exactly h slots apart.
+// Even N, h = N/2-1: columns 1..h, then N/2 for nodes i < N/2 only, then N-1
+// down to N/2+1, then N/2 for nodes i ≥ N/2 only: N columns, both directions
+// of every pair N/2 slots apart, one idle slot per node per epoch (the 1/N
+// throughput loss of Appendix A).
+//
+// Channels (§3.4): with C channels each channel is its own fabric; column q
+// (0-based, in the order above) runs on channel q mod C in slot q div C, so an
+// epoch is ceil(columns/C) slots ("epoch = (N-1)/channels"), each channel
+// serves a 1/C share of the destinations, and a channel with no column left
+// idles in the last slot. Schedule.Dst(slot, channel, node) and
+// Schedule.When(src, dst) answer both ways.
+//
+// Per-switch schedules (§3.2, Fig. 2/4, §4.1). Topology{Nodes, Radix} is one
+// channel's two-stage leaf-spine of k-port switches: L = ceil(N/(k/2))
+// leaves, k/2 spines. Switch names: "leaf0".."leafL-1", "spine0".."spineS-1"
+// ("chC.leafX" on channel C > 0). Ports:
+//
+//	leaf l : port p < k/2 faces node l·k/2 + p; port k/2 + s faces spine s
+//	spine s: port l faces leaf l (that leaf's port k/2 + s)
+//
+// A switch's configuration in one slot is a SwitchSlot: Out[in] = out for
+// each input port, -1 when the input goes nowhere. SwitchSlot.Select gives
+// the register view of §4.1 (one p:1 multiplexer per output port: Select[out]
+// = in, -1 none) and FromSelect converts back, so a register dump of either
+// form compares. Every circuit crosses leaf, spine, leaf, even within one
+// leaf (§3.2). The spine of the circuit from node i is i mod k/2, its port on
+// its leaf; under the cyclic schedule this never collides at a destination
+// leaf (the k/2 nodes sending into one leaf in a slot are consecutive
+// numbers). Where it would collide (a partly used last leaf; the split
+// columns of the propagation-aware schedule), spines come from a
+// deterministic bipartite edge colouring. The prototype (k = 4): leaf l
+// serves nodes 2l and 2l+1 on ports 0 and 1, ports 2 and 3 go to spines 0 and
+// 1. In slot 0 (node i sends to i+1) leaf0 holds "0>2,1>3,2>1,3>0" (node 0
+// up to spine 0, node 1 up to spine 1, spine 0 down to node 1, spine 1 down
+// to node 0, which hears from node 7), spine0 "0>0,1>1,2>2,3>3" and spine1
+// "0>1,1>2,2>3,3>0"; `labrunner golden predict shoal` lists every switch and
+// slot as shoal.switch_config.
+//
+// Checking. Topology.Decompose gives the model's registers for a slot;
+// Topology.CheckSlot(schedule, slot, channel, cfg) composes dumped
+// configurations (leaf → spine → leaf) and compares the node-to-node result
+// with the fabric schedule, naming the first node that would go astray. Any
+// contention-free decomposition that carries the schedule passes CheckSlot,
+// and circuits on inputs no cell uses in that slot (idle ports of the split
+// columns of Appendix A) are not examined; comparing registers one by one
+// with Decompose also pins the spine choice and the idle ports (-1).
+//
+// # Arithmetic
+//
+//	usable      = slot - guard - MAC overhead           (§6.1: 12-1-3 = 8 cycles = 51.2 ns; §7.1: 20.5 ns)
+//	cell bytes  = floor(usable · channel rate / 8)      (64 B both; §3.4)
+//	payload     = cell - 8 B header                     (Fig. 5; §7.3 goodput)
+//	epoch       = ceil(columns / channels) slots        (prototype 7 x 76.8 = 0.5376 µs, §6.1 "0.53 us";
+//	                                                      rack 128 x 23.25 = 2.976 µs, §7.1 prints "2.9 us")
+//	node rate   = channels · cell · 8 / slot             (rack 88.1 Gb/s, §7.1 "max throughput of 90 Gbps")
+//	queue bounds: Eq. 3 outcast + incast ≤ 2(N-1); Eq. 4 ready queue ≤ N-1; Eq. 5 1 + incast ≤ N
+//	buffers     = (N-1)·N·cell (§3.3.4: 16.7 MB "17 MB" at 512 nodes); on chip (N-1)·cell (32.7 KB "32 KB")
+//
+// Cells are acted on by their receiver DelaySlots = 1 + ceil(prop/slot) slots
+// after the start of their send slot (the last byte leaves at the slot's end
+// and takes the propagation latency); a cell's delivery time is the end of
+// its send slot plus the propagation latency.
+//
+// # Failed slots (Table 1, §3.5)
+//
+// A failure marks a pair failed in both directions when a cell of either
+// direction crosses the failed component (symmetric detection, §3.5). Table
+// 1's fraction is read as the mean, over the nodes that stay connected (not
+// the failed node, the node behind a failed link, the nodes of a failed leaf),
+// of the fraction of their slots that are marked failed, for one channel's
+// fabric: a failed node or node link costs every other node 1/(N-1) ≈ 1/N;
+// a leaf (k/2)/(N-1) ≈ 1/√(2N); a spine, which carries the circuits of one
+// node in k/2 and fails a pair when either direction crosses it, ≈ 2/(k/2) =
+// 2√2/√N — all three as Table 1 has them. A leaf-spine link failed in both
+// directions costs ≈ 4/N: its up direction carries every circuit of the node
+// on that port, its down direction a circuit into the leaf in every slot, from
+// a different sender each time. Table 1's 2/N is the count for one direction
+// of the link; the expectation is this model's count, the Note quotes Table 1. FailedPairs lists the failed
+// pairs, for a runner that checks which slots a NIC marks failed.
+//
+// # Fair rates (§3.3.2, §7.2)
+//
+// WaterFill is max-min water-filling over capacitated links. model=ideal is
+// §7.2's ideal: a rack-wide packet switch, every flow crossing its source's
+// uplink and its destination's downlink, each of capacity one link.
+// model=shoal is how Shoal shares its fabric: N(N-1) virtual links of 1/(N-1)
+// of a link, a flow s→d split into N-1 subflows (via each other node j, or
+// direct), per-subflow max-min fairness ("we can achieve per-flow fairness by
+// ensuring per-subflow fairness"), each subflow also capped at one cell per
+// feedback loop (§6.2; FeedbackLoop: whole epochs from a cell to the next of
+// its subflow). Rates are fractions of a node's link (one cell per slot).
+//
+// # The reference simulation (§3.3, §7)
+//
+// Simulate is slot-level, over flat arrays (queues and lists are linked
+// through index pools, nothing is allocated per cell), deterministic:
+//
+//   - Each node i has one FIFO queue Q_ij per next hop j, holding forwarded
+//     cells bound for j and local cells whose intermediate node is j. In the
+//     slot that connects i to j, i sends the head of Q_ij, or an empty cell.
+//   - A flow s→d (all traffic of the pair, §3.3.2) is N-1 subflows, one
+//     through each other node j (j = d is the direct one). A subflow has at
+//     most one cell outstanding: after its cell leaves, the next may be
+//     released only once the feedback about it has come back (§6.2).
+//   - Feedback (Eq. 1, Eq. 6): node j remembers the last local cell it
+//     received from i and the queue Q_jk it joined; in its next slot to i (in
+//     a data or an empty cell) it reports len(Q_jk) + len(R_jk), R_jk being
+//     j's local subflows through k that satisfy Eq. 2 and have no cell in
+//     Q_jk. This is Eq. 6 with R_jk holding every ready local subflow including
+//     the one whose cell sits in Q_jk, the -1 removing that double count. The
+//     literal -1 without a local cell in Q_jk lets two cells of a subflow meet
+//     in Q_jk and breaks Eq. 5 (seen: 9 cells in an 8-node rack); this reading
+//     keeps Eq. 5 for every queue at every instant, which the tests check.
+//     A direct cell is reported with 0.
+//   - Release (Eq. 2): a cell of subflow i→j→k enters Q_ij when
+//     len(Q_ij(t)) + (t - T) ≥ feedback, in epochs, T being when j sampled its
+//     queue (j's slot to i — known to i from the static schedule; §3.3.2 says
+//     "receives", which differs by the propagation latency the paper treats
+//     as small, Appendix A). Without feedback yet (a new subflow) it may go.
+//   - Ready queues (§3.3.3, Eq. 4/5): at most one local cell in Q_ij; local
+//     subflows are served from their list in turn (round robin, a subflow
+//     rejoining at the tail when its feedback arrives). New-flow rule: a
+//     flow's cell enters Q_ij only while len(Q_ij) ≤ 2^age, age in whole
+//     epochs since the flow started. SimOptions turn either off (Fig. 14);
+//     without ready queues the bound checked is Eq. 3.
+//   - Releases happen in the slot connecting i to j, before it transmits,
+//     and when feedback arrives.
+//   - Failed nodes (SimOptions.Failed): every slot to or from them is unused
+//     (§3.5, §7.3).
+//   - SimOptions.IgnoreFeedback models the faulty NIC of issue 4 (it sends a
+//     subflow's next cell without waiting for feedback); the tests use it to
+//     show that shoal.permutation.throughput and the Eq. 5 bound catch it.
+//
+// Workloads (§7.3/§7.4): Poisson arrivals over the rack, Pareto(shape 1.05,
+// mean 100 KB = 100,000 B) sizes, uniform pairs, or the skewed mix (84% of
+// flows among a random third of the nodes). Load L = F/(R·N·τ); R defaults
+// to half the node link (50 Gb/s on the rack, 5 on the prototype): §7.3 runs
+// the same workload on 50 Gb/s packet-switched racks and calls Shoal's 100
+// Gb/s "2x bandwidth to compensate for detouring"; with R = 100 Gb/s any load
+// above ≈ 0.39 exceeds what detoured cells can carry (2 x 77 Gb/s of payload
+// per node for 2 hops) and no run would show §7.3's bounded queues. Flows
+// carry ceil(bytes/56) cells. Short flows are ≤ 100 KB, long flows ≥ 1 MB;
+// goodput of a long flow is payload delivered over its time in the run (to
+// completion or to the end). A run ends when every flow has completed or at
+// the last arrival plus max(a quarter of the arrival span, 1000 epochs).
+//
+// # Metrics (the contract with the runner's Shoal tests)
+//
+// Arithmetic, exact (RelTol 1e-9):
+//
+//	shoal.cycle_ns                                  prototype: 6.4 (§4)
+//	shoal.slot_cycles, shoal.guard_cycles           prototype: 12, 1 (§6.1)
+//	shoal.mac_overhead_ns                           prototype: 19.2 (§6.1)
+//	shoal.switch_latency_ns                         prototype: 320, 50 cycles port to port (§4.1)
+//	shoal.slot_ns                                   76.8 / 23.25
+//	shoal.guard_ns                                  6.4 / 2.75
+//	shoal.guard.reconfig_ns                         6.4 / 2.5: reconfiguration part of the guard band
+//	shoal.usable_slot_ns                            51.2 / 20.5
+//	shoal.cell_bytes, shoal.cell_payload_bytes      64, 56
+//	shoal.guard_overhead, shoal.duty_cycle          guard/slot, usable/slot
+//	shoal.node_gbps                                 6.67 / 88.1: a cell every slot on every channel
+//	shoal.epoch_slots, shoal.epoch_us               7, 0.5376 / 128, 2.976
+//	shoal.prop_latency_us                           1.576 / 0.015 (§6.2)
+//	shoal.feedback_loop_epochs {stat: min|max}      whole epochs from a subflow's cell to its next (§6.2)
+//	shoal.buffer_bytes {memory: total|onchip}       §3.3.4
+//	shoal.failed_slots.fraction {failure}           Table 1, failure = node|node_link|leaf|leaf_spine_link|spine
+//
+// Bounds (Min/Max):
+//
+//	shoal.sync.max_offset_ns                        [0, 6.4] / [0, 0.25]: clock offset the guard band absorbs
+//	shoal.queue_bound {eq: 3|4|5}                   [0, 2(N-1)], [0, N-1] flows, [0, N] cells
+//	shoal.incast.max_queue {senders}                ≤ senders: one cell per sender's flow (Fig. 10: 7)
+//	shoal.permutation.throughput {slot_cycles}      prototype, Fig. 9 (full permutation vs slot size)
+//	shoal.permutation.throughput {pairs}            Fig. 12 (communicating pairs at the configured slot)
+//	                                                fraction of one cell per slot and channel; between 80%
+//	                                                of the simulation and the max-min fair ceiling
+//	shoal.sim.max_queue {workload, load}            ≤ N (Eq. 5); Value: the simulation's peak
+//
+// Simulation figures (tolerance bands, each with a Note):
+//
+//	shoal.incast.fct_us {senders, flow: fastest|slowest|mean}   µs, ± one epoch (Fig. 10, Fig. 13)
+//	shoal.fair_rate {flow: "s>d", model: shoal|ideal}           fraction of a link, ±10% (§7.2)
+//	shoal.sim.fct_us {workload, load, percentile: 50|99|99.9, size: short}  µs, ±25% (§7.3, Fig. 15)
+//	shoal.sim.goodput_gbps {workload, load, size: long}          Gb/s payload, ±20% (Fig. 15b)
+//	shoal.sim.max_node_queue {workload, load}                    cells, ±30% (Fig. 16: 336)
+//
+// Text (exact match), listed for racks of up to 64 nodes (list_schedule):
+//
+//	shoal.schedule {slot, channel}        "0>1,1>2,...": node>node connected in the slot
+//	shoal.switch_config {switch, slot}    "in>out,...": the switch's circuits in the slot
+//
+// # Where this reading and the paper's figures part
+//
+//   - 7:1 incast (Fig. 10): the simulation gives 6.03 µs for the fastest flow
+//     (paper 6.05) and 6.49 µs for the slowest (paper 6.9 = 7 epochs + 2 x
+//     1.57 µs, an account rather than a measurement: a node's own cell for
+//     the destination leaves in the first epoch, before the other senders'
+//     cells reach it, so its queue peaks at 6, not 7). The bands of one epoch
+//     hold both.
+//   - Permutation (§6.2 "∼50%", Fig. 12 "halves"): under Eq. 2 and Eq. 6 as
+//     read above the full permutation levels off near 0.42 of the link on 8
+//     nodes and 0.37 on 512, below the max-min fair share (4/7 on 8 nodes, 1/2
+//     on 512) that the paper's figures describe: a subflow waits for its
+//     feedback and then for the queue it reported, so it rarely keeps the
+//     two-epoch rhythm a fair half needs. The expectation is the band between
+//     the two.
+//   - Fig. 14 (ready queues and the new-flow rule shorten target short
+//     flows): not reproduced; with Eq. 6 the target's subflows get their fair
+//     share of the intermediates' links with or without the optimisations,
+//     and the new-flow rule delays a flow whose source queues are all long.
+//     The options are there for experiments; no expectation depends on them.
+//   - §7.3 maximum queue "11 cells" at high load on 512 nodes: the simulation
+//     peaks at 6-7 at load 0.5-0.7 (the band is Eq. 5); its maximum aggregate
+//     queue per node, ≈ 350 cells at load 0.5, is close to the paper's 336.
+//   - §7.1's 2.9 µs epoch is 2.976 µs by the paper's own figures.
+package shoal

@@ -1,0 +1,174 @@
+package shoal
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func parseSet(s string) map[string]string {
+	set := map[string]string{}
+	for _, kv := range strings.Split(s, ";") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			set[k] = v
+		}
+	}
+	return set
+}
+
+// FuzzParseConfig: any parameter set either fails with a message naming a
+// parameter or the configuration, or yields a valid rack whose arithmetic
+// holds together.
+func FuzzParseConfig(f *testing.F) {
+	for _, s := range []string{"config=prototype", "config=rack", "config=rack;nodes=1024", "config=prototype;slot_cycles=5",
+		"config=prototype;guard_cycles=0", "config=rack;slot_ns=1e308", "config=rack;guard_ns=NaN", "nodes=3;radix=2",
+		"config=prototype;channels=64;channel_gbps=0.001", "config=rack;schedule=propagation;nodes=7", "config=RACK;sync_ns=-0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ParseConfig(parseSet(s))
+		if err != nil {
+			if !strings.Contains(err.Error(), "parameter") && !strings.Contains(err.Error(), "configuration") {
+				t.Fatalf("error %q names no parameter", err)
+			}
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("ParseConfig(%q) returned an invalid config: %v", s, err)
+		}
+		if c.CellBytes() <= HeaderBytes || c.EpochSlots() < 1 || c.DelaySlots() < 1 || c.UsableNS() <= 0 {
+			t.Fatalf("ParseConfig(%q): cell %d, epoch %d, delay %d, usable %v", s, c.CellBytes(), c.EpochSlots(), c.DelaySlots(), c.UsableNS())
+		}
+		if c.Nodes > c.Radix*c.Radix/2 {
+			t.Fatalf("ParseConfig(%q): %d nodes on %d-port switches", s, c.Nodes, c.Radix)
+		}
+	})
+}
+
+// FuzzPredictParams: Predict never panics on any parameter values; it
+// either names the bad parameter or returns well-formed expectations. The
+// simulations are switched off (they are tested elsewhere) and racks kept
+// small so every input runs in milliseconds.
+func FuzzPredictParams(f *testing.F) {
+	for _, s := range []string{"", "config=rack;nodes=64", "fair_flows=1>0,2>0", "fair_flows=0>0", "failures=spine,leaf",
+		"schedule=propagation;nodes=7", "load=0.5,0.5", "seed=-1", "list_schedule=on;nodes=12;radix=6", "channels=3;nodes=16"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		set := parseSet(s)
+		for _, k := range []string{"nodes", "radix"} {
+			if v, ok := set[k]; ok && len(strings.TrimSpace(v)) > 2 {
+				return // large racks are slow to enumerate, not interesting
+			}
+		}
+		set["senders"], set["perm_slot_cycles"], set["perm_pairs"], set["sim"] = "", "", "", ""
+		es, err := Model{}.Predict(set)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "shoal") {
+				t.Fatalf("error %q does not name the model", err)
+			}
+			return
+		}
+		seen := map[string]bool{}
+		for _, e := range es {
+			if seen[e.Key()] {
+				t.Fatalf("duplicate key %s", e.Key())
+			}
+			seen[e.Key()] = true
+			if e.Source == "" {
+				t.Fatalf("%s has no source", e.Key())
+			}
+		}
+	})
+}
+
+// FuzzParseMapping: an accepted mapping is a partial permutation that
+// renders back to an equal mapping.
+func FuzzParseMapping(f *testing.F) {
+	for _, s := range []string{"0>1,1>2,2>0", "-", "", "0>1,0>2", " 3 > 0 ", "0>1,1>1", "9>0", "1>", ">1", "0>1,,"} {
+		f.Add(s, 4)
+	}
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if n < 0 || n > 64 {
+			return
+		}
+		m, err := ParseMapping(s, n)
+		if err != nil {
+			return
+		}
+		used := make([]bool, n)
+		for _, d := range m {
+			if d < -1 || d >= n {
+				t.Fatalf("ParseMapping(%q) = %v, out of range", s, m)
+			}
+			if d >= 0 {
+				if used[d] {
+					t.Fatalf("ParseMapping(%q) = %v drives %d twice", s, m, d)
+				}
+				used[d] = true
+			}
+		}
+		back, err := ParseMapping(MappingText(m), n)
+		if err != nil || !slices.Equal(back, m) {
+			t.Fatalf("%q -> %v -> %q -> %v, %v", s, m, MappingText(m), back, err)
+		}
+		if _, err := FromSelect(SwitchSlot{Out: m}.Select()); err != nil {
+			t.Fatalf("Select of %v: %v", m, err)
+		}
+	})
+}
+
+// FuzzParseNames: flows, switch names and the kind and number lists either
+// fail or round-trip.
+func FuzzParseNames(f *testing.F) {
+	for _, s := range []string{"1>0,2>0", "leaf0", "ch2.spine1", "node,spine", "1,2,3", "0.5,0.25", "uniform,skewed", "cyclic", "1>0,1>0", "ch99.leaf1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if fl, err := ParseFlows(s, 16); err == nil {
+			var parts []string
+			for _, x := range fl {
+				if x.Src == x.Dst || x.Src < 0 || x.Dst >= 16 {
+					t.Fatalf("ParseFlows(%q) = %v", s, fl)
+				}
+				parts = append(parts, x.String())
+			}
+			back, err := ParseFlows(strings.Join(parts, ","), 16)
+			if err != nil || !slices.Equal(back, fl) {
+				t.Fatalf("flows %q -> %v -> %v, %v", s, fl, back, err)
+			}
+		}
+		if id, err := ParseSwitchID(s); err == nil {
+			back, err := ParseSwitchID(id.String())
+			if err != nil || back != id {
+				t.Fatalf("switch %q -> %v -> %v, %v", s, id, back, err)
+			}
+		}
+		if ks, err := parseNames(s, ParseFailureKind); err == nil {
+			for _, k := range ks {
+				if k < FailNode || k > FailSpine {
+					t.Fatalf("failures %q -> %v", s, ks)
+				}
+			}
+		}
+		if ns, err := parseInts(s, 1, 100); err == nil {
+			for _, n := range ns {
+				if n < 1 || n > 100 {
+					t.Fatalf("ints %q -> %v", s, ns)
+				}
+			}
+		}
+		if fs, err := parseFloats(s, 0.001, 10); err == nil {
+			for _, v := range fs {
+				if !(v >= 0.001 && v <= 10) {
+					t.Fatalf("floats %q -> %v", s, fs)
+				}
+			}
+		}
+		if k, err := ParseScheduleKind(s); err == nil {
+			if back, err := ParseScheduleKind(k.String()); err != nil || back != k {
+				t.Fatalf("schedule %q -> %v", s, k)
+			}
+		}
+	})
+}
