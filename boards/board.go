@@ -29,7 +29,17 @@ type Board struct {
 	Power      drivers.Power
 	// BridgeStats reports the UART bridge's counters, when the bus is one.
 	BridgeStats func() uartbridge.Stats
+	// Ping checks that the register bus answers without touching the
+	// design (nil when the bus has no such check: an MMIO read of an
+	// unprogrammed fabric can hang the AXI bus, so it is never tried).
+	Ping func(ctx context.Context) error
+
+	onClose []func()
 }
+
+// OnClose registers f to run when the board is closed (a transcript file
+// the board's console writes to, say).
+func (b *Board) OnClose(f func()) { b.onClose = append(b.onClose, f) }
 
 // Emulator gives access to emulated boards without this package importing
 // the emulator (boards/emu imports boards for the kinds). *emu.Rack
@@ -92,13 +102,29 @@ func Open(ctx context.Context, cfg labconfig.Board, opts Options) (b *Board, err
 		if b.Bus, err = opts.Emulator.Bus(cfg.Name); err != nil {
 			return nil, drivers.Setup(cfg.Name, "open bus", "", err)
 		}
+		bus := b.Bus
+		b.Ping = func(ctx context.Context) error {
+			// Any answer, a bus error included, proves the board alive.
+			_, err := bus.Read32(ctx, 0)
+			if err != nil && drivers.ClassOf(err) == drivers.ClassInfra {
+				return err
+			}
+			return nil
+		}
 	case cfg.Bus.UARTBridge != nil:
 		var path string
 		if path, err = port(cfg.Bus.UARTBridge, func(n string) (string, error) { return opts.Emulator.BridgePath(n) }); err != nil {
 			return nil, err
 		}
+		timeout := opts.RegisterTimeout
+		if emulated && timeout < time.Second {
+			// An emulated board simulates a whole transfer inside the
+			// register write that starts it, which takes wall time a real
+			// board's register access never does: give each attempt longer.
+			timeout = time.Second
+		}
 		br, err := uartbridge.Open(path, cfg.Bus.UARTBridge.Baud, uartbridge.Options{
-			Board: cfg.Name, Timeout: opts.RegisterTimeout, Logger: opts.Log,
+			Board: cfg.Name, Timeout: timeout, Logger: opts.Log,
 			Pacing: time.Duration(cfg.Bus.UARTBridge.PacingUS) * time.Microsecond,
 		})
 		if err != nil {
@@ -106,6 +132,10 @@ func Open(ctx context.Context, cfg labconfig.Board, opts Options) (b *Board, err
 		}
 		b.Bus = br
 		b.BridgeStats = br.Stats
+		b.Ping = func(ctx context.Context) error {
+			_, err := br.Info(ctx)
+			return err
+		}
 	case cfg.Bus.MMIO != nil:
 		mm := cfg.Bus.MMIO
 		if b.Bus, err = mmio.Open(mm.Device, mm.Base, mm.Size, mmio.Options{Board: cfg.Name}); err != nil {
@@ -163,6 +193,10 @@ func (b *Board) Close() error {
 	if b.Console != nil {
 		errs = append(errs, b.Console.Close())
 	}
+	for _, f := range b.onClose {
+		f()
+	}
+	b.onClose = nil
 	return errors.Join(errs...)
 }
 

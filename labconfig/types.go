@@ -89,7 +89,10 @@ type Serial struct {
 	// PacingUS inserts a pause after every byte sent, for boards whose
 	// UART drops bytes at speed.
 	PacingUS int `yaml:"pacing_us"`
-	Pos      Pos `yaml:"-"`
+	// Prompt is a regular expression matching the console's shell prompt,
+	// for health checks (default `[#$>] ?$`: Linux and U-Boot shells).
+	Prompt string `yaml:"prompt"`
+	Pos    Pos    `yaml:"-"`
 }
 
 // MMIO is a register bus mapped from a device file.

@@ -73,6 +73,11 @@ type Measurement struct {
 	Unit    string    `json:"unit,omitempty"`
 	Text    string    `json:"text,omitempty"`
 	Samples []float64 `json:"samples,omitempty"`
+	// Step and Attempt tie the record to the plan step that took it and to
+	// the run attempt (0, then 1, 2 ... after each --resume), so that a
+	// resumed run keeps exactly one copy of every step's records.
+	Step    string `json:"step,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
 }
 
 // Key returns the key the measurement is scored under.
@@ -181,6 +186,9 @@ type Verdict struct {
 	Source        string    `json:"source,omitempty"`
 	Message       string    `json:"message,omitempty"`
 	Seconds       float64   `json:"seconds,omitempty"`
+	// Step and Attempt: see Measurement.
+	Step    string `json:"step,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
 }
 
 // Name is the test-case name used in JUnit and reports:
@@ -198,7 +206,7 @@ func Score(m Measurement, e Expectation) Verdict {
 	v := Verdict{
 		Time: m.Time, Plan: m.Plan, Test: m.Test, Board: m.Board, Design: m.Design,
 		Metric: m.Metric, Params: m.Params, Unit: m.Unit, Source: e.Source,
-		Expected: e.Describe(),
+		Expected: e.Describe(), Step: m.Step,
 	}
 	if e.Text != "" {
 		v.MeasuredText = m.Text
@@ -234,7 +242,7 @@ func Score(m Measurement, e Expectation) Verdict {
 func Errored(m Measurement, class string, err error) Verdict {
 	return Verdict{
 		Time: m.Time, Plan: m.Plan, Test: m.Test, Board: m.Board, Design: m.Design,
-		Metric: m.Metric, Params: m.Params, Status: Error, Class: class, Message: err.Error(),
+		Metric: m.Metric, Params: m.Params, Status: Error, Class: class, Message: err.Error(), Step: m.Step,
 	}
 }
 

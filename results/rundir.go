@@ -99,7 +99,10 @@ type Dir struct {
 	meas     *os.File
 	exp      *os.File
 	verdicts *os.File
-	all      []Verdict
+	prog     *os.File
+	all      []Verdict // every verdict on disk, all attempts
+	progress []Progress
+	attempt  int
 }
 
 // Create makes a new run directory under root, named from the start time and
@@ -153,11 +156,14 @@ func Open(path string) (*Dir, error) {
 		return nil, err
 	}
 	d := &Dir{Path: path, run: *run}
-	vs, err := ReadVerdictLog(path)
+	vs, err := readVerdictLogRaw(path)
 	if err != nil {
 		return nil, err
 	}
 	d.all = vs
+	if err := d.resumeState(); err != nil {
+		return nil, err
+	}
 	if err := d.openLogs(); err != nil {
 		return nil, err
 	}
@@ -180,6 +186,7 @@ func (d *Dir) openLogs() error {
 	d.meas = open(MeasurementsFile)
 	d.exp = open(ExpectationsFile)
 	d.verdicts = open(VerdictsLogFile)
+	d.prog = open(ProgressFile)
 	if err != nil {
 		return fmt.Errorf("run directory %s: %w", d.Path, err)
 	}
@@ -232,6 +239,7 @@ func appendLine(f *os.File, v any) error {
 func (d *Dir) AddMeasurement(m Measurement) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	m.Attempt = d.attempt
 	return appendLine(d.meas, m)
 }
 
@@ -251,15 +259,17 @@ func (d *Dir) AddExpectation(test, board string, e Expectation) error {
 func (d *Dir) AddVerdict(v Verdict) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	v.Attempt = d.attempt
 	d.all = append(d.all, v)
 	return appendLine(d.verdicts, v)
 }
 
-// Verdicts returns the verdicts so far.
+// Verdicts returns the verdicts so far: one copy of each step's verdicts
+// when the run was resumed (see ProgressFile).
 func (d *Dir) Verdicts() []Verdict {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return append([]Verdict(nil), d.all...)
+	return filterVerdicts(append([]Verdict(nil), d.all...), d.progress)
 }
 
 // ConsoleTranscript opens (appending) the transcript file of a board's console.
@@ -306,12 +316,12 @@ func (d *Dir) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var errs []error
-	for _, f := range []*os.File{d.meas, d.exp, d.verdicts} {
+	for _, f := range []*os.File{d.meas, d.exp, d.verdicts, d.prog} {
 		if f != nil {
 			errs = append(errs, f.Close())
 		}
 	}
-	d.meas, d.exp, d.verdicts = nil, nil, nil
+	d.meas, d.exp, d.verdicts, d.prog = nil, nil, nil, nil
 	return errors.Join(errs...)
 }
 
@@ -352,9 +362,22 @@ func ReadRun(dir string) (*Run, error) {
 	return &r, nil
 }
 
-// ReadMeasurements reads measurements.jsonl. A last line cut short by a
-// crash is ignored; any other bad line is an error naming its line number.
+// ReadMeasurements reads measurements.jsonl: one copy of each step's
+// measurements when the run was resumed. A last line cut short by a crash is
+// ignored; any other bad line is an error naming its line number.
 func ReadMeasurements(dir string) ([]Measurement, error) {
+	ms, err := readMeasurementsRaw(dir)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := ReadProgress(dir)
+	if err != nil {
+		return nil, err
+	}
+	return filterMeasurements(ms, ps), nil
+}
+
+func readMeasurementsRaw(dir string) ([]Measurement, error) {
 	var out []Measurement
 	err := readLines(filepath.Join(dir, MeasurementsFile), func(b []byte) error {
 		var m Measurement
@@ -367,8 +390,21 @@ func ReadMeasurements(dir string) ([]Measurement, error) {
 	return out, err
 }
 
-// ReadVerdictLog reads verdicts.jsonl, the verdicts as they were taken.
+// ReadVerdictLog reads verdicts.jsonl, the verdicts as they were taken (one
+// copy of each step's verdicts when the run was resumed).
 func ReadVerdictLog(dir string) ([]Verdict, error) {
+	vs, err := readVerdictLogRaw(dir)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := ReadProgress(dir)
+	if err != nil {
+		return nil, err
+	}
+	return filterVerdicts(vs, ps), nil
+}
+
+func readVerdictLogRaw(dir string) ([]Verdict, error) {
 	var out []Verdict
 	err := readLines(filepath.Join(dir, VerdictsLogFile), func(b []byte) error {
 		var v Verdict

@@ -14,6 +14,7 @@ import (
 
 	"labrunner/bitstreams"
 	"labrunner/boards"
+	"labrunner/boards/lease"
 	"labrunner/drivers"
 	"labrunner/labconfig"
 	"labrunner/results"
@@ -27,9 +28,10 @@ const (
 	ExitInfra  = 3 // a board did not answer, a tool is missing
 )
 
-// Nightly runs a lab's plans: it opens the boards, runs the plans whose
-// boards do not overlap in parallel (plans that share a board wait for each
-// other), and records everything in the run directory.
+// Nightly runs a lab's plans: it groups plans that share boards (linked
+// racks run together), keeps this shard's groups, reserves each group's
+// boards with leases, opens them and runs the groups in parallel up to a
+// limit, recording everything in the run directory.
 type Nightly struct {
 	Lab       *labconfig.Lab
 	Catalogue *bitstreams.Catalogue
@@ -38,9 +40,30 @@ type Nightly struct {
 	Log       *slog.Logger
 	// Plans restricts the run to these plan names (all when empty).
 	Plans []string
+	// Shard (Index of Count, 1-based) runs only this host's share of the
+	// board groups; zero Count runs them all.
+	Shard Shard
+	// Parallel bounds the board groups run at once (0: no bound).
+	Parallel int
+	// Locks holds the boards' leases; nil takes none.
+	Locks *lease.Dir
+	// Held says what to do with a group whose boards someone else holds:
+	// HeldSkip reports it skipped at once, HeldWait waits until HeldWait
+	// runs out, then skips.
+	Held     HeldPolicy
+	HeldWait time.Duration
+	Command  string // recorded in the leases taken
 	// Progress, if set, is told about plan steps.
 	Progress func(plan, step string)
 }
+
+// HeldPolicy is what a nightly does about boards held by someone else.
+type HeldPolicy string
+
+const (
+	HeldSkip HeldPolicy = "skip"
+	HeldWait HeldPolicy = "wait"
+)
 
 // Outcome is how a nightly ended.
 type Outcome struct {
@@ -48,6 +71,15 @@ type Outcome struct {
 	Status   string
 	Summary  results.Summary
 	Plans    []PlanResult
+	Groups   []GroupResult
+}
+
+// GroupResult is one board group's run.
+type GroupResult struct {
+	Plans    []string
+	Boards   []string
+	Duration time.Duration
+	Skipped  string // why the group did not run, if it did not
 }
 
 // Run executes the nightly.
@@ -58,84 +90,103 @@ func (n *Nightly) Run(ctx context.Context) Outcome {
 	}
 	plans, err := n.selectPlans()
 	if err != nil {
+		log.Error("plan selection", "err", err)
 		return Outcome{ExitCode: ExitConfig, Status: "setup-error"}
 	}
-
-	// Open every board the selected plans use, in parallel: opening a
-	// bridge or console may wait for a slow device.
-	need := map[string]bool{}
-	for _, p := range plans {
-		for _, pb := range p.Boards {
-			need[pb.Board] = true
-		}
+	groups := groupPlans(plans)
+	if n.Shard.Count > 0 {
+		groups = n.Shard.Select(groups)
 	}
-	opened := map[string]*boards.Board{}
-	openErr := map[string]error{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for i := range n.Lab.Boards {
-		cfg := n.Lab.Boards[i]
-		if !need[cfg.Name] {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var tr io.Writer
-			if f, err := n.Dir.ConsoleTranscript(cfg.Name); err == nil {
-				tr = &lockedWriter{w: f}
-				defer func() {
-					mu.Lock()
-					defer mu.Unlock()
-					if opened[cfg.Name] == nil {
-						f.Close()
-					}
-				}()
-			}
-			octx, cancel := drivers.Deadline(ctx, n.Lab.Deadlines.Console)
-			defer cancel()
-			b, err := boards.Open(octx, cfg, boards.Options{
-				Emulator: n.Emulator, Transcript: tr, Log: log.With("board", cfg.Name),
-				RegisterTimeout: 0,
-			})
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				openErr[cfg.Name] = err
-				return
-			}
-			opened[cfg.Name] = b
-		}()
-	}
-	wg.Wait()
-	defer func() {
-		for _, b := range opened {
-			b.Close()
-		}
-	}()
 
 	runner := &Runner{
-		Lab: n.Lab, Catalogue: n.Catalogue, Boards: opened, Rec: n.Dir, Log: log, Progress: n.Progress,
+		Lab: n.Lab, Catalogue: n.Catalogue, Rec: n.Dir, Log: log, Progress: n.Progress,
+		Boards: map[string]*boards.Board{},
 		OnBitstream: func(bi results.BitstreamInfo) {
 			n.Dir.UpdateRun(func(r *results.Run) { r.Bitstreams = append(r.Bitstreams, bi) })
+			if n.Locks != nil {
+				n.Locks.UpdateState(bi.Board, func(s *lease.State) {
+					s.Design, s.Version, s.Programmed = bi.Design, bi.Version, time.Now()
+				})
+			}
+		},
+		OnHealth: func(board, design, version, unhealthy string) {
+			if n.Locks == nil {
+				return
+			}
+			n.Locks.UpdateState(board, func(s *lease.State) {
+				s.HealthChecked = time.Now()
+				if unhealthy == "" {
+					s.Health, s.HealthReason = "good", ""
+				} else {
+					s.Health, s.HealthReason = "unhealthy", unhealthy
+				}
+			})
 		},
 	}
+	var bmu sync.Mutex // guards runner.Boards, filled group by group
 
-	// Group plans that share boards; groups run in parallel, plans inside a
-	// group one after the other in lab-file order.
-	groups := groupPlans(plans)
 	out := Outcome{}
 	var omu sync.Mutex
+	var wg sync.WaitGroup
+	limit := n.Parallel
+	if limit <= 0 {
+		limit = len(groups)
+	}
+	sem := make(chan struct{}, max(limit, 1))
 	for _, g := range groups {
 		wg.Add(1)
 		go func(g []*labconfig.Plan) {
 			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			defer func() { <-sem }()
+			t0 := time.Now()
+			gr := GroupResult{Boards: groupBoards(g)}
 			for _, p := range g {
-				if err := boardsOpenFor(p, openErr); err != nil {
+				gr.Plans = append(gr.Plans, p.Name)
+			}
+			defer func() {
+				gr.Duration = time.Since(t0)
+				omu.Lock()
+				out.Groups = append(out.Groups, gr)
+				omu.Unlock()
+			}()
+
+			leases, err := n.reserve(ctx, gr.Boards, log)
+			if err != nil {
+				gr.Skipped = err.Error()
+				n.skipGroup(g, err)
+				return
+			}
+			defer func() {
+				for _, l := range leases {
+					if err := l.Release(); err != nil {
+						log.Warn("lease release", "board", l.Info().Board, "err", err)
+					}
+				}
+			}()
+
+			opened, openErr := n.openBoards(ctx, gr.Boards, log)
+			defer func() {
+				for _, b := range opened {
+					b.Close()
+				}
+			}()
+			bmu.Lock()
+			for name, b := range opened {
+				runner.Boards[name] = b
+			}
+			bmu.Unlock()
+			for _, p := range g {
+				if err := boardsOpenFor(p, openErr); err != nil && len(openErr) == len(p.Boards) {
 					env := &Env{Lab: n.Lab, Plan: p, Log: log, rec: n.Dir}
-					for _, pb := range p.Boards {
-						for _, t := range p.Tests {
-							env.Error(t.Name, pb.Board, nil, err)
+					for i := range p.Tests {
+						env.step = TestStep(p, i)
+						for _, pb := range p.Boards {
+							env.Error(p.Tests[i].Name, pb.Board, nil, err)
 						}
 					}
 					omu.Lock()
@@ -143,7 +194,7 @@ func (n *Nightly) Run(ctx context.Context) Outcome {
 					omu.Unlock()
 					continue
 				}
-				res := runner.RunPlan(ctx, p)
+				res := runner.runPlanLocked(ctx, p, &bmu)
 				omu.Lock()
 				out.Plans = append(out.Plans, res)
 				omu.Unlock()
@@ -152,9 +203,198 @@ func (n *Nightly) Run(ctx context.Context) Outcome {
 	}
 	wg.Wait()
 	sort.Slice(out.Plans, func(i, j int) bool { return out.Plans[i].Plan < out.Plans[j].Plan })
+	sort.Slice(out.Groups, func(i, j int) bool { return out.Groups[i].Plans[0] < out.Groups[j].Plans[0] })
 	vs := n.Dir.Verdicts()
 	out.Summary = results.Summarize(vs)
 	out.ExitCode, out.Status = ExitCodeOf(vs)
+	return out
+}
+
+// runPlanLocked runs a plan with a snapshot of the open boards (other
+// groups add theirs concurrently).
+func (r *Runner) runPlanLocked(ctx context.Context, p *labconfig.Plan, mu *sync.Mutex) PlanResult {
+	mu.Lock()
+	snap := *r
+	snap.Boards = make(map[string]*boards.Board, len(r.Boards))
+	for k, v := range r.Boards {
+		snap.Boards[k] = v
+	}
+	mu.Unlock()
+	return snap.RunPlan(ctx, p)
+}
+
+// reserve takes the leases of a group's boards, all or none. Emulated
+// boards live in this process only: they are leased only when the lab file
+// names a lock directory itself (so that the machinery can be exercised on
+// the emulated rack).
+func (n *Nightly) reserve(ctx context.Context, names []string, log *slog.Logger) ([]*lease.Lease, error) {
+	if n.Locks == nil {
+		return nil, nil
+	}
+	var want []string
+	for _, name := range names {
+		if b, ok := n.Lab.Board(name); ok && b.Emulated != nil && n.Lab.Locks == nil {
+			continue
+		}
+		want = append(want, name)
+	}
+	ttl := lease.DefaultLease
+	if n.Lab.Locks != nil && n.Lab.Locks.Lease > 0 {
+		ttl = n.Lab.Locks.Lease
+	}
+	deadline := time.Now().Add(n.HeldWait)
+	for {
+		var got []*lease.Lease
+		var held error
+		for _, name := range want {
+			l, err := n.Locks.Acquire(name, lease.Options{Command: n.Command, TTL: ttl})
+			if err != nil {
+				held = err
+				break
+			}
+			got = append(got, l)
+		}
+		if held == nil {
+			for _, l := range got {
+				l.KeepAlive()
+			}
+			return got, nil
+		}
+		for _, l := range got {
+			l.Release()
+		}
+		if n.Held != HeldWait || time.Now().After(deadline) {
+			return nil, held
+		}
+		log.Info("waiting for a held board", "err", held, "until", deadline.Format("15:04:05"))
+		select {
+		case <-ctx.Done():
+			return nil, held
+		case <-time.After(min(5*time.Second, time.Until(deadline)+10*time.Millisecond)):
+		}
+	}
+}
+
+// skipGroup records a skip verdict for every test of a group whose boards
+// could not be reserved.
+func (n *Nightly) skipGroup(g []*labconfig.Plan, why error) {
+	for _, p := range g {
+		for i, t := range p.Tests {
+			for _, pb := range p.Boards {
+				n.Dir.AddVerdict(results.Verdict{Time: time.Now(), Plan: p.Name, Test: t.Name, Board: pb.Board, Design: p.Design,
+					Status: results.Skip, Message: "not run: " + why.Error(), Step: TestStep(p, i)})
+			}
+		}
+	}
+}
+
+// openBoards opens a group's boards in parallel: opening a bridge or a
+// console may wait for a slow device.
+func (n *Nightly) openBoards(ctx context.Context, names []string, log *slog.Logger) (map[string]*boards.Board, map[string]error) {
+	opened := map[string]*boards.Board{}
+	openErr := map[string]error{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, name := range names {
+		cfg, ok := n.Lab.Board(name)
+		if !ok {
+			openErr[name] = fmt.Errorf("no board %s in the lab", name)
+			continue
+		}
+		wg.Add(1)
+		go func(cfg labconfig.Board) {
+			defer wg.Done()
+			var tr io.Writer
+			var f io.WriteCloser
+			if tf, err := n.Dir.ConsoleTranscript(cfg.Name); err == nil {
+				f = tf
+				tr = &lockedWriter{w: tf}
+			}
+			octx, cancel := drivers.Deadline(ctx, n.Lab.Deadlines.Console)
+			defer cancel()
+			b, err := boards.Open(octx, cfg, boards.Options{Emulator: n.Emulator, Transcript: tr, Log: log.With("board", cfg.Name)})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if f != nil {
+					f.Close()
+				}
+				openErr[cfg.Name] = err
+				return
+			}
+			if f != nil {
+				b.OnClose(func() { f.Close() })
+			}
+			opened[cfg.Name] = b
+		}(*cfg)
+	}
+	wg.Wait()
+	return opened, openErr
+}
+
+func groupBoards(g []*labconfig.Plan) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range g {
+		for _, pb := range p.Boards {
+			if !seen[pb.Board] {
+				seen[pb.Board] = true
+				out = append(out, pb.Board)
+			}
+		}
+	}
+	return out
+}
+
+// Shard is one lab host's share of a nightly: Index of Count, 1-based.
+type Shard struct{ Index, Count int }
+
+// ParseShard parses "i/n".
+func ParseShard(s string) (Shard, error) {
+	var sh Shard
+	if _, err := fmt.Sscanf(s, "%d/%d", &sh.Index, &sh.Count); err != nil || sh.Count < 1 || sh.Index < 1 || sh.Index > sh.Count {
+		return Shard{}, fmt.Errorf("--shard %q: write i/n with 1 <= i <= n (e.g. 2/3)", s)
+	}
+	return sh, nil
+}
+
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+
+// Select keeps this shard's board groups. Every host computes the same
+// assignment from the lab alone: groups sorted by size (boards) and then by
+// their first plan's name are dealt, largest first, to the shard with the
+// fewest boards so far (lowest index on ties), so n hosts cover the rack
+// exactly once with balanced work.
+func (s Shard) Select(groups [][]*labconfig.Plan) [][]*labconfig.Plan {
+	type gi struct {
+		g    []*labconfig.Plan
+		size int
+		name string
+	}
+	var all []gi
+	for _, g := range groups {
+		all = append(all, gi{g, len(groupBoards(g)), g[0].Name})
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		if all[i].size != all[j].size {
+			return all[i].size > all[j].size
+		}
+		return all[i].name < all[j].name
+	})
+	load := make([]int, s.Count)
+	var out [][]*labconfig.Plan
+	for _, g := range all {
+		best := 0
+		for i := range load {
+			if load[i] < load[best] {
+				best = i
+			}
+		}
+		load[best] += g.size
+		if best == s.Index-1 {
+			out = append(out, g.g)
+		}
+	}
 	return out
 }
 

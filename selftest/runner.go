@@ -27,9 +27,23 @@ type Runner struct {
 	Log       *slog.Logger
 	// OnBitstream is told what was loaded on each board (for run.json).
 	OnBitstream func(results.BitstreamInfo)
+	// OnHealth is told each board's health ("" when good) and design.
+	OnHealth func(board, design, version, unhealthy string)
 	// Progress, if set, is told when a plan step starts ("program",
 	// "setup", a test name) on a plan.
 	Progress func(plan, step string)
+}
+
+// Recorder is where measurements, expectations and verdicts go, and where
+// a resumable run keeps its progress (results.Dir in a run).
+type Recorder interface {
+	AddMeasurement(results.Measurement) error
+	AddExpectation(test, board string, e results.Expectation) error
+	AddVerdict(results.Verdict) error
+	// MarkDone records that a step finished; Done reports whether a test
+	// step finished before (a resumed run skips it).
+	MarkDone(step, kind string) error
+	Done(step string) bool
 }
 
 // PlanResult summarises one plan's execution.
@@ -38,6 +52,7 @@ type PlanResult struct {
 	Verdicts int
 	Failed   int // verdicts that did not pass
 	Setup    error
+	Skipped  int // tests skipped because an earlier attempt finished them
 	Duration time.Duration
 }
 
@@ -48,41 +63,106 @@ type image struct {
 	info  results.BitstreamInfo
 }
 
-// RunPlan checks every board's bitstream first (a bad file stops the plan
-// before any board is touched: no half-programmed rack), programs the boards
-// in parallel, runs the design's setup, then the plan's tests in order.
+// TestStep is the step id of a plan's i-th test, stable across attempts.
+func TestStep(plan *labconfig.Plan, i int) string {
+	return fmt.Sprintf("%s#%d:%s", plan.Name, i, plan.Tests[i].Name)
+}
+
+// RunPlan runs a plan: health checks, bitstream checks (a bad file stops
+// the plan before any board is touched: no half-programmed rack),
+// programming in parallel, the design's setup, then the plan's tests in
+// order. A board that fails its health checks leaves the plan: its tests are
+// infrastructure errors and the others go on. Tests an earlier attempt
+// finished (a resumed run) are skipped.
 func (r *Runner) RunPlan(ctx context.Context, plan *labconfig.Plan) PlanResult {
 	start := time.Now()
 	res := PlanResult{Plan: plan.Name}
 	log := r.Log.With("plan", plan.Name)
-	deadlines := r.Lab.Deadlines
 	rec := &countingRecorder{Recorder: r.Rec}
 	defer func() {
 		res.Verdicts, res.Failed = rec.counts()
 		res.Duration = time.Since(start)
 	}()
-	failAll := func(class drivers.Class, err error) {
-		res.Setup = err
-		env := &Env{Lab: r.Lab, Plan: plan, Log: log, rec: rec}
-		for _, pb := range plan.Boards {
-			for _, t := range plan.Tests {
-				env.Error(t.Name, pb.Board, nil, &drivers.Error{Class: class, Board: pb.Board, Op: "plan " + plan.Name, Err: err})
+	pending := []int{}
+	for i := range plan.Tests {
+		if rec.Done(TestStep(plan, i)) {
+			res.Skipped++
+			continue
+		}
+		pending = append(pending, i)
+	}
+	if len(pending) == 0 {
+		log.Info("every test of the plan finished in an earlier attempt")
+		return res
+	}
+	env := &Env{Lab: r.Lab, Plan: plan, Deadlines: r.Lab.Deadlines, Log: log, rec: rec, Shared: map[string]any{},
+		Unhealthy: map[string]string{}}
+	// failTests records an error verdict for every pending test on the
+	// given boards (all the plan's boards when none are given).
+	failTests := func(boardNames []string, err error) {
+		if boardNames == nil {
+			for _, pb := range plan.Boards {
+				boardNames = append(boardNames, pb.Board)
 			}
 		}
+		for _, i := range pending {
+			env.step = TestStep(plan, i)
+			for _, b := range boardNames {
+				env.Error(plan.Tests[i].Name, b, nil, err)
+			}
+		}
+		env.step = ""
 	}
 
 	m, err := r.Catalogue.Design(plan.Design)
 	if err != nil {
-		failAll(drivers.ClassSetup, fmt.Errorf("%s: plan %s: %w", plan.Pos, plan.Name, err))
+		res.Setup = err
+		failTests(nil, drivers.Setup("", "plan "+plan.Name, "", fmt.Errorf("%s: %w", plan.Pos, err)))
 		return res
 	}
+	env.Design = m
+
+	// Health before anything is done: console and bus answer.
+	r.progress(plan.Name, "health")
+	var healthy []*boards.Board
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, pb := range plan.Boards {
+		b, ok := r.Boards[pb.Board]
+		if !ok {
+			env.Unhealthy[pb.Board] = "not open"
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := retryInfra(log, b.Name, "health", func() error {
+				return checkAlive(ctx, b,
+					func(c context.Context) (context.Context, context.CancelFunc) {
+						return drivers.Deadline(c, r.Lab.Deadlines.Console)
+					},
+					func(c context.Context) (context.Context, context.CancelFunc) {
+						return drivers.Deadline(c, r.Lab.Deadlines.Register)
+					})
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				env.Unhealthy[b.Name] = err.Error()
+				return
+			}
+			healthy = append(healthy, b)
+		}()
+	}
+	wg.Wait()
+	r.reportUnhealthy(env, plan, pending, "")
+
 	r.progress(plan.Name, "check bitstreams")
 	var imgs []image
 	var errs []error
 	for _, pb := range plan.Boards {
-		b, ok := r.Boards[pb.Board]
-		if !ok {
-			errs = append(errs, fmt.Errorf("%s: board %s is not open", pb.Pos, pb.Board))
+		b := r.Boards[pb.Board]
+		if b == nil || !contains(healthy, b) {
 			continue
 		}
 		img, err := r.imageFor(plan, m, b)
@@ -93,70 +173,134 @@ func (r *Runner) RunPlan(ctx context.Context, plan *labconfig.Plan) PlanResult {
 		imgs = append(imgs, img)
 	}
 	if len(errs) > 0 {
-		failAll(drivers.ClassSetup, fmt.Errorf("bitstream check failed, no board was programmed: %w", errors.Join(errs...)))
+		err := fmt.Errorf("bitstream check failed, no board was programmed: %w", errors.Join(errs...))
+		res.Setup = err
+		failTests(boardNames(healthy), drivers.Setup("", "plan "+plan.Name, "", err))
+		return res
+	}
+	if len(imgs) == 0 {
+		res.Setup = errors.New("no healthy board")
 		return res
 	}
 
 	r.progress(plan.Name, "program")
-	env := &Env{Lab: r.Lab, Plan: plan, Design: m, Deadlines: deadlines, Log: log, rec: rec, Shared: map[string]any{}}
-	var wg sync.WaitGroup
-	progErr := make([]error, len(imgs))
+	env.step = plan.Name + "#program"
+	programmed := map[string]*boards.Board{}
 	for i := range imgs {
 		wg.Add(1)
-		go func(i int) {
+		go func(it image) {
 			defer wg.Done()
-			it := imgs[i]
-			pctx, cancel := drivers.Deadline(ctx, deadlines.Program)
-			defer cancel()
 			t0 := time.Now()
-			err := it.board.Programmer.Program(pctx, it.img)
-			m := results.Measurement{Board: it.board.Name, Metric: "program.seconds", Unit: "s",
-				Value: time.Since(t0).Seconds(), Text: ""}
+			err := retryInfra(log, it.board.Name, "program", func() error {
+				pctx, cancel := drivers.Deadline(ctx, r.Lab.Deadlines.Program)
+				defer cancel()
+				return it.board.Programmer.Program(pctx, it.img)
+			})
+			if err == nil {
+				rctx, cancel := drivers.Deadline(ctx, 4*r.Lab.Deadlines.Register)
+				err = retryInfra(log, it.board.Name, "identity", func() error {
+					return checkIdentity(rctx, regmap.New(it.board.Bus, m, it.board.Name), m, it.board.Name)
+				})
+				cancel()
+			}
+			mu.Lock()
+			defer mu.Unlock()
 			if err != nil {
-				progErr[i] = err
 				env.Error("program", it.board.Name, nil, err)
+				if drivers.ClassOf(err) == drivers.ClassInfra {
+					env.Unhealthy[it.board.Name] = err.Error()
+				} else {
+					env.Unhealthy[it.board.Name] = "programming failed: " + err.Error()
+				}
 				return
 			}
-			env.Check("program", m, true, "programmed with "+it.info.Design+" "+it.info.Version, "bitstream catalogue", "")
+			meas := results.Measurement{Board: it.board.Name, Metric: "program.seconds", Unit: "s", Value: time.Since(t0).Seconds()}
+			env.Check("program", meas, true, "programmed with "+it.info.Design+" "+it.info.Version, "bitstream catalogue", "")
+			programmed[it.board.Name] = it.board
 			if r.OnBitstream != nil {
 				r.OnBitstream(it.info)
 			}
-		}(i)
+		}(imgs[i])
 	}
 	wg.Wait()
-	if err := errors.Join(progErr...); err != nil {
-		res.Setup = err
-		r.skipAll(env, plan, "not run: programming failed", err)
-		return res
-	}
+	rec.MarkDone(env.step, results.KindSetup)
+	env.step = ""
+	r.reportUnhealthy(env, plan, pending, "program")
 
 	for _, pb := range plan.Boards {
-		b := r.Boards[pb.Board]
-		env.Boards = append(env.Boards, &Board{Board: b, Regs: regmap.New(b.Bus, m, b.Name), Params: pb.Params})
+		if b, ok := programmed[pb.Board]; ok {
+			env.Boards = append(env.Boards, &Board{Board: b, Regs: regmap.New(b.Bus, m, b.Name), Params: pb.Params})
+		}
+	}
+	if len(env.Boards) == 0 {
+		res.Setup = errors.New("no board could be programmed")
+		return res
 	}
 	snapshotResets(ctx, env)
 	if s := setupFor(plan.Design); s != nil {
 		r.progress(plan.Name, "setup")
-		sctx, cancel := drivers.Deadline(ctx, deadlines.Test)
+		env.step = plan.Name + "#setup"
+		sctx, cancel := drivers.Deadline(ctx, r.Lab.Deadlines.Test)
 		err := s(sctx, env)
 		cancel()
 		if err != nil {
 			res.Setup = err
 			env.Error("setup", "", nil, err)
-			r.skipAll(env, plan, "not run: design setup failed", err)
+			rec.MarkDone(env.step, results.KindSetup)
+			failTests(boardNames(boardsOf(env.Boards)), fmt.Errorf("not run: design setup failed: %w", err))
 			return res
+		}
+		rec.MarkDone(env.step, results.KindSetup)
+		env.step = ""
+	}
+	if h := healthFor(plan.Design); h != nil {
+		var keep []*Board
+		for _, b := range env.Boards {
+			hctx, cancel := drivers.Deadline(ctx, 8*r.Lab.Deadlines.Register)
+			err := h(hctx, env, b)
+			cancel()
+			if err != nil {
+				env.Unhealthy[b.Name] = err.Error()
+				continue
+			}
+			keep = append(keep, b)
+		}
+		if len(keep) < len(env.Boards) {
+			env.Boards = keep
+			r.reportUnhealthy(env, plan, pending, "links")
+			// The design's view of the rack changed: set it up again
+			// without the unhealthy boards.
+			if s := setupFor(plan.Design); s != nil && len(keep) > 0 {
+				sctx, cancel := drivers.Deadline(ctx, r.Lab.Deadlines.Test)
+				if err := s(sctx, env); err != nil {
+					log.Warn("setup without the unhealthy boards failed", "err", err)
+				}
+				cancel()
+			}
+		}
+	}
+	if r.OnHealth != nil {
+		for _, pb := range plan.Boards {
+			r.OnHealth(pb.Board, m.Name, m.Version, env.Unhealthy[pb.Board])
 		}
 	}
 
-	for _, t := range plan.Tests {
+	for _, i := range pending {
+		t := plan.Tests[i]
 		test, ok := Lookup(plan.Design, t.Name)
 		env.Test = t
+		env.step = TestStep(plan, i)
 		if !ok {
 			env.Error(t.Name, "", nil, drivers.Setup("", t.Pos.String(), "", fmt.Errorf("no test %q for design %s", t.Name, plan.Design)))
+			rec.MarkDone(env.step, results.KindTest)
 			continue
 		}
+		if ctx.Err() != nil {
+			// Interrupted: leave the rest for --resume.
+			break
+		}
 		r.progress(plan.Name, t.Name)
-		dl := deadlines.Test
+		dl := r.Lab.Deadlines.Test
 		if t.Deadline > 0 {
 			dl = t.Deadline
 		}
@@ -168,12 +312,63 @@ func (r *Runner) RunPlan(ctx context.Context, plan *labconfig.Plan) PlanResult {
 		after, _ := env.Verdicts()
 		if err != nil {
 			env.Error(t.Name, "", nil, err)
-		} else if after == before {
+		} else if after == before && len(env.Boards) > 0 {
 			env.Error(t.Name, "", nil, fmt.Errorf("test %s recorded no verdict: it measured nothing", t.Name))
+		}
+		if ctx.Err() == nil {
+			rec.MarkDone(env.step, results.KindTest)
 		}
 		log.Debug("test done", "test", t.Name, "seconds", time.Since(t0).Seconds())
 	}
+	env.step = ""
 	return res
+}
+
+// reportUnhealthy records, once per board, an infrastructure error for each
+// pending test of the boards newly found unhealthy at this stage.
+func (r *Runner) reportUnhealthy(env *Env, plan *labconfig.Plan, pending []int, stage string) {
+	if env.reported == nil {
+		env.reported = map[string]bool{}
+	}
+	for _, pb := range plan.Boards {
+		why, bad := env.Unhealthy[pb.Board]
+		if !bad || env.reported[pb.Board] {
+			continue
+		}
+		env.reported[pb.Board] = true
+		r.Log.Warn("board unhealthy: taken out of the plan", "plan", plan.Name, "board", pb.Board, "reason", why)
+		for _, i := range pending {
+			env.step = TestStep(plan, i)
+			env.Error(plan.Tests[i].Name, pb.Board, nil,
+				drivers.Infra(pb.Board, "health", "the rest of the rack goes on without it", fmt.Errorf("board unhealthy: %s", why)))
+		}
+		env.step = ""
+	}
+}
+
+func contains(bs []*boards.Board, b *boards.Board) bool {
+	for _, x := range bs {
+		if x == b {
+			return true
+		}
+	}
+	return false
+}
+
+func boardNames(bs []*boards.Board) []string {
+	out := make([]string, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, b.Name)
+	}
+	return out
+}
+
+func boardsOf(bs []*Board) []*boards.Board {
+	out := make([]*boards.Board, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, b.Board)
+	}
+	return out
 }
 
 // runGuarded runs a test, turning a panic into an error so that one broken
@@ -185,16 +380,6 @@ func runGuarded(ctx context.Context, t Test, env *Env) (err error) {
 		}
 	}()
 	return t.Run(ctx, env)
-}
-
-func (r *Runner) skipAll(env *Env, plan *labconfig.Plan, why string, cause error) {
-	for _, t := range plan.Tests {
-		for _, pb := range plan.Boards {
-			v := results.Verdict{Time: time.Now(), Plan: plan.Name, Test: t.Name, Board: pb.Board, Design: plan.Design,
-				Status: results.Error, Class: drivers.ClassOf(cause).String(), Message: why + ": " + cause.Error()}
-			env.rec.AddVerdict(v)
-		}
-	}
 }
 
 func (r *Runner) progress(plan, step string) {
@@ -222,7 +407,7 @@ func (r *Runner) imageFor(plan *labconfig.Plan, m *bitstreams.Manifest, b *board
 		if err != nil {
 			return image{}, drivers.Setup(b.Name, "find bitstream", "", err)
 		}
-		path, data = f.Path, d
+		path, data = r.Catalogue.FilePath(m, f), d
 	}
 	img, err := r.Catalogue.Check(m, path, data, b.Kind.Part)
 	if err != nil {

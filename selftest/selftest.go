@@ -33,14 +33,6 @@ type Board struct {
 	Params labconfig.Params // the plan's per-board parameters
 }
 
-// Recorder is where measurements, expectations and verdicts go
-// (results.Dir in a run).
-type Recorder interface {
-	AddMeasurement(results.Measurement) error
-	AddExpectation(test, board string, e results.Expectation) error
-	AddVerdict(results.Verdict) error
-}
-
 // Env is what a test runs with.
 type Env struct {
 	Lab       *labconfig.Lab
@@ -53,11 +45,16 @@ type Env struct {
 	// Shared holds what the design's setup computed for its tests
 	// (coordinates, topology), by key.
 	Shared map[string]any
+	// Unhealthy lists the plan's boards taken out of it, with the reason;
+	// tests must not count on them (a path through one is not judged).
+	Unhealthy map[string]string
 
-	rec   Recorder
-	mu    sync.Mutex
-	count int
-	fails int
+	rec      Recorder
+	step     string // the plan step records belong to (resume)
+	reported map[string]bool
+	mu       sync.Mutex
+	count    int
+	fails    int
 }
 
 // Board returns the plan's board of that name, or nil.
@@ -113,7 +110,7 @@ func (e *Env) Check(name string, m results.Measurement, ok bool, expected, sourc
 	m = e.fill(name, m)
 	v := results.Verdict{
 		Time: m.Time, Plan: m.Plan, Test: m.Test, Board: m.Board, Design: m.Design, Metric: m.Metric,
-		Params: m.Params, Unit: m.Unit, Expected: expected, Source: source, MeasuredText: m.Text,
+		Params: m.Params, Unit: m.Unit, Expected: expected, Source: source, MeasuredText: m.Text, Step: m.Step,
 	}
 	if m.Text == "" {
 		mv := m.Value
@@ -148,6 +145,7 @@ func (e *Env) fill(name string, m results.Measurement) results.Measurement {
 	}
 	m.Plan = e.Plan.Name
 	m.Test = name
+	m.Step = e.step
 	if m.Design == "" && e.Design != nil {
 		m.Design = e.Design.Name
 	}

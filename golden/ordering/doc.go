@@ -42,8 +42,9 @@
 //     synchronized one to source-side synchronization (data unordered, the
 //     operation sent with CNT = 1 once every data ACK is in). A stream with
 //     exactly-once delivery keeps needing a connection (its duplicates are
-//     detected there), and a source without a free connection of its own
-//     runs a fast stream in slow mode.
+//     detected there). A source without a free connection of its own runs
+//     a fast stream without EOD in slow mode; its other streams that need
+//     one wait for it.
 //
 // Where the paper leaves corner cases out (§III-D footnote 8), the model
 // completes them so that every run terminates with the guarantees intact

@@ -3,6 +3,8 @@ package exanet
 import (
 	"context"
 	"fmt"
+
+	"labrunner/drivers"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -41,7 +43,7 @@ func runLinks(ctx context.Context, env *selftest.Env) error {
 				continue
 			}
 			p := results.Params{"port": port, "peer": peer}
-			rctx, cancel := drivers(env, ctx, 8)
+			rctx, cancel := regDeadline(env, ctx, 8)
 			st, err := tx.ReadLink(rctx, b.Regs, i)
 			cancel()
 			if err != nil {
@@ -161,7 +163,7 @@ func runBandwidth(ctx context.Context, env *selftest.Env) error {
 // whole credit again (§3.4: credit comes back as the receiver frees space):
 // a receiver that loses credits shows it here long before it stalls.
 func creditsRestored(ctx context.Context, env *selftest.Env, b *selftest.Board, name, port string, p results.Params) {
-	rctx, cancel := drivers(env, ctx, 8)
+	rctx, cancel := regDeadline(env, ctx, 8)
 	ls, err := tx.ReadLink(rctx, b.Regs, indexOf(linkPorts, port))
 	cancel()
 	if err != nil {
@@ -179,7 +181,7 @@ func creditsRestored(ctx context.Context, env *selftest.Env, b *selftest.Board, 
 // dst's counters. A generator that stalls is diagnosed from the sending
 // link's credit state.
 func generate(ctx context.Context, env *selftest.Env, src, dst *selftest.Board, g tx.Generate, t *topo, srcName, port string) (tx.Perf, string, error) {
-	rctx, cancel := drivers(env, ctx, 16)
+	rctx, cancel := regDeadline(env, ctx, 16)
 	defer cancel()
 	if err := tx.ClearConsumer(rctx, dst.Regs, true); err != nil {
 		return tx.Perf{}, "", err
@@ -256,10 +258,18 @@ func runLatency(ctx context.Context, env *selftest.Env) error {
 		for _, src := range t.names {
 			dst := ""
 			for _, cand := range t.names {
-				if manhattan(t.coord[src], t.coord[cand]) == h {
-					dst = cand
-					break
+				if manhattan(t.coord[src], t.coord[cand]) != h {
+					continue
 				}
+				// Both ways must cross working boards only.
+				lat := gx.Coord{X: t.lattice[0], Y: t.lattice[1], Z: t.lattice[2]}
+				there, err1 := gx.DORPath(t.gcoord(src), t.gcoord(cand), lat, t.order)
+				back, err2 := gx.DORPath(t.gcoord(cand), t.gcoord(src), lat, t.order)
+				if err1 != nil || err2 != nil || t.missing(there.Nodes()) != "" || t.missing(back.Nodes()) != "" {
+					continue
+				}
+				dst = cand
+				break
 			}
 			if dst == "" {
 				continue // no node that far from src in this mesh
@@ -271,7 +281,7 @@ func runLatency(ctx context.Context, env *selftest.Env) error {
 				if err != nil {
 					return err
 				}
-				rctx, cancel := drivers(env, ctx, 16+iters)
+				rctx, cancel := regDeadline(env, ctx, 16+iters)
 				err = b.Regs.Write(rctx, "PP_RESPONDER", 1)
 				var pp tx.PingPong
 				if err == nil {
@@ -352,6 +362,11 @@ func runDORPath(ctx context.Context, env *selftest.Env) error {
 			if err != nil {
 				return err
 			}
+			if via := t.missing(golden.Nodes()); via != "" {
+				env.Error("dor_path", src, p, drivers.Infra(src, "dor_path", "judged again once the board is back",
+					fmt.Errorf("the path crosses %s, which is not in the plan's working boards", via)))
+				continue
+			}
 			exp := results.Expectation{Metric: "exanet.dor_path", Params: p, Text: golden.Text(),
 				Source: "ExaNet §3.3: DOR in order " + order + ", VC 1 for positive offsets, VC 0 otherwise"}
 			text, err := tracePath(ctx, env, t, src, dst)
@@ -366,7 +381,7 @@ func runDORPath(ctx context.Context, env *selftest.Env) error {
 }
 
 func tracePath(ctx context.Context, env *selftest.Env, t *topo, src, dst string) (string, error) {
-	rctx, cancel := drivers(env, ctx, 64)
+	rctx, cancel := regDeadline(env, ctx, 64)
 	defer cancel()
 	for _, n := range t.names {
 		if err := env.Board(n).Regs.Write(rctx, "TRACE_CTRL", 0b11); err != nil { // clear and enable
@@ -478,7 +493,7 @@ func runPortLoopback(ctx context.Context, env *selftest.Env) error {
 }
 
 func loopOnce(ctx context.Context, env *selftest.Env, a, b *selftest.Board, ca, cb tx.Coord, data []byte, tag uint32) (string, error) {
-	rctx, cancel := drivers(env, ctx, 64+len(data)/2)
+	rctx, cancel := regDeadline(env, ctx, 64+len(data)/2)
 	defer cancel()
 	if err := tx.ClearConsumer(rctx, b.Regs, false); err != nil {
 		return "", err
