@@ -179,6 +179,10 @@ func (c *Catalogue) FileFor(design, boardPart string) (*Manifest, *File, []byte,
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if m.Builtin {
+		return nil, nil, nil, drivers.Setup(m.Source, "find bitstream", "program a design; reach "+m.Name+" through its registers on any board",
+			fmt.Errorf("%s is built into every board: it has no bitstream and is never programmed", m.Name))
+	}
 	for i := range m.Files {
 		f := &m.Files[i]
 		if !SamePart(f.Part, boardPart) {

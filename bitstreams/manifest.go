@@ -102,9 +102,14 @@ type File struct {
 
 // Manifest describes one design.
 type Manifest struct {
-	Name    string   `yaml:"name" json:"name"`
-	Version string   `yaml:"version" json:"version"`
-	Doc     string   `yaml:"doc,omitempty" json:"doc,omitempty"`
+	Name    string `yaml:"name" json:"name"`
+	Version string `yaml:"version" json:"version"`
+	Doc     string `yaml:"doc,omitempty" json:"doc,omitempty"`
+	// Builtin marks the register map of a block every board has whatever
+	// design it runs (the management block, mgmt.yaml): it has no
+	// bitstream, so it lists no files and need not list parts, and it is
+	// never programmed.
+	Builtin bool     `yaml:"builtin,omitempty" json:"builtin,omitempty"`
 	Parts   []string `yaml:"parts" json:"parts"`
 	// Formats are the bitstream formats built for every part; when left
 	// out, Xilinx parts get bit and Intel parts rbf (DefaultFormat). The

@@ -143,8 +143,11 @@ func (v *mcheck) manifest(m *Manifest) {
 	if m.Version == "" {
 		v.at("version", 1, "the design has no version", "add version: 1.0.0")
 	}
-	if len(m.Parts) == 0 {
+	if len(m.Parts) == 0 && !m.Builtin {
 		v.at("parts", 1, "the design lists no parts", "add parts: [xczu9eg-ffvc900-1-e] (device-package-speed-temperature)")
+	}
+	if m.Builtin && len(m.Files) > 0 {
+		v.at("files", 1, "a builtin block has no bitstream, yet files are listed", "remove the files, or drop builtin: true")
 	}
 	for i, p := range m.Parts {
 		fp := fmt.Sprintf("parts[%d]", i)

@@ -38,6 +38,7 @@ type Board struct {
 	bridgePath  string
 	srv         *server     // pseudo-terminal service (serve.go)
 	cmds        consoleCmds // console commands added by designs (console.go)
+	mg          *mgmtBoard  // the management block (mgmt*.go), from MgmtBase up
 }
 
 func newBoard(r *Rack, cfg *labconfig.Board, kind boards.Kind) *Board {
@@ -152,7 +153,24 @@ func (b *Board) Powered() bool {
 	return b.powered
 }
 
+// read32 and write32 are the board's bus: the management window (mgmt.go)
+// is decoded first, without the board's lock; everything else is the
+// design's.
 func (b *Board) read32(addr uint32) (uint32, error) {
+	if addr >= MgmtBase {
+		return b.mgmtRead32(addr)
+	}
+	return b.designRead32(addr)
+}
+
+func (b *Board) write32(addr, v uint32) error {
+	if addr >= MgmtBase {
+		return b.mgmtWrite32(addr, v)
+	}
+	return b.designWrite32(addr, v)
+}
+
+func (b *Board) designRead32(addr uint32) (uint32, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.powered {
@@ -167,7 +185,7 @@ func (b *Board) read32(addr uint32) (uint32, error) {
 	return b.design.Read32(addr)
 }
 
-func (b *Board) write32(addr, v uint32) error {
+func (b *Board) designWrite32(addr, v uint32) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.powered {
@@ -247,6 +265,7 @@ func (b *Board) setPower(on bool) {
 		b.booted = time.Now()
 	}
 	b.mu.Unlock()
+	b.mgmtPower(on)
 	if on && b.srv != nil {
 		b.srv.boot()
 	}

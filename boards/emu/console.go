@@ -92,6 +92,9 @@ func (b *Board) ConsoleCommand(line string) string {
 	if b.HasFault("board-silent") || !b.Powered() {
 		return ""
 	}
+	if stuck, crashed := b.fwConsoleState(); stuck || crashed {
+		return "" // the firmware never reached its shell, or died
+	}
 	out, reboot := b.runCommand(line, time.Now())
 	if reboot && b.srv != nil {
 		b.srv.boot()
@@ -158,6 +161,7 @@ func (b *Board) runCommand(line string, now time.Time) (out string, reboot bool)
 		// neither it nor the board's generation changes.
 		b.booted = now
 		b.mu.Unlock()
+		b.mgmtReboot()
 		return sb.String(), true
 	}
 	if h := b.consoleHandler(name); h != nil {

@@ -50,6 +50,7 @@ type shell struct {
 
 	state    shellState
 	log      []logLine
+	stuck    bool // the boot never reaches the shell (mgmt-never-boots)
 	step     int
 	bootAt   time.Time // when the current boot started
 	ed       lineEditor
@@ -128,6 +129,15 @@ func (s *shell) alive() bool {
 		s.ed.reset()
 		return false
 	}
+	if _, crashed := s.b.fwConsoleState(); crashed {
+		// The firmware died (mgmt-proxy-dies): its last words, then nothing.
+		if s.state != shellOff {
+			s.flush(append(s.out[:0], s.b.panicLog()...))
+		}
+		s.state = shellOff
+		s.ed.reset()
+		return false
+	}
 	return s.state != shellOff
 }
 
@@ -136,7 +146,8 @@ func (s *shell) startBoot(now time.Time) {
 		s.state = shellOff
 		return
 	}
-	s.state, s.log, s.step, s.bootAt = shellBooting, s.b.bootLog(), 0, now
+	s.log, s.stuck = s.b.consoleBootLog()
+	s.state, s.step, s.bootAt = shellBooting, 0, now
 	s.ed.reset()
 }
 
@@ -152,7 +163,7 @@ func (s *shell) tick(now time.Time) {
 			out = append(out, s.log[s.step].render()...)
 			s.step++
 		}
-		if s.step == len(s.log) {
+		if s.step == len(s.log) && !s.stuck {
 			s.state = shellUp
 			out = s.appendPrompt(out)
 			s.nextIdle = now.Add(s.idleGap())
@@ -175,6 +186,9 @@ func (s *shell) nextWake(now time.Time) time.Duration {
 	var at time.Time
 	switch s.state {
 	case shellBooting:
+		if s.step >= len(s.log) {
+			return time.Hour // a stuck boot: nothing more comes
+		}
 		at = s.stepAt(s.step)
 	case shellUp:
 		at = s.nextIdle

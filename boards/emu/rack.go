@@ -89,6 +89,8 @@ type Rack struct {
 	sharedMu sync.Mutex
 	shared   map[string]any
 
+	mg *mgmtFabric // the management plane (mgmt.go)
+
 	closeOnce sync.Once
 }
 
@@ -148,6 +150,9 @@ func Start(lab *labconfig.Lab, opts Options) (*Rack, error) {
 		if err := r.inject(f); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.startMgmt(); err != nil {
+		return nil, err
 	}
 	if !opts.NoPTY {
 		for _, n := range r.order {

@@ -4,6 +4,7 @@
 package models
 
 import (
+	_ "labrunner/golden/bringup"  // rack bring-up: bootstrap waves, PMOS time, TimeSync bounds (Aquila NSDI 2022), Shoal guard band
 	_ "labrunner/golden/exanet"   // ExaNet (ParCo 2017)
 	_ "labrunner/golden/ordering" // SC'18 ordering protocols (NVIDIA)
 	_ "labrunner/golden/prr"      // parallel round-robin FPGA switch (FPGA 2020)

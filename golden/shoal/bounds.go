@@ -16,16 +16,6 @@ func ReadyQueueBound(outcast int) int { return outcast }
 // len(Q_jk) ≤ 1 + incast degree(k) ≤ N.
 func QueueBoundEq5(incast int) int { return 1 + incast }
 
-// Degrees checks an outcast or incast degree against the rack: a node has at
-// most N-1 flows out and N-1 in (a flow is all traffic of a node pair,
-// §3.3.2).
-func checkDegree(name string, d, nodes int) error {
-	if d < 0 || d > nodes-1 {
-		return fmt.Errorf("%s degree %d: a node of a %d-node rack has 0..%d (a flow is all traffic of one node pair, §3.3.2)", name, d, nodes, nodes-1)
-	}
-	return nil
-}
-
 // FeedbackLoop returns, for the subflow of src through intermediate mid, how
 // many epochs pass between two of its cells when nothing but the feedback
 // loop holds it back (§6.2: "Shoal's congestion control mechanism prevents a

@@ -326,7 +326,8 @@ func (e *Exporter) flush(ctx context.Context, s *Spool) (Result, error) {
 			n := next{name: name}
 			n.seg, n.err = s.Read(name)
 			if n.err == nil {
-				n.body = joinLines(n.seg.Lines)
+				// The file's body is the request body already.
+				n.body = string(n.seg.Body)
 			}
 			select {
 			case ch <- n:

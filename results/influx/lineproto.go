@@ -193,8 +193,9 @@ func (p *Point) AppendLine(b []byte) []byte {
 	return b
 }
 
-// appendMeasurement escapes a measurement name: commas and spaces. Line
-// breaks, which no escape can carry, become spaces (escaped). A name that
+// appendMeasurement escapes a measurement name: commas and spaces. Control
+// characters (line breaks, which no escape can carry, tabs ...) become
+// spaces (escaped). A name that
 // starts with '#' would read as a comment: it gets a leading underscore.
 func appendMeasurement(b []byte, s string) []byte {
 	if strings.HasPrefix(s, "#") {
@@ -205,21 +206,23 @@ func appendMeasurement(b []byte, s string) []byte {
 		switch c {
 		case ',', ' ':
 			b = append(b, '\\', c)
-		case '\n', '\r', '\t':
-			b = append(b, '\\', ' ')
 		case '\\':
 			// A backslash before an escapable character would change
 			// its meaning; doubling it is read back as two, so map it.
 			b = append(b, '/')
 		default:
-			b = append(b, c)
+			if isControl(c) {
+				b = append(b, '\\', ' ')
+			} else {
+				b = append(b, c)
+			}
 		}
 	}
 	return b
 }
 
 // appendKey escapes a tag key, tag value or field key: commas, equals signs
-// and spaces. Line breaks become escaped spaces; a trailing or escaping
+// and spaces. Control characters become escaped spaces; a trailing or escaping
 // backslash is replaced by '/', since InfluxDB's parsers disagree on how to
 // read it back.
 func appendKey(b []byte, s string) []byte {
@@ -228,19 +231,26 @@ func appendKey(b []byte, s string) []byte {
 		switch c {
 		case ',', '=', ' ':
 			b = append(b, '\\', c)
-		case '\n', '\r', '\t':
-			b = append(b, '\\', ' ')
 		case '\\':
 			b = append(b, '/')
 		default:
-			b = append(b, c)
+			if isControl(c) {
+				b = append(b, '\\', ' ')
+			} else {
+				b = append(b, c)
+			}
 		}
 	}
 	return b
 }
 
+// isControl: ASCII control characters (line breaks, tabs, vertical tabs
+// ...) are read differently by different line-protocol parsers; names and
+// tags get a space instead.
+func isControl(c byte) bool { return c < 0x20 || c == 0x7f }
+
 // appendString writes a quoted string field: quotes and backslashes are
-// escaped, line breaks become spaces, and the value is cut at
+// escaped, control characters (line breaks, tabs ...) become spaces, and the value is cut at
 // maxStringField bytes (on a UTF-8 boundary).
 func appendString(b []byte, s string) []byte {
 	if len(s) > maxStringField {
@@ -256,33 +266,35 @@ func appendString(b []byte, s string) []byte {
 		switch c {
 		case '"', '\\':
 			b = append(b, '\\', c)
-		case '\n', '\r':
-			b = append(b, ' ')
 		default:
-			b = append(b, c)
+			if isControl(c) {
+				b = append(b, ' ')
+			} else {
+				b = append(b, c)
+			}
 		}
 	}
 	return append(b, '"')
 }
 
 // SanitizeKey returns a measurement name, tag key, tag value or field key as
-// InfluxDB stores it after the escaping above: line breaks and tabs become
+// InfluxDB stores it after the escaping above: control characters become
 // spaces and backslashes become '/'. Readers comparing what they wrote with
 // what they read back use it.
 func SanitizeKey(s string) string {
 	return strings.Map(func(r rune) rune {
-		switch r {
-		case '\n', '\r', '\t':
+		switch {
+		case r < 0x20 || r == 0x7f:
 			return ' '
-		case '\\':
+		case r == '\\':
 			return '/'
 		}
 		return r
 	}, s)
 }
 
-// SanitizeString returns a string field as InfluxDB stores it: line breaks
-// become spaces and the value is cut at 16 KiB.
+// SanitizeString returns a string field as InfluxDB stores it: control
+// characters become spaces and the value is cut at 16 KiB.
 func SanitizeString(s string) string {
 	b := appendString(nil, s)
 	out := make([]byte, 0, len(b))

@@ -43,6 +43,9 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 type Segment struct {
 	Run   string   // run id the points come from
 	Lines [][]byte // line-protocol points, without newlines
+	// Body is the points as they are in the file: one per line, each
+	// ending with a newline (what a request sends).
+	Body []byte
 }
 
 // EncodeSegment renders a segment file: a header line (a line-protocol
@@ -119,6 +122,7 @@ func ParseSegment(data []byte) (Segment, error) {
 	if len(body) > 0 && body[len(body)-1] != '\n' {
 		return Segment{}, errors.New("spool segment body does not end with a newline")
 	}
+	seg.Body = body
 	for len(body) > 0 {
 		i := bytes.IndexByte(body, '\n')
 		line := body[:i]

@@ -403,7 +403,7 @@ func cdfFigures(specs []curveSpec, ms []results.Measurement, limit int) ([]*Figu
 		p.Legend.Top, p.Legend.Left = false, false
 		if p.X.Min > 0 && p.X.Max/p.X.Min >= 4 {
 			p.X.Scale = plot.LogScale{}
-			p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+			p.X.Tick.Marker = logTicks{}
 			p.X.Max *= math.Pow(p.X.Max/p.X.Min, 0.5)
 		} else {
 			p.X.Max += (p.X.Max - p.X.Min) * 0.6
@@ -415,6 +415,27 @@ func cdfFigures(specs []curveSpec, ms []results.Measurement, limit int) ([]*Figu
 		out = append(out, &Figure{Title: title, SVG: svg})
 	}
 	return out, nil
+}
+
+// logTicks labels a log axis at 1, 2 and 5 times each power of ten (the
+// gonum LogTicks label powers of ten only, often one tick on a plot).
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	if !(min > 0) || !(max > min) {
+		return nil
+	}
+	var out []plot.Tick
+	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
+		base := math.Pow(10, e)
+		for _, m := range []float64{1, 2, 5} {
+			v := m * base
+			if v >= min && v <= max {
+				out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 4, 64)})
+			}
+		}
+	}
+	return out
 }
 
 func numericSuffix(s string) float64 {

@@ -4,4 +4,6 @@ package all
 
 import (
 	_ "labrunner/selftest/exanet"
+	_ "labrunner/selftest/prr"
+	_ "labrunner/selftest/shoal"
 )

@@ -6,4 +6,5 @@ import (
 	_ "labrunner/boards/emu/exanet"
 	_ "labrunner/boards/emu/prr"
 	_ "labrunner/boards/emu/shoal"
+	_ "labrunner/boards/emu/tin"
 )

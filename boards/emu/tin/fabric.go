@@ -1,0 +1,503 @@
+package tin
+
+import (
+	"math"
+	"sort"
+	"sync"
+
+	"labrunner/boards/emu"
+)
+
+// fabric is one cabled set of boards running the tin design. It lives in
+// Rack.Shared("tin/fabric/<first board>"), keeps its own lock, the event
+// queue and the fabric time in picoseconds (the TimeSync'd time every TiN's
+// counters run on: Aquila's links carry TimeSync ordered sets, §3.1).
+//
+// Lock order: a board's lock (held by the emulator around Read32/Write32,
+// Close and the factory) is taken before the fabric's lock; the fabric never
+// calls back into a board's locked methods.
+type fabric struct {
+	mu    sync.Mutex
+	rack  *emu.Rack
+	devs  []*device // lab order
+	order map[string]int
+	now   int64 // ps
+
+	q        evHeap
+	slab     []event
+	slabFree []int32
+	seq      uint64
+	hard     int // events in q that are not soft timers
+
+	free []*cell // cell pool
+
+	// The current run (TG_CTRL.START .. DONE, STALLED or the next START).
+	loaded       bool  // generators were loaded and the run has not ended
+	runStart     int64 // ps
+	everStarted  bool
+	open         int   // operations started and not complete, fabric-wide
+	lastProgress int64 // ps of the last completion
+	status       uint32
+	lastRunPS    int64
+	events       uint64 // events processed since the last START (stats)
+}
+
+func fabricFor(b *emu.Board) *fabric {
+	r := b.Rack()
+	return r.Shared("tin/fabric/"+component(b), func() any {
+		f := &fabric{rack: r, order: map[string]int{}}
+		for i, x := range r.Boards() {
+			f.order[x.Name()] = i
+		}
+		return f
+	}).(*fabric)
+}
+
+// component names the cable-connected set of boards b belongs to by its
+// first board in lab order.
+func component(b *emu.Board) string {
+	order := map[string]int{}
+	for i, x := range b.Rack().Boards() {
+		order[x.Name()] = i
+	}
+	seen := map[string]bool{b.Name(): true}
+	queue := []*emu.Board{b}
+	first := b.Name()
+	for len(queue) > 0 {
+		x := queue[0]
+		queue = queue[1:]
+		if order[x.Name()] < order[first] {
+			first = x.Name()
+		}
+		for _, p := range x.Ports() {
+			if q := p.Peer(); q != nil && !seen[q.Board.Name()] {
+				seen[q.Board.Name()] = true
+				queue = append(queue, q.Board)
+			}
+		}
+	}
+	return first
+}
+
+func (f *fabric) register(d *device) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.devs = append(f.devs, d)
+	sort.SliceStable(f.devs, func(i, j int) bool { return f.order[f.devs[i].name] < f.order[f.devs[j].name] })
+	f.abort("board " + d.name + " was programmed")
+	f.wire()
+	f.addrConflicts()
+}
+
+func (f *fabric) unregister(d *device) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, x := range f.devs {
+		if x == d {
+			f.devs = append(f.devs[:i], f.devs[i+1:]...)
+			break
+		}
+	}
+	f.abort("board " + d.name + " left the fabric (powered off or reprogrammed)")
+	f.wire()
+	f.addrConflicts()
+}
+
+func (f *fabric) device(b *emu.Board) *device {
+	for _, d := range f.devs {
+		if d.b == b {
+			return d
+		}
+	}
+	return nil
+}
+
+// wire computes, from the cables, the port roles and the programmed boards,
+// which GNet links are up and where each port's cells and credits go. A
+// link comes up when both ends run the design with the same role (local or
+// global) set; it then (re)trains: credits start at the peer's VC FIFO
+// size. An up link that stays up keeps its credits (and any leak).
+func (f *fabric) wire() {
+	for _, d := range f.devs {
+		for p := 0; p < nExt; p++ {
+			op, ip := d.out[p], d.in[p]
+			role := d.role(p)
+			ip.class = classOf(role)
+			op.class = ip.class
+			var peer *device
+			pp := -1
+			port := d.ports[p]
+			var l *emu.Link
+			if port != nil {
+				l = port.Link
+			}
+			if l != nil {
+				if q := port.Peer(); q != nil {
+					peer = f.device(q.Board)
+					if peer != nil {
+						for i := 0; i < nExt; i++ {
+							if peer.ports[i] == q {
+								pp = i
+							}
+						}
+					}
+				}
+			}
+			up := peer != nil && pp >= 0 && role != roleOff && peer.role(pp) == role && !l.Failed
+			op.cabled = l != nil
+			op.peerIsTiN = peer != nil && pp >= 0
+			if !up {
+				if op.up {
+					op.flushDown(f)
+				}
+				op.up, op.peer, op.peerPort = false, nil, -1
+				ip.upDev, ip.upPort = nil, -1
+				continue
+			}
+			wirePS := int64(math.Round(l.DelayNS(port) * 1000))
+			backPS := int64(math.Round(l.DelayNS(peer.ports[pp]) * 1000))
+			fec := int64(0)
+			if role == roleGlobal {
+				fec = fecPS
+			}
+			op.delay = pcsPS + wirePS + fec
+			op.global = role == roleGlobal
+			op.ber = l.BER
+			if op.global {
+				op.serNum, op.serDen = 8*1e6*100, linkMbps*(100-fecOverhead)
+			} else {
+				op.serNum, op.serDen = 8*1e6, linkMbps
+			}
+			// Credits return on the reverse link as flow-control ordered
+			// sets (§3.1): PCS, wire and FEC of the other direction.
+			ip.upDev, ip.upPort, ip.upDelay = peer, pp, pcsPS+backPS+fec
+			init := int(peer.vcFifo)
+			if !op.up || op.peer != peer || op.peerPort != pp || op.credInit != init {
+				for v := range op.cred {
+					op.cred[v] = init
+					op.leaked[v] = 0
+				}
+				op.credInit = init
+			}
+			op.up, op.peer, op.peerPort = true, peer, pp
+		}
+	}
+}
+
+// addrConflicts marks the devices whose TIN_ADDR another device of the
+// fabric shares. Boards with every port off (PORT_ROLE 0) take no part in
+// the fabric and are not compared.
+func (f *fabric) addrConflicts() {
+	seen := map[Addr]*device{}
+	for _, d := range f.devs {
+		d.conflict = false
+	}
+	for _, d := range f.devs {
+		if d.portRole == 0 {
+			continue
+		}
+		if o, ok := seen[d.addr]; ok {
+			o.conflict, d.conflict = true, true
+		}
+		seen[d.addr] = d
+	}
+}
+
+// --- events --------------------------------------------------------------
+
+type evKind uint8
+
+const (
+	evTick    evKind = iota // a switch's arbitration cycle
+	evArrive                // a cell reaches an input FIFO
+	evCredit                // credits reach an output (port 0-5) or an injection port (6-7)
+	evDeliver               // a cell reaches an endpoint (port 4 or 5)
+	evFunc                  // endpoint or generator work
+	evTimer                 // a timeout: soft, dropped once the run is complete
+)
+
+type event struct {
+	fn   func()
+	d    *device
+	c    *cell
+	n    int32
+	kind evKind
+	port uint8
+	vc   uint8
+}
+
+// evKey orders the events: time, then scheduling order. The payloads stay
+// in a slab so that heap moves copy 24 bytes.
+type evKey struct {
+	t   int64
+	seq uint64
+	i   int32
+}
+
+type evHeap []evKey
+
+func (h evHeap) less(i, j int) bool {
+	return h[i].t < h[j].t || h[i].t == h[j].t && h[i].seq < h[j].seq
+}
+
+func (f *fabric) push(t int64, e event) {
+	f.seq++
+	if e.kind != evTimer {
+		f.hard++
+	}
+	var i int32
+	if n := len(f.slabFree); n > 0 {
+		i = f.slabFree[n-1]
+		f.slabFree = f.slabFree[:n-1]
+		f.slab[i] = e
+	} else {
+		i = int32(len(f.slab))
+		f.slab = append(f.slab, e)
+	}
+	h := append(f.q, evKey{t: t, seq: f.seq, i: i})
+	j := len(h) - 1
+	for j > 0 {
+		p := (j - 1) / 2
+		if !h.less(j, p) {
+			break
+		}
+		h[j], h[p] = h[p], h[j]
+		j = p
+	}
+	f.q = h
+}
+
+func (f *fabric) pop() (int64, event) {
+	h := f.q
+	k := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	f.q = h
+	e := f.slab[k.i]
+	f.slab[k.i] = event{}
+	f.slabFree = append(f.slabFree, k.i)
+	if e.kind != evTimer {
+		f.hard--
+	}
+	return k.t, e
+}
+
+// at schedules endpoint work at time t.
+func (f *fabric) at(t int64, fn func()) { f.push(t, event{kind: evFunc, fn: fn}) }
+
+// timer schedules a timeout at t: it fires only while the run is open.
+func (f *fabric) timer(t int64, fn func()) { f.push(t, event{kind: evTimer, fn: fn}) }
+
+func (f *fabric) dispatch(t int64, e event) {
+	switch e.kind {
+	case evTick:
+		d := e.d
+		if t != d.tickAt {
+			return // superseded by an earlier wake-up
+		}
+		d.tickAt = math.MaxInt64
+		d.tick(t)
+	case evArrive:
+		e.d.arrive(int(e.port), e.c, t)
+	case evCredit:
+		e.d.credit(int(e.port), int(e.vc), int(e.n))
+	case evDeliver:
+		e.d.deliver(int(e.port), e.c, t)
+	case evFunc, evTimer:
+		e.fn()
+	}
+}
+
+// --- cells ---------------------------------------------------------------
+
+func (f *fabric) newCell() *cell {
+	if n := len(f.free); n > 0 {
+		c := f.free[n-1]
+		f.free = f.free[:n-1]
+		return c
+	}
+	return &cell{}
+}
+
+func (f *fabric) freeCell(c *cell) {
+	*c = cell{}
+	f.free = append(f.free, c)
+}
+
+// --- runs ----------------------------------------------------------------
+
+// TG_STATUS bits.
+const (
+	tgDone        = 1 << 0
+	tgLimit       = 1 << 1
+	tgStalled     = 1 << 2
+	tgConfigError = 1 << 3
+	tgIdle        = 1 << 4
+)
+
+// progress notes a completion (stall detection).
+func (f *fabric) progress() { f.lastProgress = f.now }
+
+// opStart and opDone count the operations of a run: packets, messages,
+// reads, streams.
+func (f *fabric) opStart() { f.open++ }
+func (f *fabric) opDone() {
+	f.open--
+	f.progress()
+}
+
+// abort ends the current run: queued and in-flight cells are dropped, their
+// credits restored (a link flush), generators stop. Leaked credits stay
+// leaked.
+func (f *fabric) abort(why string) {
+	if len(f.q) == 0 && !f.loaded {
+		return
+	}
+	if f.loaded {
+		f.rack.Log().Info("tin fabric run abandoned", "why", why)
+	}
+	for len(f.q) > 0 {
+		_, e := f.pop()
+		if e.c != nil {
+			f.freeCell(e.c)
+		}
+	}
+	f.hard = 0
+	for _, d := range f.devs {
+		d.flush()
+	}
+	f.loaded = false
+	f.open = 0
+}
+
+// start loads every device's enabled generators (TG_CTRL.START) and runs.
+func (f *fabric) start(from *device) {
+	f.abort("TG_CTRL.START")
+	f.wire()
+	f.addrConflicts()
+	f.status = 0
+	for _, d := range f.devs {
+		if d.conflict || !d.addrInRange() {
+			f.status = tgConfigError
+			return
+		}
+	}
+	f.runStart, f.everStarted = f.now, true
+	f.lastProgress = f.now
+	f.events = 0
+	f.loaded = true
+	any := false
+	for _, d := range f.devs {
+		d.armFaults(f.now)
+		if d.startGenerators(f.now) {
+			any = true
+		}
+	}
+	if !any {
+		f.loaded = false
+		f.status = tgIdle | tgDone
+		return
+	}
+	f.run(from)
+}
+
+// resume carries on with the loaded run (TG_CTRL.CONTINUE).
+func (f *fabric) resume(from *device) {
+	if !f.loaded {
+		f.status |= tgIdle
+		return
+	}
+	f.run(from)
+}
+
+// done reports whether the loaded run is complete.
+func (f *fabric) done() bool {
+	if f.open > 0 || f.hard > 0 {
+		return false
+	}
+	for _, d := range f.devs {
+		if !d.gensDone() {
+			return false
+		}
+	}
+	return true
+}
+
+// run processes events until the run is complete (DONE), nothing can move
+// or nothing completed for STALL_US while operations are open (STALLED), or
+// this write's budget of emulated time or events is spent (LIMIT).
+func (f *fabric) run(from *device) {
+	t0 := f.now
+	tEnd := int64(math.MaxInt64)
+	if from.tgLimitUS > 0 {
+		tEnd = f.now + int64(from.tgLimitUS)*1_000_000
+	}
+	budget := uint64(from.tgBudgetK) * 1000
+	if budget == 0 {
+		budget = math.MaxUint64
+	}
+	stall := int64(from.stallUS) * 1_000_000
+	var n uint64
+	f.status = 0
+	for {
+		if f.done() {
+			f.finish()
+			f.status = tgDone
+			break
+		}
+		if f.hard == 0 && len(f.q) == 0 {
+			f.status = tgStalled
+			f.rack.Log().Info("tin fabric stalled: nothing can move", "open", f.open)
+			break
+		}
+		if stall > 0 && f.now-f.lastProgress > stall {
+			f.status = tgStalled
+			f.rack.Log().Info("tin fabric stalled: no completion", "open", f.open, "idle_us", (f.now-f.lastProgress)/1_000_000)
+			break
+		}
+		if n >= budget {
+			f.status = tgLimit
+			break
+		}
+		if f.q[0].t > tEnd {
+			f.now = tEnd
+			f.status = tgLimit
+			break
+		}
+		t, e := f.pop()
+		if t > f.now {
+			f.now = t
+		}
+		f.dispatch(t, e)
+		n++
+	}
+	f.events += n
+	f.lastRunPS = f.now - t0
+}
+
+// finish closes a complete run: the remaining events are timers of
+// operations that completed.
+func (f *fabric) finish() {
+	for len(f.q) > 0 {
+		f.pop()
+	}
+	f.hard = 0
+	f.loaded = false
+}

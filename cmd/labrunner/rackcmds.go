@@ -1,0 +1,198 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"labrunner/bitstreams"
+	"labrunner/boards/lease"
+	"labrunner/labconfig"
+	"labrunner/selftest"
+)
+
+var locksFlag = &cli.StringFlag{Name: "locks", Usage: "lock directory shared by the lab host's users (default: the lab's locks.dir, else " + defaultLocks + ")", EnvVars: []string{"LABRUNNER_LOCKS"}}
+
+// defaultLocks is shared by every user of a lab host.
+const defaultLocks = "/tmp/labrunner-locks"
+
+// locksDir opens the lock directory named by --locks, the lab file or the
+// default.
+func locksDir(c *cli.Context, lab *labconfig.Lab) (*lease.Dir, error) {
+	path := c.String("locks")
+	if path == "" && lab.Locks != nil && lab.Locks.Dir != "" {
+		path = lab.Locks.Dir
+	}
+	if path == "" {
+		path = defaultLocks
+	}
+	d, err := lease.Open(path, logger(c))
+	if err != nil {
+		return nil, withCode(selftest.ExitConfig, err)
+	}
+	return d, nil
+}
+
+func boardsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "boards",
+		Usage: "list the lab's boards: free or held (by whom, since when), last design programmed, last health",
+		Flags: []cli.Flag{labFlag, locksFlag, &cli.BoolFlag{Name: "json"}},
+		Action: func(c *cli.Context) error {
+			lab, err := loadLab(c, bitstreams.Default())
+			if err != nil {
+				return err
+			}
+			d, err := locksDir(c, lab)
+			if err != nil {
+				return err
+			}
+			type row struct {
+				Board  string      `json:"board"`
+				Kind   string      `json:"kind"`
+				State  string      `json:"state"`
+				Holder *lease.Info `json:"holder,omitempty"`
+				Last   lease.State `json:"last"`
+			}
+			var rows []row
+			for _, b := range lab.Boards {
+				r := row{Board: b.Name, Kind: b.Kind, State: "free"}
+				if b.Emulated != nil {
+					r.Kind += " (emulated)"
+				}
+				if h, err := d.Get(b.Name); err != nil {
+					return err
+				} else if h != nil {
+					r.State, r.Holder = "held", h
+				}
+				if st, err := d.ReadState(b.Name); err == nil {
+					r.Last = st
+					if st.Maintenance {
+						r.State = "maintenance"
+					}
+				}
+				rows = append(rows, r)
+			}
+			if c.Bool("json") {
+				return json.NewEncoder(os.Stdout).Encode(rows)
+			}
+			tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "BOARD\tKIND\tSTATE\tHELD BY\tLAST DESIGN\tLAST HEALTH")
+			for _, r := range rows {
+				holder := "-"
+				if r.Holder != nil {
+					holder = r.Holder.String()
+				}
+				design := "-"
+				if r.Last.Design != "" {
+					design = r.Last.Design + " " + r.Last.Version + " (" + r.Last.Programmed.Local().Format("01-02 15:04") + ")"
+				}
+				health := "-"
+				if r.Last.Health != "" {
+					health = r.Last.Health
+					if r.Last.HealthReason != "" {
+						health += ": " + r.Last.HealthReason
+					}
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Board, r.Kind, r.State, holder, design, oneLine(health, 80))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func oneLine(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+func reserveCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "reserve",
+		Usage:     "hold boards for manual work (a nightly skips or waits for them)",
+		ArgsUsage: "BOARD...",
+		Flags: []cli.Flag{labFlag, locksFlag,
+			&cli.DurationFlag{Name: "for", Value: 4 * time.Hour, Usage: "how long the reservation lasts unless released"},
+			&cli.StringFlag{Name: "note", Usage: "why, for the others (shown by `labrunner boards`)"},
+			&cli.BoolFlag{Name: "maintenance", Usage: "also mark the boards as in maintenance"}},
+		Action: func(c *cli.Context) error {
+			if err := noTrailingFlags(c); err != nil {
+				return err
+			}
+			if c.NArg() == 0 {
+				return exitf(selftest.ExitConfig, "reserve which boards? (labrunner reserve BOARD...)")
+			}
+			lab, err := loadLab(c, bitstreams.Default())
+			if err != nil {
+				return err
+			}
+			d, err := locksDir(c, lab)
+			if err != nil {
+				return err
+			}
+			var got []*lease.Lease
+			for _, name := range c.Args().Slice() {
+				if _, ok := lab.Board(name); !ok {
+					err = fmt.Errorf("no board %q in lab %s", name, lab.Name)
+				} else {
+					var l *lease.Lease
+					l, err = d.Acquire(name, lease.Options{Command: "labrunner reserve", TTL: c.Duration("for"), Manual: true, Note: c.String("note")})
+					if err == nil {
+						got = append(got, l)
+					}
+				}
+				if err != nil {
+					// All or nothing: give back what was taken.
+					for _, l := range got {
+						l.Release()
+					}
+					return withCode(selftest.ExitInfra, err)
+				}
+			}
+			for _, l := range got {
+				if c.Bool("maintenance") {
+					d.UpdateState(l.Info().Board, func(s *lease.State) { s.Maintenance = true })
+				}
+				fmt.Printf("%s: held until %s\n", l.Info().Board, l.Info().Expires.Local().Format("2006-01-02 15:04:05"))
+			}
+			return nil
+		},
+	}
+}
+
+func releaseCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "release",
+		Usage:     "give back boards held with `labrunner reserve` (only your own, unless --force)",
+		ArgsUsage: "BOARD...",
+		Flags:     []cli.Flag{labFlag, locksFlag, &cli.BoolFlag{Name: "force", Usage: "break another user's lease"}},
+		Action: func(c *cli.Context) error {
+			if err := noTrailingFlags(c); err != nil {
+				return err
+			}
+			lab, err := loadLab(c, bitstreams.Default())
+			if err != nil {
+				return err
+			}
+			d, err := locksDir(c, lab)
+			if err != nil {
+				return err
+			}
+			for _, name := range c.Args().Slice() {
+				i, err := d.ReleaseOwned(name, c.Bool("force"))
+				if err != nil {
+					return withCode(selftest.ExitConfig, err)
+				}
+				d.UpdateState(name, func(s *lease.State) { s.Maintenance = false })
+				fmt.Printf("%s: released (was held by %s)\n", name, i)
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,326 @@
+package prr
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	gp "labrunner/golden/prr"
+	"labrunner/results"
+	"labrunner/selftest"
+	tp "labrunner/traffic/prr"
+)
+
+const placementSource = "FPGA'20 §3.1-§3.2 (combined parallel round-robin arbiter), §4.4 (output arbiters), §5 (debug peripheral); golden/prr Switch"
+
+// placementRun is one board's batch replay against the golden switch.
+type placementRun struct {
+	env   *selftest.Env
+	b     *selftest.Board
+	sw    *tp.Switch
+	gold  *gp.Switch
+	gen   *batchGen
+	p     int
+	limit int
+
+	batches, packets int
+	totalDropped     int // drops over the whole run (the counters restart at each reset)
+	inserted, placed int
+	dropped, out     int
+	drains, reads    int
+
+	// Differences, each kind with its count and first few messages.
+	batchDiffs, stateDiffs, egressDiffs int
+	batchMsgs, stateMsgs, egressMsgs    []string
+}
+
+func runPlacement(ctx context.Context, env *selftest.Env) error {
+	if err := checkParams(env, "batches", "check_every", "drain_every", "reset_every", "max_differing"); err != nil {
+		return err
+	}
+	ps := env.Test.Params
+	n, err := ps.Int("batches", 2000)
+	if err != nil {
+		return setupErr(env, err)
+	}
+	checkEvery, err := ps.Int("check_every", 64)
+	if err != nil {
+		return setupErr(env, err)
+	}
+	drainEvery, err := ps.Int("drain_every", 16)
+	if err != nil {
+		return setupErr(env, err)
+	}
+	resetEvery, err := ps.Int("reset_every", 1000)
+	if err != nil {
+		return setupErr(env, err)
+	}
+	limit, err := ps.Int("max_differing", 20)
+	if err != nil {
+		return setupErr(env, err)
+	}
+	if n < 1 || n > 1_000_000 || checkEvery < 1 || drainEvery < 1 || resetEvery < 1 || limit < 1 {
+		return setupErr(env, fmt.Errorf("batches %d (1..1000000), check_every %d, drain_every %d, reset_every %d, max_differing %d: each must be at least 1",
+			n, checkEvery, drainEvery, resetEvery, limit))
+	}
+	for _, b := range env.Boards {
+		sw, err := open(ctx, env, b)
+		if err != nil {
+			env.Error("placement", b.Name, nil, err)
+			continue
+		}
+		gold, err := gp.NewSwitch(sw.Build.Ports, sw.Build.FIFODepth)
+		if err != nil {
+			env.Error("placement", b.Name, nil, fmt.Errorf("board %s: golden switch for the build %s: %w", b.Name, sw.Build, err))
+			continue
+		}
+		r := &placementRun{env: env, b: b, sw: sw, gold: gold, p: sw.Build.Ports, limit: limit,
+			gen: newBatchGen(boardSeed(env, b.Name, "placement"), sw.Build.Ports)}
+		if err := r.run(ctx, n, checkEvery, drainEvery, resetEvery); err != nil {
+			env.Error("placement", b.Name, r.params(), fmt.Errorf("board %s, after %d batches: %w", b.Name, r.batches, err))
+			continue
+		}
+		r.verdicts(ctx)
+	}
+	return nil
+}
+
+func (r *placementRun) params() results.Params {
+	p := buildParams(r.sw.Build)
+	p["batches"] = fmt.Sprint(r.batches)
+	return p
+}
+
+func (r *placementRun) stopped() bool {
+	return r.batchDiffs >= r.limit || r.stateDiffs >= r.limit || r.egressDiffs >= r.limit
+}
+
+// run replays n batches; it returns an error only for trouble that leaves
+// nothing to judge (a board that does not answer).
+func (r *placementRun) run(ctx context.Context, n, checkEvery, drainEvery, resetEvery int) error {
+	if err := r.reset(ctx); err != nil {
+		return err
+	}
+	for k := 0; k < n && !r.stopped(); k++ {
+		if err := r.batch(ctx, k); err != nil {
+			return err
+		}
+		if (k+1)%drainEvery == 0 {
+			if err := r.drain(ctx, r.gen.drainCycles()); err != nil {
+				return err
+			}
+		}
+		if (k+1)%checkEvery == 0 || k == n-1 {
+			if err := r.check(ctx, fmt.Sprintf("after batch %d", k)); err != nil {
+				return err
+			}
+		}
+		if (k+1)%resetEvery == 0 && k < n-1 {
+			if err := r.reset(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// reset empties the switch (CLEAR_QUEUES: offsets and arbiters to 0) and
+// checks that the read-back agrees with a golden switch after reset.
+func (r *placementRun) reset(ctx context.Context) error {
+	cctx, cancel := steps(ctx, r.env, 4)
+	defer cancel()
+	if err := r.sw.Command(cctx, tp.CmdClearCounters|tp.CmdClearQueues|tp.CmdClearBatch); err != nil {
+		return err
+	}
+	g, err := gp.NewSwitch(r.p, r.sw.Build.FIFODepth)
+	if err != nil {
+		return err
+	}
+	r.gold = g
+	r.inserted, r.placed, r.dropped, r.out = 0, 0, 0, 0
+	return r.check(ctx, "after CLEAR_QUEUES")
+}
+
+// batch writes, releases and checks batch k.
+func (r *placementRun) batch(ctx context.Context, k int) error {
+	slots := r.gen.next()
+	valid := 0
+	for _, s := range slots {
+		if s.Valid {
+			valid++
+		}
+	}
+	// Two writes per packet (tag, BATCH_CTRL), the release, two bursts.
+	bctx, cancel := steps(ctx, r.env, 2*valid+4)
+	defer cancel()
+	for i, s := range slots {
+		if !s.Valid {
+			continue
+		}
+		if err := r.sw.WriteTag(bctx, i, tagOf(k, i)); err != nil {
+			return err
+		}
+	}
+	if err := r.sw.Load(bctx, slots); err != nil {
+		return err
+	}
+	st, err := r.sw.Release(bctx)
+	if err != nil {
+		return err
+	}
+	got, err := r.sw.ReadPlacement(bctx)
+	if err != nil {
+		return err
+	}
+	r.batches++
+	r.packets += valid
+	gb := goldenBatch(slots, r.p, k)
+	want := expectPlacement(r.gold, gb)
+	r.inserted += valid
+	r.placed += want.placed
+	r.dropped += want.dropped
+	r.totalDropped += want.dropped
+	ds := diffPlacement(slots, want.words, got)
+	var extra []string
+	if st.LastPlaced != want.placed || st.LastDropped != want.dropped {
+		extra = append(extra, fmt.Sprintf("LAST_PLACED %d and LAST_DROPPED %d, golden %d and %d", st.LastPlaced, st.LastDropped, want.placed, want.dropped))
+	}
+	if st.BatchPending != 0 {
+		extra = append(extra, fmt.Sprintf("BATCH_PENDING reads %d after the release (VALID bits not cleared)", st.BatchPending))
+	}
+	if len(ds) == 0 && len(extra) == 0 {
+		return nil
+	}
+	r.batchDiffs++
+	var msg string
+	if len(ds) > 0 {
+		msg = describeBatchDiff(k, slots, ds, valid, diagnose(slots, want.words, got, r.p))
+		if len(extra) > 0 {
+			msg += "; " + strings.Join(extra, "; ")
+		}
+	} else {
+		msg = fmt.Sprintf("batch %d: %s", k, strings.Join(extra, "; "))
+	}
+	if len(r.batchMsgs) < 3 {
+		r.batchMsgs = append(r.batchMsgs, msg)
+	}
+	r.env.Log.Debug("placement differs", "board", r.b.Name, "batch", k, "msg", msg)
+	return r.resync(ctx)
+}
+
+// resync reads the whole state back and carries on from it, so that one
+// difference is counted once and the next batches are judged on their own.
+func (r *placementRun) resync(ctx context.Context) error {
+	cctx, cancel := steps(ctx, r.env, 8+r.p*r.p*r.sw.Build.FIFODepth/256)
+	defer cancel()
+	h, err := r.sw.ReadState(cctx, true)
+	if err != nil {
+		return err
+	}
+	if err := r.gold.SetState(stateOf(h, r.p)); err != nil {
+		return fmt.Errorf("resuming from the read-back state: %w", err)
+	}
+	return nil
+}
+
+// drain clocks the output arbiters and checks what left each port.
+func (r *placementRun) drain(ctx context.Context, cycles int) error {
+	dctx, cancel := steps(ctx, r.env, 4+2*r.p+cycles*r.p/256)
+	defer cancel()
+	if err := r.sw.Drain(dctx, cycles); err != nil {
+		return err
+	}
+	got, err := r.sw.ReadEgress(dctx)
+	if err != nil {
+		return err
+	}
+	r.drains++
+	want := goldenDrain(r.gold, cycles)
+	for _, w := range want {
+		r.out += len(w)
+	}
+	ds := diffEgress(want, got, 3)
+	if len(ds) == 0 {
+		return nil
+	}
+	r.egressDiffs++
+	if len(r.egressMsgs) < 3 {
+		r.egressMsgs = append(r.egressMsgs, fmt.Sprintf("drain %d (%d cycles, after batch %d): %s", r.drains, cycles, r.batches-1, strings.Join(ds, "; ")))
+	}
+	return r.resync(ctx)
+}
+
+// check reads the whole state back and compares it with the golden one.
+func (r *placementRun) check(ctx context.Context, when string) error {
+	cctx, cancel := steps(ctx, r.env, 8+r.p*r.p*r.sw.Build.FIFODepth/256)
+	defer cancel()
+	h, err := r.sw.ReadState(cctx, true)
+	if err != nil {
+		return err
+	}
+	r.reads++
+	ds := diffState(r.gold.State(), h, r.p, 4)
+	if len(ds) == 0 {
+		return nil
+	}
+	r.stateDiffs++
+	if len(r.stateMsgs) < 3 {
+		r.stateMsgs = append(r.stateMsgs, when+": "+strings.Join(ds, "; "))
+	}
+	return r.gold.SetState(stateOf(h, r.p))
+}
+
+// verdicts records the run's judgements: batches, read-backs, drains and
+// the packet counters.
+func (r *placementRun) verdicts(ctx context.Context) {
+	env, name := r.env, r.b.Name
+	p := r.params()
+	stop := ""
+	if r.stopped() {
+		stop = fmt.Sprintf(" (stopped after %d differences)", r.limit)
+	}
+	summary := func(n int, what string, msgs []string) string {
+		if n == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%d %s differ from golden/prr%s; first: %s", n, what, stop, strings.Join(msgs, " | "))
+	}
+	msg := summary(r.batchDiffs, fmt.Sprintf("of %d batches (%d packets)", r.batches, r.packets), r.batchMsgs)
+	env.Check("placement", results.Measurement{Board: name, Params: p, Metric: "prr.placement.differing_batches",
+		Value: float64(r.batchDiffs), Unit: "batches", Text: msg}, r.batchDiffs == 0,
+		fmt.Sprintf("every PLACEMENT word of %d batches (%d packets, %d of them dropped at full queues) equal to golden/prr's", r.batches, r.packets, r.totalDropped), placementSource, msg)
+
+	msg = summary(r.stateDiffs, fmt.Sprintf("of %d full read-backs", r.reads), r.stateMsgs)
+	env.Check("placement.state", results.Measurement{Board: name, Params: p, Metric: "prr.placement.differing_readbacks",
+		Value: float64(r.stateDiffs), Unit: "read-backs", Text: msg}, r.stateDiffs == 0,
+		"OFFSET, ARB_INDEX, QSTAT and QTAGS equal to golden/prr's state at every read-back", placementSource, msg)
+
+	msg = summary(r.egressDiffs, fmt.Sprintf("of %d drains", r.drains), r.egressMsgs)
+	env.Check("placement.egress", results.Measurement{Board: name, Params: p, Metric: "prr.placement.differing_drains",
+		Value: float64(r.egressDiffs), Unit: "drains", Text: msg}, r.egressDiffs == 0,
+		"every port's departures during each drain equal to golden/prr's output arbiters'", placementSource, msg)
+
+	// The counters cover the batches since the last CLEAR_COUNTERS; they
+	// are only comparable when no difference made the golden switch take
+	// the hardware's state over.
+	if r.batchDiffs+r.stateDiffs+r.egressDiffs > 0 {
+		return
+	}
+	cctx, cancel := steps(ctx, env, 2)
+	c, err := r.sw.ReadCounters(cctx)
+	cancel()
+	if err != nil {
+		env.Error("placement.counters", name, p, err)
+		return
+	}
+	want := tp.Counters{In: uint32(r.inserted), Enq: uint32(r.placed), Dropped: uint32(r.dropped), Out: uint32(r.out)}
+	msg = ""
+	if c != want {
+		msg = fmt.Sprintf("PKTS_IN %d, PKTS_ENQ %d, PKTS_DROPPED %d, PKTS_OUT %d, EGRESS_LOST %d; golden %d, %d, %d, %d, 0",
+			c.In, c.Enq, c.Dropped, c.Out, c.EgressLost, want.In, want.Enq, want.Dropped, want.Out)
+	}
+	env.Check("placement.counters", results.Measurement{Board: name, Params: p, Metric: "prr.placement.pkts_dropped",
+		Value: float64(c.Dropped), Unit: "packets", Text: msg}, c == want,
+		fmt.Sprintf("PKTS_IN %d, PKTS_ENQ %d, PKTS_DROPPED %d, PKTS_OUT %d since the last reset", want.In, want.Enq, want.Dropped, want.Out),
+		placementSource, msg)
+}

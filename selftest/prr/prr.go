@@ -1,0 +1,137 @@
+// Package prr holds the PRR plan's tests: the parallel round-robin FPGA
+// switch of Papaphilippou, Meng and Luk (FPGA'20) on an Ultra96, scored
+// against golden/prr through registers only (traffic/prr):
+//
+//   - placement: thousands of random batches released through the AXI debug
+//     peripheral (§5) and read back bit for bit against the golden Switch
+//     (§3.1-§3.2 placement, §4.4 output arbiters), with drains and full
+//     queue-state read-backs in between;
+//   - pipeline_latency: the pipeline latency from the hardware's timestamps
+//     against §4.1-§4.2 / Table 1, and the port-to-port minimum (§5.2);
+//   - throughput: line rate at input rate 1 against Width × f_clk (§5.2) and
+//     the delivered fraction against the golden simulation (§5.1);
+//   - latency: average and worst-case latency at input rate 1 for the three
+//     traffic models of §5.1 against golden simulation bands;
+//   - drop_rate: drop rate at the build's FIFO depth against the golden
+//     simulation at that depth (§5.1, Fig. 9).
+//
+// The runner works on the loaded build: P, S, FIFO depth, packet width and
+// clock are read from the registers, never assumed, so the same plan runs
+// on any bitstream of the design, emulated or real.
+package prr
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"labrunner/drivers"
+	"labrunner/results"
+	"labrunner/selftest"
+	tp "labrunner/traffic/prr"
+)
+
+const design = tp.Design
+
+func init() {
+	selftest.Register(selftest.Test{Name: "placement", Design: design, Run: runPlacement,
+		Params: map[string]string{
+			"batches":       "2000 (random batches; 1..1000000)",
+			"check_every":   "64 (batches between full read-backs: OFFSET, ARB_INDEX, QSTAT, QTAGS)",
+			"drain_every":   "16 (batches between drains, whose egress order is checked)",
+			"reset_every":   "1000 (batches between CLEAR_QUEUES)",
+			"max_differing": "20 (stop after this many differing batches or read-backs)",
+		},
+		Doc: "random batches (seeded from the lab seed and the board) written into the debug peripheral's batch " +
+			"registers, released in one cycle and read back (PLACEMENT) bit for bit against golden/prr's Switch: " +
+			"group, queue and entry of every packet, drops at full queues (FPGA'20 §3.1-§3.2, §5); between them " +
+			"drains whose departure order per port is checked against the golden output arbiters (§4.4), and full " +
+			"read-backs of offset counters, arbiter indices, queue fill levels and queue contents. A mismatch names " +
+			"the first differing batch, slot, expected and read-back queue, and what the pattern suggests (offset " +
+			"counter, sorting-network order of equal keys, output arbiter)"})
+	selftest.Register(selftest.Test{Name: "pipeline_latency", Design: design, Run: runPipelineLatency,
+		Params: map[string]string{
+			"batches": "16 (batches released for the timestamps)",
+			"cycles":  "20000 (light-load traffic-generator run for the port-to-port minimum)",
+		},
+		Doc: "pipeline latency in cycles of the loaded build (P, S from PORTS, STAGE_S) from LAST_ENQ_CYCLE - " +
+			"LAST_INS_CYCLE and the queue entries' own timestamps, against FPGA'20 §4.1-§4.2 / Table 1 " +
+			"(golden PipelineFor); port-to-port minimum latency at light load (TG_LAT_MIN) against " +
+			"(latency_opt + 1)/f_clk (§5.2). Other P and S need their own bitstream"})
+	selftest.Register(selftest.Test{Name: "throughput", Design: design, Run: runThroughput,
+		Params: map[string]string{
+			"cycles":   "30000 (cycles of traffic per run)",
+			"warmup":   "64 (cycles before the line-rate window; more than the pipeline latency)",
+			"traffic":  "uniform,bursty,nonuniform",
+			"replicas": "199 (golden simulation replicas for the band, shared by the tests)",
+		},
+		Doc: "at input rate 1: line rate with a permutation (every input to its own port) against Width × f_clk " +
+			"(FPGA'20 §5.2, golden LineGbps, from PKT_BITS and CLOCK_KHZ), and the delivered fraction per port " +
+			"under each §5.1 traffic model against the golden simulation at the build's FIFO depth"})
+	selftest.Register(selftest.Test{Name: "latency", Design: design, Run: runLatency,
+		Params: map[string]string{
+			"cycles":   "30000 (cycles of traffic per run; golden worst cases grow with it)",
+			"traffic":  "uniform,bursty,nonuniform",
+			"replicas": "199 (golden simulation replicas for the band, shared by the tests)",
+		},
+		Doc: "average and worst-case latency at input rate 1 for the three traffic models of FPGA'20 §5.1 " +
+			"(queue wait + 1: the paper's latency with 0-cycle processing) against golden simulation bands of the " +
+			"same run length at the build's FIFO depth; departures in order and nothing stranded when nothing " +
+			"was dropped (§4.4); packets conserved"})
+	selftest.Register(selftest.Test{Name: "drop_rate", Design: design, Run: runDropRate,
+		Params: map[string]string{
+			"cycles":   "30000 (cycles of traffic per run)",
+			"traffic":  "uniform,bursty,nonuniform",
+			"loads":    "1 (input rates, each 0 < r ≤ 1)",
+			"replicas": "199 (golden simulation replicas; the band includes their range, which holds one more run with 99% probability for 199)",
+		},
+		Doc: "drop rate at the loaded build's FIFO depth (FIFO_DEPTH is a build parameter) per traffic model and " +
+			"input rate, against the golden simulation at that depth with the same cycles (FPGA'20 §5.1, Fig. 9)"})
+}
+
+// open reads a board's build and resolves the driver's addresses.
+func open(ctx context.Context, env *selftest.Env, b *selftest.Board) (*tp.Switch, error) {
+	rctx, cancel := steps(ctx, env, 4)
+	defer cancel()
+	sw, err := tp.Open(rctx, b.Regs)
+	if err != nil {
+		return nil, fmt.Errorf("board %s: %w", b.Name, err)
+	}
+	return sw, nil
+}
+
+// steps bounds a sequence of n register accesses (bursts count as one).
+func steps(ctx context.Context, env *selftest.Env, n int) (context.Context, context.CancelFunc) {
+	d := env.Deadlines.Register
+	if d <= 0 {
+		d = 2 * time.Second
+	}
+	return drivers.Deadline(ctx, d*time.Duration(n))
+}
+
+// boardSeed derives a board's seed from the lab seed, so that the same lab
+// and board give the same batches and runs, and boards differ.
+func boardSeed(env *selftest.Env, board, purpose string) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%s/%s", env.Lab.Seed, board, purpose)
+	return h.Sum64()
+}
+
+// setupErr marks a bad plan parameter as a setup error at its line.
+func setupErr(env *selftest.Env, err error) error {
+	return drivers.Setup("", "test "+env.Test.Name, "fix the test's params at "+env.Test.Pos.String(), err)
+}
+
+// checkParams refuses parameters the test does not take.
+func checkParams(env *selftest.Env, allowed ...string) error {
+	if err := env.Test.Params.Check(allowed...); err != nil {
+		return setupErr(env, err)
+	}
+	return nil
+}
+
+// buildParams are the measurement parameters every PRR figure carries.
+func buildParams(b tp.Build) results.Params {
+	return selftest.IntParams("p", b.Ports, "s", b.S, "depth", b.FIFODepth)
+}

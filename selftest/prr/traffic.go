@@ -1,0 +1,372 @@
+package prr
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"labrunner/drivers"
+	gp "labrunner/golden/prr"
+	"labrunner/results"
+	"labrunner/selftest"
+	tp "labrunner/traffic/prr"
+)
+
+// defaultReplicas is the number of golden replicas per figure: enough for
+// the distribution-free range of the drop rate to hold one more run with
+// 99% probability (withRange); the tests share the replicas of one
+// configuration, so latency and throughput get them for free.
+const defaultReplicas = 199
+
+// trafficParams are the parameters the simulation-scored tests share.
+type trafficParams struct {
+	cycles   int
+	replicas int
+	traffics []string
+}
+
+func readTrafficParams(env *selftest.Env, replicas int) (trafficParams, error) {
+	ps := env.Test.Params
+	var t trafficParams
+	var err error
+	if t.cycles, err = ps.Int("cycles", 30000); err != nil {
+		return t, setupErr(env, err)
+	}
+	if t.replicas, err = ps.Int("replicas", replicas); err != nil {
+		return t, setupErr(env, err)
+	}
+	if t.traffics, err = ps.Strings("traffic", []string{"uniform", "bursty", "nonuniform"}); err != nil {
+		return t, setupErr(env, err)
+	}
+	if t.cycles < 1000 || t.cycles > 1<<24 {
+		return t, setupErr(env, fmt.Errorf("cycles %d: want 1000..%d (the golden bands need runs of some length; the traffic generator's run must fit the bus deadline)", t.cycles, 1<<24))
+	}
+	if t.replicas < 2 || t.replicas > 1000 {
+		return t, setupErr(env, fmt.Errorf("replicas %d: want 2..1000 (the band needs the spread of at least two runs)", t.replicas))
+	}
+	for _, tr := range t.traffics {
+		if _, err := tp.ModelNamed(tr); err != nil {
+			return t, setupErr(env, err)
+		}
+	}
+	return t, nil
+}
+
+// runTG runs the traffic generator with a deadline that grows with the run
+// (the emulator runs it inside the START write, about 10^6 cycles of a
+// 16-port switch per second; hardware takes cycles/f_clk).
+func runTG(ctx context.Context, env *selftest.Env, sw *tp.Switch, c tp.TGConfig) (tp.TGResult, error) {
+	work := time.Duration(c.Cycles) * time.Duration(sw.Build.Ports) * 250 * time.Nanosecond
+	d := env.Deadlines.Register
+	if d <= 0 {
+		d = 2 * time.Second
+	}
+	tctx, cancel := drivers.Deadline(ctx, 8*d+work+time.Duration(c.DrainMax)*10*time.Nanosecond)
+	defer cancel()
+	return sw.RunTG(tctx, c)
+}
+
+// simKey identifies a set of golden replicas; tests of one plan share them.
+type simKey struct {
+	p, depth, cycles, replicas int
+	traffic                    string
+	load                       uint32
+	seed                       uint64
+}
+
+type simCache struct {
+	mu   sync.Mutex
+	runs map[simKey][]gp.SimResult
+}
+
+// goldenRuns simulates the proposal (golden/prr, FPGA'20 §5.1) with the
+// hardware run's configuration, replicas times with different seeds.
+func goldenRuns(env *selftest.Env, k simKey) ([]gp.SimResult, error) {
+	c, _ := env.Shared["prr.golden"].(*simCache)
+	if c == nil {
+		c = &simCache{runs: map[simKey][]gp.SimResult{}}
+		env.Shared["prr.golden"] = c
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rs, ok := c.runs[k]; ok {
+		return rs, nil
+	}
+	cfgs := make([]gp.SimConfig, k.replicas)
+	for i := range cfgs {
+		cfgs[i] = gp.SimConfig{P: k.p, Alg: gp.PRR, Traffic: gp.Traffic(k.traffic), Load: float64(k.load) / tp.One,
+			Depth: k.depth, Cycles: k.cycles, Seed: k.seed + uint64(i)*0x9e3779b97f4a7c15,
+			BurstLen: gp.DefaultBurstLen, HotProb: gp.DefaultHotProb}
+	}
+	rs, err := gp.SimulateAll(cfgs, 0)
+	if err != nil {
+		return nil, fmt.Errorf("golden/prr simulation (%d ports, depth %d, %s, load %g, %d cycles): %w", k.p, k.depth, k.traffic, float64(k.load)/tp.One, k.cycles, err)
+	}
+	c.runs[k] = rs
+	return rs, nil
+}
+
+func collect(rs []gp.SimResult, f func(gp.SimResult) float64) []float64 {
+	out := make([]float64, len(rs))
+	for i, r := range rs {
+		out[i] = f(r)
+	}
+	return out
+}
+
+// rateRun is one traffic-generator run and the golden replicas of the same
+// configuration.
+type rateRun struct {
+	cfg    tp.TGConfig
+	res    tp.TGResult
+	golden []gp.SimResult
+	params results.Params
+	note   string
+}
+
+// runAtRate runs one traffic model at one input rate on the board (no
+// warmup: the golden runs start empty too) and simulates it.
+func runAtRate(ctx context.Context, env *selftest.Env, b *selftest.Board, sw *tp.Switch, traffic string, load uint32, tps trafficParams) (rateRun, error) {
+	m, err := tp.ModelNamed(traffic)
+	if err != nil {
+		return rateRun{}, err
+	}
+	c := tp.DefaultTG()
+	c.Model, c.Load, c.Cycles = m, load, uint32(tps.cycles)
+	c.Seed = uint32(boardSeed(env, b.Name, "tg/"+traffic))
+	res, err := runTG(ctx, env, sw, c)
+	if err != nil {
+		return rateRun{}, err
+	}
+	key := simKey{p: sw.Build.Ports, depth: sw.Build.FIFODepth, cycles: tps.cycles, replicas: tps.replicas,
+		traffic: traffic, load: load, seed: boardSeed(env, "golden", traffic)}
+	g, err := goldenRuns(env, key)
+	if err != nil {
+		return rateRun{}, err
+	}
+	p := buildParams(sw.Build)
+	p["traffic"], p["load"], p["cycles"] = traffic, fmt.Sprint(float64(load)/tp.One), fmt.Sprint(tps.cycles)
+	note := fmt.Sprintf("golden/prr Simulate of the proposal, %d×%d, FIFO depth %d (the build's), %s traffic at input rate %g, %d seeded replicas of %d cycles; band: %g%% prediction interval for one more run (Student t, %d dof)",
+		sw.Build.Ports, sw.Build.Ports, sw.Build.FIFODepth, traffic, float64(load)/tp.One, tps.replicas, tps.cycles, 100*bandCoverage, tps.replicas-1)
+	return rateRun{cfg: c, res: res, golden: g, params: p, note: note}, nil
+}
+
+// pipelineOffset is the run's own pipeline latency n: latency − wait − 1 of
+// its packets (docs/prr.md: TG_LAT counts from insertion, TG_WAIT from the
+// queue write + 1).
+func pipelineOffset(r tp.TGResult) int {
+	if r.Delivered == 0 {
+		return 0
+	}
+	return max(0, int(math.Round(float64(r.LatSum-r.WaitSum)/float64(r.Delivered)))-1)
+}
+
+const simSource = "FPGA'20 §5.1 (golden/prr reference simulation; 0-cycle processing latency as in the paper)"
+
+// runLatency scores average and worst-case latency at input rate 1 for
+// each traffic model. The paper's simulations have no processing latency
+// (§5.1): a packet served the cycle after its arrival has latency 1. The
+// hardware's queue wait (TG_WAIT: departure − queue write − 1) is that
+// latency minus 1, whatever the pipeline length.
+func runLatency(ctx context.Context, env *selftest.Env) error {
+	if err := checkParams(env, "cycles", "traffic", "replicas"); err != nil {
+		return err
+	}
+	tps, err := readTrafficParams(env, defaultReplicas)
+	if err != nil {
+		return err
+	}
+	for _, b := range env.Boards {
+		sw, err := open(ctx, env, b)
+		if err != nil {
+			env.Error("latency", b.Name, nil, err)
+			continue
+		}
+		for _, tr := range tps.traffics {
+			rr, err := runAtRate(ctx, env, b, sw, tr, tp.One, tps)
+			if err != nil {
+				env.Error("latency", b.Name, results.Params{"traffic": tr}, fmt.Errorf("board %s, %s traffic: %w", b.Name, tr, err))
+				continue
+			}
+			r := rr.res
+			if r.Delivered == 0 {
+				env.Check("latency.avg", results.Measurement{Board: b.Name, Params: rr.params, Metric: "prr.latency.avg", Unit: "cycles",
+					Text: "no packet delivered"}, false, "packets delivered", simSource,
+					fmt.Sprintf("%s traffic at input rate 1 for %d cycles delivered nothing (offered %d, dropped %d, stranded %d)", tr, tps.cycles, r.Offered, r.Dropped, r.Stranded))
+				continue
+			}
+			avg := meanBand("prr.latency.avg", collect(rr.golden, gp.SimResult.AvgLatency), "cycles", 0.01, 0.05,
+				simSource+", Fig. 7", "mean latency of delivered packets (queue wait + 1); "+rr.note)
+			env.Record("latency.avg", results.Measurement{Board: b.Name, Params: rr.params, Metric: "prr.latency.avg",
+				Value: r.AvgWait() + 1, Unit: "cycles"}, avg)
+			worst := maxBand("prr.latency.max", collect(rr.golden, func(s gp.SimResult) float64 { return float64(s.LatencyMax) }), "cycles",
+				simSource+", worst-case latency", "worst delivered packet (queue wait + 1); grows with the run length; "+rr.note+" of log(1+x), joined with a fitted Gumbel interval (a maximum's upper tail)")
+			env.Record("latency.max", results.Measurement{Board: b.Name, Params: rr.params, Metric: "prr.latency.max",
+				Value: float64(r.WaitMax) + 1, Unit: "cycles"}, worst)
+			orderChecks(env, b.Name, rr, tr)
+		}
+	}
+	return nil
+}
+
+// orderChecks: packets are conserved, and without drops the output
+// arbiters stay in step, so every flow leaves in order and nothing is
+// stranded (§4.4; docs/prr.md).
+func orderChecks(env *selftest.Env, board string, rr rateRun, tr string) {
+	r := rr.res
+	sum := r.Delivered + r.Dropped + uint64(r.Stranded)
+	msg := ""
+	if sum != r.Offered {
+		msg = fmt.Sprintf("%s traffic: offered %d, but delivered %d + dropped %d + stranded %d = %d: packets lost or counted twice",
+			tr, r.Offered, r.Delivered, r.Dropped, r.Stranded, sum)
+	}
+	env.Check("latency.conservation", results.Measurement{Board: board, Params: rr.params, Metric: "prr.tg.unaccounted",
+		Value: math.Abs(float64(r.Offered) - float64(sum)), Unit: "packets", Text: msg}, sum == r.Offered,
+		"TG_OFFERED = TG_DELIVERED + TG_DROPPED + TG_STRANDED", "docs/prr.md (traffic generator results)", msg)
+	if r.Dropped > 0 {
+		return // with drops, order errors and stranded packets are the design's (§4.4)
+	}
+	msg = ""
+	if r.OrderErrors > 0 || r.Stranded > 0 {
+		msg = fmt.Sprintf("%s traffic dropped nothing, yet %d packets left after a later packet of their flow and %d stayed stranded: an output arbiter serves its group out of the round-robin fill order (out of step, §4.4)",
+			tr, r.OrderErrors, r.Stranded)
+	}
+	env.Check("latency.order", results.Measurement{Board: board, Params: rr.params, Metric: "prr.tg.order_errors",
+		Value: float64(r.OrderErrors), Unit: "packets", Text: msg}, r.OrderErrors == 0 && r.Stranded == 0,
+		"no order errors and nothing stranded when nothing was dropped", "FPGA'20 §4.4 (output arbiters follow the round-robin fill)", msg)
+}
+
+// runThroughput measures line rate with a permutation at input rate 1
+// (every input sends to its own port every cycle: no output contention), and
+// the delivered fraction under each §5.1 traffic model.
+func runThroughput(ctx context.Context, env *selftest.Env) error {
+	if err := checkParams(env, "cycles", "warmup", "traffic", "replicas"); err != nil {
+		return err
+	}
+	tps, err := readTrafficParams(env, defaultReplicas)
+	if err != nil {
+		return err
+	}
+	warmup, err := env.Test.Params.Int("warmup", 64)
+	if err != nil {
+		return setupErr(env, err)
+	}
+	if warmup < 1 || warmup >= tps.cycles {
+		return setupErr(env, fmt.Errorf("warmup %d: want 1..cycles-1 (%d)", warmup, tps.cycles-1))
+	}
+	for _, b := range env.Boards {
+		sw, err := open(ctx, env, b)
+		if err != nil {
+			env.Error("throughput", b.Name, nil, err)
+			continue
+		}
+		if err := lineRate(ctx, env, b, sw, tps.cycles, warmup); err != nil {
+			env.Error("throughput.line", b.Name, buildParams(sw.Build), fmt.Errorf("board %s: %w", b.Name, err))
+		}
+		for _, tr := range tps.traffics {
+			rr, err := runAtRate(ctx, env, b, sw, tr, tp.One, tps)
+			if err != nil {
+				env.Error("throughput", b.Name, results.Params{"traffic": tr}, fmt.Errorf("board %s, %s traffic: %w", b.Name, tr, err))
+				continue
+			}
+			// The run's window counts departures from cycle 0; the first
+			// can leave at n+1 (the pipeline), where the golden switch,
+			// with no processing latency, serves from cycle 1. Packets
+			// leaving in run cycles 0..C-1 are those the golden switch
+			// serves in its cycles 0..C-n-1: count C-n cycles.
+			n := pipelineOffset(rr.res)
+			measured := float64(rr.res.WindowOut) / float64((tps.cycles-n)*sw.Build.Ports)
+			offered := float64(sw.Build.Ports * tps.cycles)
+			exp := meanBand("prr.sim_throughput", collect(rr.golden, gp.SimResult.Throughput), "packets/cycle/port", 0, 3/offered,
+				simSource, fmt.Sprintf("delivered packets per output per cycle (TG_WINDOW_OUT over the %d-cycle run less the %d-cycle pipeline); %s", tps.cycles, n, rr.note))
+			env.Record("throughput", results.Measurement{Board: b.Name, Params: rr.params, Metric: "prr.sim_throughput",
+				Value: measured, Unit: "packets/cycle/port"}, exp)
+		}
+	}
+	return nil
+}
+
+// lineRate: nonuniform traffic with p = 1 is a permutation; after the
+// pipeline has filled, every port sends a packet every cycle, one
+// PKT_BITS-wide packet per cycle of the design clock (§4.5, §5.2).
+func lineRate(ctx context.Context, env *selftest.Env, b *selftest.Board, sw *tp.Switch, cycles, warmup int) error {
+	c := tp.DefaultTG()
+	c.Model, c.Load, c.NonunifP, c.Cycles, c.Warmup = tp.Nonuniform, tp.One, tp.One, uint32(cycles), uint32(warmup)
+	c.Seed = uint32(boardSeed(env, b.Name, "line"))
+	r, err := runTG(ctx, env, sw, c)
+	if err != nil {
+		return err
+	}
+	if r.Delivered > 0 && uint32(warmup) < r.LatMin {
+		return setupErr(env, fmt.Errorf("warmup %d is shorter than the port-to-port latency %d cycles: the window would include the pipeline filling; raise warmup", warmup, r.LatMin))
+	}
+	exps, err := formulas(sw.Build)
+	if err != nil {
+		return err
+	}
+	frac := r.Throughput(c, sw.Build.Ports)
+	gbps := frac * float64(sw.Build.PacketBits) * sw.Build.ClockMHz() / 1e3
+	p := selftest.IntParams("p", sw.Build.Ports, "width_bits", sw.Build.PacketBits)
+	p["clock_mhz"] = fmt.Sprint(sw.Build.ClockMHz())
+	p["traffic"] = "permutation"
+	exp := exps["prr.throughput"]
+	exp.Note += fmt.Sprintf("; measured: TG_WINDOW_OUT over cycles %d..%d of a permutation at input rate 1 (nonuniform, p = 1), × PKT_BITS × CLOCK_KHZ", warmup, cycles-1)
+	env.Record("throughput.line", results.Measurement{Board: b.Name, Params: p, Metric: "prr.throughput", Value: gbps, Unit: "Gb/s"}, exp)
+	agg := exps["prr.throughput.aggregate"]
+	env.Record("throughput.aggregate", results.Measurement{Board: b.Name, Params: p, Metric: "prr.throughput.aggregate",
+		Value: gbps * float64(sw.Build.Ports), Unit: "Gb/s"}, agg)
+	return nil
+}
+
+// runDropRate measures the drop rate at the loaded build's FIFO depth for
+// each traffic model and input rate, against the golden simulation at that
+// depth with the same cycles (FIFO depth is a build parameter: other depths
+// need their own bitstream).
+func runDropRate(ctx context.Context, env *selftest.Env) error {
+	if err := checkParams(env, "cycles", "traffic", "loads", "replicas"); err != nil {
+		return err
+	}
+	tps, err := readTrafficParams(env, defaultReplicas)
+	if err != nil {
+		return err
+	}
+	loads, err := env.Test.Params.Floats("loads", []float64{1})
+	if err != nil {
+		return setupErr(env, err)
+	}
+	var fixed []uint32
+	for _, l := range loads {
+		f, err := tp.Fixed(l)
+		if err != nil || f == 0 {
+			return setupErr(env, fmt.Errorf("load %g: want an input rate above 0 and at most 1", l))
+		}
+		fixed = append(fixed, f)
+	}
+	for _, b := range env.Boards {
+		sw, err := open(ctx, env, b)
+		if err != nil {
+			env.Error("drop_rate", b.Name, nil, err)
+			continue
+		}
+		for _, tr := range tps.traffics {
+			for _, load := range fixed {
+				rr, err := runAtRate(ctx, env, b, sw, tr, load, tps)
+				if err != nil {
+					env.Error("drop_rate", b.Name, results.Params{"traffic": tr}, fmt.Errorf("board %s, %s traffic: %w", b.Name, tr, err))
+					continue
+				}
+				offered := math.Max(1, float64(sw.Build.Ports*tps.cycles)*float64(load)/tp.One)
+				v := collect(rr.golden, gp.SimResult.DropRate)
+				exp := withRange(meanBand("prr.drop_rate", v, "fraction", 0, 3/offered,
+					"FPGA'20 §5.1, Fig. 9 (impact of queue size; golden/prr reference simulation)",
+					fmt.Sprintf("TG_DROPPED/TG_OFFERED at the build's FIFO depth %d (FIFO_DEPTH is a build parameter; other depths need their own bitstream); %s, widened to the replicas' range (drops come in rare whole-group overflows: heavy-tailed; the range of %d replicas holds one more run with probability %d/%d)",
+						sw.Build.FIFODepth, rr.note, tps.replicas, tps.replicas-1, tps.replicas+1)), v)
+				env.Record("drop_rate", results.Measurement{Board: b.Name, Params: rr.params, Metric: "prr.drop_rate",
+					Value: rr.res.DropRate(), Unit: "fraction"}, exp)
+			}
+		}
+	}
+	return nil
+}

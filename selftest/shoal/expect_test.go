@@ -1,0 +1,125 @@
+package shoal
+
+import (
+	"math"
+	"strconv"
+	"testing"
+
+	gs "labrunner/golden/shoal"
+	"labrunner/results"
+	ts "labrunner/traffic/shoal"
+)
+
+// testRack is the prototype's golden settings as setup derives them for the
+// documented cabling (40 ns of wire on every path).
+func testRack(t *testing.T) *rack {
+	t.Helper()
+	return &rack{set: map[string]string{
+		"config": "prototype", "nodes": "8", "radix": "4", "slot_cycles": "12", "guard_cycles": "1", "schedule": "cyclic",
+		"prop_ns": strconv.FormatFloat(gs.PrototypePropNS(40, gs.PrototypeSwitchHops, gs.SwitchCycles, gs.PrototypeNICNS), 'g', -1, 64),
+	}}
+}
+
+// The runner's own incast expectation (golden's simulation of the flows the
+// generator loaded, with golden's documented bands) must be exactly what
+// `labrunner golden predict shoal` says for golden's own default incast,
+// which is the same traffic: the runner does not invent bands.
+func TestIncastExpectationIsGoldensForTheSameFlows(t *testing.T) {
+	k := testRack(t)
+	c, err := k.golden(12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	senders, _ := ts.IncastSenders(8, 0, 7)
+	flows, err := ts.Incast(8, 0, senders, int64(7*c.PayloadBytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fct, q, err := incastExpect(c, flows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exps, err := k.predict(map[string]string{"senders": "7", "incast_bytes": "448"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, flow := range []string{"fastest", "slowest", "mean"} {
+		want, err := pick(exps, "shoal.incast.fct_us", results.Params{"senders": "7", "flow": flow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := fct[flow]
+		if math.Abs(got.Value-want.Value) > 1e-9 || math.Abs(got.AbsTol-want.AbsTol) > 1e-9 || got.Key() != want.Key() {
+			t.Errorf("%s: runner %v ±%v, golden predict %v ±%v", flow, got.Value, got.AbsTol, want.Value, want.AbsTol)
+		}
+	}
+	want, err := pick(exps, "shoal.incast.max_queue", results.Params{"senders": "7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, hi := q.Bounds(); hi != 7 || q.Value != want.Value || *want.Max != 7 {
+		t.Errorf("max queue: runner %v ≤ %v, golden %v ≤ %v", q.Value, hi, want.Value, *want.Max)
+	}
+}
+
+// The permutation band is golden's documented one: between 80% of its
+// simulation of these flows and its max-min ceiling (+2%); on the 12-cycle
+// slot the feedback loop of 7-8 epochs holds every subflow (§6.2), so the
+// two are close.
+func TestPermutationExpectationBand(t *testing.T) {
+	k := testRack(t)
+	c, err := k.golden(12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flows, _ := ts.Permutation(8, 1<<30, 1)
+	e, sim, err := permutationExpect(c, flows, 200, 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := e.Bounds()
+	if math.Abs(lo-0.8*sim) > 1e-12 || hi < sim || sim < 0.1 || sim > 0.2 || hi > 0.2 {
+		t.Errorf("sim %.4f, band [%.4f, %.4f]", sim, lo, hi)
+	}
+	if e.Params["slot_cycles"] != "12" || e.Metric != "shoal.permutation.throughput" {
+		t.Errorf("key %s", e.Key())
+	}
+	// A faster slot cycle count gives a higher band (Fig. 9's trend).
+	c96, _ := k.golden(96)
+	e96, _, err := permutationExpect(c96, flows, 200, 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lo96, _ := e96.Bounds(); lo96 <= lo {
+		t.Errorf("band floor %.3f at 96 cycles, not above %.3f at 12", lo96, lo)
+	}
+}
+
+func TestGoldenFlowsKeepTheGeneratorsFlows(t *testing.T) {
+	k := testRack(t)
+	c, _ := k.golden(12)
+	fs := []ts.Flow{{Src: 1, Dst: 2, Bytes: 57, StartNS: 1234, Tag: 1}, {Src: 3, Dst: 0, Bytes: 56, StartNS: 0, Tag: 2}}
+	g := goldenFlows(c, fs)
+	if g[0].Cells != 2 || g[1].Cells != 1 || g[0].StartNS != 1234 || g[0].Bytes != 57 || g[1].Src != 3 || g[1].Dst != 0 {
+		t.Errorf("%+v", g)
+	}
+}
+
+func TestPredictRefusesAnUnknownSetting(t *testing.T) {
+	k := testRack(t)
+	if _, err := k.predict(map[string]string{"nosuch": "1"}); err == nil {
+		t.Error("an unknown golden parameter was accepted")
+	}
+	exps, err := k.predict(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// §6.2: 1.576 µs node to node on the documented cabling.
+	e, err := pick(exps, "shoal.prop_latency_us", nil)
+	if err != nil || math.Abs(e.Value-1.576) > 1e-9 {
+		t.Errorf("prop latency %v (%v)", e.Value, err)
+	}
+	if _, err := pick(exps, "shoal.incast.fct_us", results.Params{"senders": "7", "flow": "mean"}); err == nil {
+		t.Error("quiet settings still simulate the incast")
+	}
+}

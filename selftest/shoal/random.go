@@ -1,0 +1,224 @@
+package shoal
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	gs "labrunner/golden/shoal"
+	"labrunner/results"
+	"labrunner/selftest"
+	ts "labrunner/traffic/shoal"
+)
+
+// workloadRun is one run of a random workload, shared by queue_bound and
+// workload.
+type workloadRun struct {
+	kind  ts.Kind
+	load  float64
+	rate  float64
+	seed  int
+	flows []ts.Flow
+	o     outcome
+}
+
+func (w workloadRun) params(kv ...string) results.Params {
+	p := results.Params{"workload": w.kind.String(), "load": strconv.FormatFloat(w.load, 'g', -1, 64)}
+	for i := 0; i+1 < len(kv); i += 2 {
+		p[kv[i]] = kv[i+1]
+	}
+	return p
+}
+
+var workloadParams = []string{"workload", "flows", "load", "load_gbps", "seed", "max_bytes", "max_slots"}
+
+// runWorkloadTraffic draws the test's workload — §7.3 (uniform pairs) or
+// §7.4 (the skewed disaggregated mix): Poisson arrivals, Pareto(1.05, mean
+// 100 KB) sizes, seeded — and runs it on a fresh bootstrap.
+func runWorkloadTraffic(ctx context.Context, env *selftest.Env, k *rack, c gs.Config) (workloadRun, error) {
+	var w workloadRun
+	if err := testParams(env, workloadParams...); err != nil {
+		return w, err
+	}
+	ws, err := env.Test.Params.String("workload", "uniform")
+	if err != nil {
+		return w, paramErr(env, err)
+	}
+	if w.kind, err = ts.ParseKind(ws); err != nil {
+		return w, paramErr(env, err)
+	}
+	nflows, err := env.Test.Params.Int("flows", 150)
+	if err != nil {
+		return w, paramErr(env, err)
+	}
+	if w.load, err = env.Test.Params.Float("load", 0.5); err != nil {
+		return w, paramErr(env, err)
+	}
+	// R of L = F/(R·N·τ): half the node link by default, as golden/shoal
+	// reads §7.3 (Shoal's nodes get "2x bandwidth, to compensate for the
+	// throughput overhead of detouring").
+	if w.rate, err = env.Test.Params.Float("load_gbps", c.NodeLinkGbps()/2); err != nil {
+		return w, paramErr(env, err)
+	}
+	if w.seed, err = env.Test.Params.Int("seed", 1); err != nil {
+		return w, paramErr(env, err)
+	}
+	maxBytes, err := env.Test.Params.Int("max_bytes", 0)
+	if err != nil {
+		return w, paramErr(env, err)
+	}
+	maxSlots, err := env.Test.Params.Int("max_slots", 3_000_000)
+	if err != nil || maxSlots < 1 {
+		return w, paramErr(env, fmt.Errorf("max_slots: want ≥ 1 (%v)", err))
+	}
+	wl := ts.NewWorkload(w.kind, k.fab.N(), nflows, w.load, w.rate, uint64(w.seed))
+	wl.MaxBytes = int64(maxBytes)
+	if w.flows, err = wl.Generate(); err != nil {
+		return w, paramErr(env, err)
+	}
+	w.o, err = k.runFlows(ctx, w.flows, int64(maxSlots))
+	return w, err
+}
+
+// runQueueBound runs a random workload and checks the invariant Shoal's
+// congestion control exists for: every per-destination queue stays within
+// Eq. 5 (1 + incast degree of the destination, at most N) and every ready
+// queue within Eq. 4 (the outcast degree, at most N-1), on every NIC, over
+// the whole run (MAX_QUEUE, MAX_READY since the clear). Every flow must
+// complete.
+func runQueueBound(ctx context.Context, env *selftest.Env) error {
+	k, err := rackOf(env)
+	if err != nil {
+		return err
+	}
+	c, err := k.golden(k.base.SlotCycles)
+	if err != nil {
+		return err
+	}
+	w, err := runWorkloadTraffic(ctx, env, k, c)
+	if err != nil {
+		return err
+	}
+	exps, err := k.predict(nil)
+	if err != nil {
+		return err
+	}
+	eq5, err := pick(exps, "shoal.queue_bound", results.Params{"eq": "5"})
+	if err != nil {
+		return err
+	}
+	eq4, err := pick(exps, "shoal.queue_bound", results.Params{"eq": "4"})
+	if err != nil {
+		return err
+	}
+	// The bound first: it holds whatever became of the flows.
+	n := k.fab.N()
+	for _, nic := range w.o.nics {
+		cg := k.fab.Nodes[nic.Node]
+		node := strconv.Itoa(nic.Node)
+		q, err := k.r.MaxQueues(ctx, nic.Node)
+		if err != nil {
+			env.Error("queue_bound.queue", cg.Board, w.params("node", node), err)
+			continue
+		}
+		var worst []string
+		for d, v := range q {
+			if v > n {
+				worst = append(worst, fmt.Sprintf("Q[%d] %d", d, v))
+			}
+		}
+		text := fmt.Sprintf("largest queue %d cells", nic.MaxQueueAny)
+		if len(worst) > 0 {
+			text = fmt.Sprintf("queues past Eq. 5's %d cells: %s: the NIC does not hold cells back on rate-limit feedback (Eq. 2)", n, strings.Join(worst, ", "))
+		}
+		m := meas(cg.Board, w.params("eq", "5", "node", node), "shoal.queue_bound", float64(nic.MaxQueueAny), text)
+		m.Unit = "cells"
+		env.Record("queue_bound.queue", m, eq5)
+		m = meas(cg.Board, w.params("eq", "4", "node", node), "shoal.queue_bound", float64(nic.MaxReadyAny), "")
+		m.Unit = "flows"
+		env.Record("queue_bound.ready", m, eq4)
+	}
+	k.checkComplete(env, "queue_bound.complete", w.params("flows", strconv.Itoa(len(w.flows)), "seed", strconv.Itoa(w.seed)), w.flows, w.o, "")
+	return nil
+}
+
+// runWorkload runs a random workload and scores what golden/shoal's
+// reference simulation of the same flows predicts for the run (§7.3, Fig.
+// 15/16; §7.4, Fig. 18): the median and tail completion times of the short
+// flows (≤ 100 KB), the mean goodput of the long ones (≥ 1 MB), and the
+// largest aggregate queue of a node, with the bands golden/shoal documents
+// for those metrics.
+func runWorkload(ctx context.Context, env *selftest.Env) error {
+	k, err := rackOf(env)
+	if err != nil {
+		return err
+	}
+	c, err := k.golden(k.base.SlotCycles)
+	if err != nil {
+		return err
+	}
+	w, err := runWorkloadTraffic(ctx, env, k, c)
+	if err != nil {
+		return err
+	}
+	if !k.checkComplete(env, "workload.complete", w.params("flows", strconv.Itoa(len(w.flows)), "seed", strconv.Itoa(w.seed)), w.flows, w.o, "") {
+		return nil
+	}
+	gf := goldenFlows(c, w.flows)
+	sr, err := gs.Simulate(c, gf, gs.SimOptions{})
+	if err != nil {
+		return fmt.Errorf("golden/shoal simulation of the workload: %w", err)
+	}
+	sum := gs.Summarise(c, gf, sr)
+	src := "Shoal §7.3, Fig. 15/16: Poisson arrivals, Pareto(1.05, mean 100 KB) sizes, uniform pairs"
+	if w.kind == ts.Skewed {
+		src = "Shoal §7.4, Fig. 18: skewed mix, 84% of flows among a third of the nodes"
+	}
+	note := fmt.Sprintf("golden/shoal slot simulation of the same %d flows (seed %d, R = %g Gb/s); %d of its %d short flows completed",
+		len(w.flows), w.seed, w.rate, sum.ShortDone, sum.Short)
+	var short []float64
+	var goodput float64
+	long := 0
+	for _, f := range w.flows {
+		rec := w.o.records[f.Tag]
+		if f.Bytes <= gs.ShortFlowBytes {
+			short = append(short, float64(rec.FCTNS()))
+		}
+		if f.Bytes >= gs.LongFlowBytes && rec.FCTNS() > 0 {
+			goodput += float64(f.Bytes) * 8 / float64(rec.FCTNS())
+			long++
+		}
+	}
+	sort.Float64s(short)
+	if len(short) > 0 && sum.ShortDone > 0 {
+		for _, q := range []struct {
+			name    string
+			pct, at float64
+		}{{"50", 50, sum.ShortP50}, {"99", 99, sum.ShortP99}} {
+			e := results.Expectation{Metric: "shoal.sim.fct_us", Value: q.at / 1000, Unit: "µs", RelTol: 0.25, Source: src,
+				Note: note + "; ±25% (golden/shoal's band for shoal.sim.fct_us)"}
+			m := meas(k.r.Master, w.params("percentile", q.name, "size", "short"), "shoal.sim.fct_us", gs.Percentile(short, q.pct)/1000,
+				fmt.Sprintf("%d short flows", len(short)))
+			m.Unit = "µs"
+			env.Record("workload.fct", m, e)
+		}
+	}
+	if long > 0 && sum.Long > 0 {
+		m := meas(k.r.Master, w.params("size", "long"), "shoal.sim.goodput_gbps", goodput/float64(long), fmt.Sprintf("%d long flows", long))
+		m.Unit = "Gb/s"
+		env.Record("workload.goodput", m, results.Expectation{Metric: "shoal.sim.goodput_gbps", Value: sum.LongGoodputGbps, Unit: "Gb/s", RelTol: 0.2,
+			Source: src, Note: note + "; ±20% (golden/shoal's band for shoal.sim.goodput_gbps)"})
+	}
+	maxNode := 0
+	for _, nic := range w.o.nics {
+		maxNode = max(maxNode, int(nic.MaxQueueTotal))
+	}
+	m := meas(k.r.Master, w.params(), "shoal.sim.max_node_queue", float64(maxNode), "")
+	m.Unit = "cells"
+	env.Record("workload.node_queue", m, results.Expectation{Metric: "shoal.sim.max_node_queue", Value: float64(sum.MaxNodeQueue),
+		Unit: "cells", RelTol: 0.3, Source: "Shoal §7.3, Fig. 16: maximum aggregate queue per node",
+		Note: note + "; ±30% (golden/shoal's band for shoal.sim.max_node_queue)"})
+	return nil
+}

@@ -1,0 +1,310 @@
+// Package shoal holds the Shoal plan's tests: the eight-board DE5-Net
+// prototype of Shoal (NSDI 2019, §6.1) brought up, synchronised and
+// bootstrapped through registers, then scored against golden/shoal — the
+// schedule the switches apply (§3.2, Fig. 3/4), the time sync and guard band
+// (§3.4, §6.1), the 7:1 incast of Fig. 10, the permutation throughput
+// against slot size of Fig. 9, max-min fairness (§3.3.2, §7.2), the queue
+// bound of Eq. 5 under the §7.3/§7.4 random workloads, failed links and
+// nodes (§3.5, Table 1) and cell corruption (App. D).
+//
+// The tests talk to the rack through traffic/shoal, which reads and writes
+// registers only, so the plan runs on the emulated rack and on a real rack
+// by changing only the lab file. Expectations come from golden/shoal: its
+// closed forms and reference algorithms, and its slot simulation fed with
+// the exact flows the traffic generator ran.
+//
+// The plan names each board's role in its board parameters (role: nic or
+// role: switch). Node ids follow the NIC boards in plan order, four cages
+// each (board k's cage sfpP is node 4k+P); leaves and spines, and which cage
+// is which logical switch port, come from the lab's cables (see
+// traffic/shoal.Fabric).
+package shoal
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"labrunner/drivers"
+	"labrunner/drivers/regmap"
+	gs "labrunner/golden/shoal"
+	"labrunner/labconfig"
+	"labrunner/selftest"
+	ts "labrunner/traffic/shoal"
+)
+
+const design = "shoal"
+
+// sharedKey is where setup leaves the rack for the tests.
+const sharedKey = "shoal"
+
+// rack is what setup learnt and built, for the tests.
+type rack struct {
+	r   *ts.Rack
+	fab *ts.Fabric
+	// base is the configuration the plan runs on; tests that change it
+	// (slot sizes, failures, bit errors) put it back.
+	base    ts.Setup
+	master  int
+	payload int
+	cell    int
+	// set is golden/shoal's configuration of this rack (Predict's --set
+	// values): the prototype (§6.1) with the lab's node count, slot and
+	// the wire latency of its cables.
+	set map[string]string
+}
+
+// golden returns the golden configuration of the rack at a slot size.
+func (k *rack) golden(slotCycles int) (gs.Config, error) {
+	s := k.settings(map[string]string{"slot_cycles": strconv.Itoa(slotCycles)})
+	return gs.ParseConfig(s)
+}
+
+// settings is the rack's golden settings with extra keys on top.
+func (k *rack) settings(extra map[string]string) map[string]string {
+	s := map[string]string{}
+	for key, v := range k.set {
+		s[key] = v
+	}
+	for key, v := range extra {
+		s[key] = v
+	}
+	return s
+}
+
+func rackOf(env *selftest.Env) (*rack, error) {
+	k, ok := env.Shared[sharedKey].(*rack)
+	if !ok {
+		return nil, drivers.Setup("", "shoal tests", "see the setup error above", fmt.Errorf("the shoal rack was not brought up"))
+	}
+	return k, nil
+}
+
+func init() {
+	selftest.RegisterSetup(design, setup)
+	selftest.RegisterHealth(design, health)
+	selftest.Register(selftest.Test{Name: "schedule", Design: design, Run: runSchedule,
+		Params: map[string]string{"epochs": "3"},
+		Doc: "every switch's multiplexers (sw_trace) hold, in every slot of an epoch, what its schedule memory says, " +
+			"and that is golden/shoal's decomposition of the cyclic schedule (Decompose, CheckSlot; §3.2, Fig. 3/4); " +
+			"every NIC's schedule memory sends to and hears from the golden peers"})
+	selftest.Register(selftest.Test{Name: "sync", Design: design, Run: runSync,
+		Params: map[string]string{"slots": "20000"},
+		Doc: "time sync (§3.4, §6.1): one-way delay against the §6.2 propagation latency, residual offset within the " +
+			"guard band, then idle slots with no cell outside the guard band (SW_MISALIGNED), corrupted, misrouted or missing"})
+	selftest.Register(selftest.Test{Name: "incast", Design: design, Run: runIncast,
+		Params: map[string]string{"dst": "0", "senders": "7", "cells": "7"},
+		Doc:    "N:1 synchronised incast (§6.2, Fig. 10): fastest, slowest and mean flow completion time and the largest queue, against golden/shoal's simulation of the same flows"})
+	selftest.Register(selftest.Test{Name: "permutation", Design: design, Run: runPermutation,
+		Params: map[string]string{"slot_cycles": "12,16,24,32,48,64,96,128", "warmup_epochs": "200", "epochs": "2000", "seed": "1"},
+		Doc:    "full-permutation destination throughput against slot size (§6.2, Fig. 9), scored against golden/shoal's simulation of the same permutation and its max-min ceiling; the trend rises with the slot"})
+	selftest.Register(selftest.Test{Name: "fairness", Design: design, Run: runFairness,
+		Params: map[string]string{"flows": "1>0,2>0,3>0,4>5", "cells": "2000"},
+		Doc:    "per-flow rates of competing flows against max-min water-filling over Shoal's virtual links (§3.3.2, §7.2)"})
+	selftest.Register(selftest.Test{Name: "queue_bound", Design: design, Run: runQueueBound,
+		Params: map[string]string{"workload": "uniform", "flows": "150", "load": "0.5", "load_gbps": "half the node link", "seed": "1", "max_bytes": "0", "max_slots": "3000000"},
+		Doc: "random traffic (§7.3 Poisson arrivals, Pareto(1.05, mean 100 KB) sizes; §7.4 skewed mix): every queue within " +
+			"Eq. 5 (1 + incast ≤ N) and every ready queue within Eq. 4 on every NIC, and every flow completes"})
+	selftest.Register(selftest.Test{Name: "workload", Design: design, Run: runWorkload,
+		Params: map[string]string{"workload": "uniform", "flows": "150", "load": "0.5", "load_gbps": "half the node link", "seed": "1", "max_bytes": "0", "max_slots": "3000000"},
+		Doc: "random traffic as queue_bound, scored against golden/shoal's simulation of the same flows: short-flow completion " +
+			"times (median, 99th percentile), long-flow goodput and the largest aggregate queue of a node (§7.3, Fig. 15/16; §7.4, Fig. 18)"})
+	selftest.Register(selftest.Test{Name: "failure", Design: design, Run: runFailure,
+		Params: map[string]string{"link": "board:port of a cable between two switches, or", "node": "a node to fail", "settle_epochs": "50", "epochs": "100", "cells": "40"},
+		Doc: "a failed link (taken out of service in the switch schedules) or a failed node (its NIC disabled): the slots it " +
+			"costs are marked failed at the fraction golden/shoal counts (Table 1), detection is symmetric (§3.5), and " +
+			"traffic between the pairs still connected completes"})
+	selftest.Register(selftest.Test{Name: "corruption", Design: design, Run: runCorruption,
+		Params: map[string]string{"ber": "1e-5", "cells": "200"},
+		Doc:    "cell corruption at an injected bit-error rate (App. D): corrupted cells are counted at the rate the BER gives, retransmitted, and every flow completes with each cell delivered once"})
+}
+
+// setup brings the rack up: roles, slot parameters, node ids, the cyclic
+// schedule in every NIC and switch, the time sync and the bootstrap
+// (docs/shoal.md, "Bring-up, register by register").
+func setup(ctx context.Context, env *selftest.Env) error {
+	if err := env.Plan.Params.Check("slot_cycles", "guard_cycles", "sync_master"); err != nil {
+		return drivers.Setup("", "plan "+env.Plan.Name, "", err)
+	}
+	slot, err := env.Plan.Params.Int("slot_cycles", 12) // §6.1
+	if err != nil {
+		return drivers.Setup("", "plan "+env.Plan.Name, "", err)
+	}
+	guard, err := env.Plan.Params.Int("guard_cycles", 1) // §6.1
+	if err != nil {
+		return drivers.Setup("", "plan "+env.Plan.Name, "", err)
+	}
+	master, err := env.Plan.Params.Int("sync_master", 0)
+	if err != nil {
+		return drivers.Setup("", "plan "+env.Plan.Name, "", err)
+	}
+	var nics, switches []string
+	regs := map[string]*selftest.Board{}
+	for _, b := range env.Boards {
+		if err := b.Params.Check("role"); err != nil {
+			return drivers.Setup(b.Name, "plan "+env.Plan.Name, "", err)
+		}
+		role, err := b.Params.String("role", "")
+		if err != nil {
+			return drivers.Setup(b.Name, "plan "+env.Plan.Name, "", err)
+		}
+		switch strings.ToLower(role) {
+		case "nic":
+			nics = append(nics, b.Name)
+		case "switch":
+			switches = append(switches, b.Name)
+		default:
+			return drivers.Setup(b.Name, "plan "+env.Plan.Name, "give each board params: {role: nic} or {role: switch}",
+				fmt.Errorf("board %s has role %q", b.Name, role))
+		}
+		regs[b.Name] = b
+	}
+	if n := len(env.Unhealthy); n > 0 {
+		var names []string
+		for b := range env.Unhealthy {
+			names = append(names, b)
+		}
+		return drivers.Infra(strings.Join(names, ", "), "shoal setup", "every board of the rack is needed: a Shoal fabric has no spare path",
+			fmt.Errorf("%d board(s) of the rack are out of the plan", n))
+	}
+	cables, err := cablesOf(env.Lab, regs)
+	if err != nil {
+		return drivers.Setup("", "lab "+env.Lab.Name, "", err)
+	}
+	m := env.Design
+	perBoard, err := strconv.Atoi(m.Params["nics_per_board"])
+	if err != nil {
+		return drivers.Setup("", "design "+m.Name, "", fmt.Errorf("manifest parameter nics_per_board: %w", err))
+	}
+	radix, err := strconv.Atoi(m.Params["switch_ports"])
+	if err != nil {
+		return drivers.Setup("", "design "+m.Name, "", fmt.Errorf("manifest parameter switch_ports: %w", err))
+	}
+	fab, err := ts.NewFabric(nics, perBoard, switches, radix, cables)
+	if err != nil {
+		return drivers.Setup("", "lab "+env.Lab.Name+" cabling", "cable the rack as docs/shoal.md prescribes", err)
+	}
+	rm := map[string]*regmap.Regs{}
+	for n, b := range regs {
+		rm[n] = b.Regs
+	}
+	tr, err := ts.NewRack(fab, nics, switches, rm)
+	if err != nil {
+		return drivers.Setup("", "shoal rack", "", err)
+	}
+	tr.Access = env.Deadlines.Register
+	tr.Log = env.Log
+	sched, err := ts.Cyclic(fab.N())
+	if err != nil {
+		return err
+	}
+	k := &rack{r: tr, fab: fab, master: master,
+		base: ts.Setup{SlotCycles: slot, GuardCycles: guard, Schedule: sched},
+		set: map[string]string{
+			"config": "prototype", "nodes": strconv.Itoa(fab.N()), "radix": strconv.Itoa(radix),
+			"slot_cycles": strconv.Itoa(slot), "guard_cycles": strconv.Itoa(guard), "schedule": "cyclic",
+			// §6.2: node-to-node latency = wire + 3 switches + MAC/PHY at
+			// the two ends; the wire is the lab's own cables.
+			"prop_ns": strconv.FormatFloat(gs.PrototypePropNS(fab.PathWireNS(), gs.PrototypeSwitchHops, gs.SwitchCycles, gs.PrototypeNICNS), 'g', -1, 64),
+		}}
+	if _, err := k.golden(slot); err != nil {
+		return drivers.Setup("", "plan "+env.Plan.Name, "", fmt.Errorf("golden/shoal refuses the rack's configuration: %w", err))
+	}
+	if err := k.bringUp(ctx); err != nil {
+		return err
+	}
+	env.Shared[sharedKey] = k
+	return nil
+}
+
+// bringUp configures the base setup, synchronises and bootstraps.
+func (k *rack) bringUp(ctx context.Context) error {
+	if err := k.r.Configure(ctx, k.base); err != nil {
+		return fmt.Errorf("configuring the rack: %w", err)
+	}
+	if _, err := k.r.Sync(ctx, k.master); err != nil {
+		return err
+	}
+	if err := k.r.Boot(ctx); err != nil {
+		return err
+	}
+	var err error
+	k.cell, k.payload, err = k.r.Cell(ctx)
+	return err
+}
+
+// restore puts the base configuration back after a test changed it: the
+// base schedules, every NIC enabled, no injected bit errors, the base slot,
+// and a fresh bootstrap.
+func (k *rack) restore(ctx context.Context) error {
+	if err := k.r.Stop(ctx); err != nil {
+		return err
+	}
+	if err := k.r.Configure(ctx, k.base); err != nil {
+		return err
+	}
+	for _, b := range append(append([]string{}, k.r.NICBoards...), k.r.SwitchBoards...) {
+		if err := k.r.SetBER(ctx, b, 0); err != nil {
+			return err
+		}
+	}
+	if err := k.r.Boot(ctx); err != nil {
+		return err
+	}
+	return k.r.ClearCounters(ctx)
+}
+
+// cablesOf lists the lab's cables between the plan's boards.
+func cablesOf(lab *labconfig.Lab, in map[string]*selftest.Board) ([]ts.Cable, error) {
+	var out []ts.Cable
+	for _, l := range lab.Links {
+		if in[l.A.Board] == nil || in[l.B.Board] == nil {
+			continue
+		}
+		a, err := ts.ParseCage(l.A.Port)
+		if err != nil {
+			return nil, fmt.Errorf("%s: cable %s:%s - %s:%s: %w", l.Pos, l.A.Board, l.A.Port, l.B.Board, l.B.Port, err)
+		}
+		b, err := ts.ParseCage(l.B.Port)
+		if err != nil {
+			return nil, fmt.Errorf("%s: cable %s:%s - %s:%s: %w", l.Pos, l.A.Board, l.A.Port, l.B.Board, l.B.Port, err)
+		}
+		out = append(out, ts.Cable{A: ts.Cage{Board: l.A.Board, Index: a}, B: ts.Cage{Board: l.B.Board, Index: b},
+			LatencyNS: l.LatencyNS, BER: l.BER})
+	}
+	return out, nil
+}
+
+// health takes a board out of the plan when its clock is not locked to the
+// rack's reference (§6.1) or it does not run the role setup gave it: a
+// board, cable or power problem, not the design's. It does not look at
+// anything the design's tests judge (the sync's figures, the switches'
+// alignment), so that a design fault is never hidden as an unhealthy board.
+func health(ctx context.Context, env *selftest.Env, b *selftest.Board) error {
+	k, err := rackOf(env)
+	if err != nil {
+		return err
+	}
+	st, err := b.Regs.Read(ctx, "SYNC_STATUS")
+	if err != nil {
+		return err
+	}
+	if st&ts.SyncLocked == 0 {
+		return fmt.Errorf("its core clock is not locked to the rack's reference clock (SYNC_STATUS.LOCKED clear): check the reference distribution (§6.1)")
+	}
+	want := uint32(ts.RoleSwitch)
+	for _, n := range k.r.NICBoards {
+		if n == b.Name {
+			want = ts.RoleNIC
+		}
+	}
+	role, err := b.Regs.Read(ctx, "ROLE")
+	if err != nil {
+		return err
+	}
+	if role != want {
+		return fmt.Errorf("ROLE reads %d after setup wrote %d: the board does not hold its configuration", role, want)
+	}
+	return nil
+}

@@ -1,0 +1,317 @@
+package prr_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"labrunner/bitstreams"
+	"labrunner/drivers"
+	"labrunner/drivers/regmap"
+	tp "labrunner/traffic/prr"
+)
+
+func manifest(t testing.TB) *bitstreams.Manifest {
+	t.Helper()
+	m, err := bitstreams.Default().Design(tp.Design)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// The driver decodes fields with constants; they must be the register
+// map's (bitstreams/catalogue/prr.yaml is the contract).
+func TestFieldLayoutMatchesTheRegisterMap(t *testing.T) {
+	r := regmap.New(nil, manifest(t), "")
+	bit := func(name string, lo, hi uint) {
+		t.Helper()
+		loc, err := r.Lookup(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if loc.Lo != lo || loc.Hi != hi {
+			t.Errorf("%s is bits %d:%d in the map, the driver uses %d:%d", name, loc.Hi, loc.Lo, hi, lo)
+		}
+	}
+	bit("CTRL.RELEASE", 0, 0)
+	bit("CTRL.DRAIN", 1, 1)
+	bit("CTRL.CLEAR_QUEUES", 2, 2)
+	bit("CTRL.CLEAR_COUNTERS", 3, 3)
+	bit("CTRL.CLEAR_BATCH", 4, 4)
+	bit("STATUS.BUSY", 0, 0)
+	bit("STATUS.DROPPED", 1, 1)
+	bit("STATUS.NONEMPTY", 2, 2)
+	bit("STATUS.EGRESS_OVERFLOW", 3, 3)
+	bit("PLACEMENT[0].GROUP", 0, 7)
+	bit("PLACEMENT[0].QUEUE", 8, 15)
+	bit("PLACEMENT[0].POS", 16, 27)
+	bit("PLACEMENT[0].DROPPED", 30, 30)
+	bit("PLACEMENT[0].PLACED", 31, 31)
+	bit("QSTAT.COUNT", 0, 12)
+	bit("QSTAT.NEXT", 30, 30)
+	bit("QSTAT.ARB", 31, 31)
+	bit("BATCH_CTRL[0].DEST", 0, 7)
+	bit("BATCH_CTRL[0].VALID", 31, 31)
+	bit("QREAD_SEL.ENTRY", 0, 15)
+	bit("QREAD_SEL.QUEUE", 16, 23)
+	bit("QREAD_SEL.GROUP", 24, 31)
+	bit("QREAD_STATUS.VALID", 0, 0)
+	bit("QREAD_STATUS.RANGE", 1, 1)
+	bit("QREAD_HDR.SRC", 0, 7)
+	bit("QREAD_HDR.DEST", 8, 15)
+	bit("TG_CTRL.START", 0, 0)
+	bit("TG_STATUS.DONE", 0, 0)
+	bit("TG_STATUS.BUSY", 1, 1)
+	bit("TG_STATUS.STRANDED", 2, 2)
+	bit("TG_STATUS.BAD_CONFIG", 3, 3)
+	bit("TG_MODEL.MODEL", 0, 1)
+	if got := r.Manifest().Registers; len(got) == 0 {
+		t.Fatal("empty register map")
+	}
+	loc, _ := r.Lookup("TG_HIST[31]")
+	first, _ := r.Lookup("TG_HIST[0]")
+	if n := int(loc.Addr-first.Addr)/4 + 1; n != tp.HistBins {
+		t.Errorf("TG_HIST has %d bins in the map, the driver reads %d", n, tp.HistBins)
+	}
+}
+
+func TestPlacementAndQStatWords(t *testing.T) {
+	p := tp.Placement{Placed: true, Group: 5, Queue: 11, Pos: 31}
+	if w := p.Word(); w != 1<<31|31<<16|11<<8|5 {
+		t.Errorf("word 0x%x", w)
+	}
+	if got := tp.DecodePlacement(p.Word()); got != p {
+		t.Errorf("round trip %+v", got)
+	}
+	d := tp.Placement{Dropped: true, Group: 255, Queue: 255}
+	if got := tp.DecodePlacement(d.Word()); got != d || !strings.Contains(d.String(), "dropped at full queue 255 of group 255") {
+		t.Errorf("%+v %q", got, d.String())
+	}
+	if s := tp.DecodePlacement(0).String(); s != "no packet" {
+		t.Errorf("empty slot reads %q", s)
+	}
+	q := tp.QueueStat{Count: 4096, Next: true}
+	if got := tp.DecodeQStat(q.Word()); got != q {
+		t.Errorf("qstat round trip %+v", got)
+	}
+	if got := tp.DecodeQStat(0xC0000000); !got.Next || !got.Arb || got.Count != 0 {
+		t.Errorf("QSTAT reset value 0xC0000000 decodes as %+v", got)
+	}
+	if w := tp.QReadSel(3, 7, 300); w != 3<<24|7<<16|300 {
+		t.Errorf("QREAD_SEL 0x%x", w)
+	}
+	if w := (tp.Slot{Valid: true, Dest: 0x1f3}).CtrlWord(); w != 1<<31|0xf3 {
+		t.Errorf("BATCH_CTRL 0x%x: the DEST field is 8 bits", w)
+	}
+}
+
+func TestDecodeTGResults(t *testing.T) {
+	w := make([]uint32, tp.TGResultWords)
+	for i := range w {
+		w[i] = uint32(i + 1)
+	}
+	r := tp.DecodeTGResults(w)
+	hi := func(lo int) uint64 { return uint64(lo+2)<<32 | uint64(lo+1) }
+	if r.Status != 1 || r.Offered != hi(1) || r.Delivered != hi(3) || r.Dropped != hi(5) || r.LatSum != hi(7) ||
+		r.LatMin != 10 || r.LatMax != 11 || r.WaitSum != hi(11) || r.WaitMax != 14 || r.WindowOut != hi(14) ||
+		r.RunCycles != hi(16) || r.Stranded != 19 || r.OrderErrors != 20 {
+		t.Errorf("decoded %+v", r)
+	}
+}
+
+func TestBuildCheck(t *testing.T) {
+	good := tp.Build{Ports: 16, S: 2, FIFODepth: 32, PacketBits: 256, ClockKHz: 150000}
+	if err := good.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		b    tp.Build
+		want string
+	}{
+		{tp.Build{Ports: 12, S: 1, FIFODepth: 1, PacketBits: 32, ClockKHz: 1}, "power of two"},
+		{tp.Build{Ports: 512, S: 1, FIFODepth: 1, PacketBits: 32, ClockKHz: 1}, "power of two"},
+		{tp.Build{Ports: 16, S: 0, FIFODepth: 1, PacketBits: 32, ClockKHz: 1}, "S ≥ 1"},
+		{tp.Build{Ports: 256, S: 1, FIFODepth: 32, PacketBits: 32, ClockKHz: 1}, "P²·depth"},
+		{tp.Build{Ports: 16, S: 1, FIFODepth: 1, PacketBits: 48, ClockKHz: 1}, "multiple of 32"},
+		{tp.Build{Ports: 16, S: 1, FIFODepth: 1, PacketBits: 32}, "CLOCK_KHZ"},
+	} {
+		if err := c.b.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.b, err, c.want)
+		}
+	}
+	if good.LogPorts() != 4 || good.DataWords() != 8 || good.ClockMHz() != 150 {
+		t.Errorf("derived %d %d %g", good.LogPorts(), good.DataWords(), good.ClockMHz())
+	}
+}
+
+func TestTGConfigChecksAndFixedPoint(t *testing.T) {
+	if f, err := tp.Fixed(0.5); err != nil || f != 0x8000 {
+		t.Errorf("Fixed(0.5) = 0x%x, %v", f, err)
+	}
+	if _, err := tp.Fixed(1.5); err == nil {
+		t.Error("Fixed(1.5) accepted")
+	}
+	for _, name := range []string{"uniform", "bursty", "nonuniform"} {
+		m, err := tp.ModelNamed(name)
+		if err != nil || m.String() != name {
+			t.Errorf("%s: %v %v", name, m, err)
+		}
+	}
+	if _, err := tp.ModelNamed("hotspot"); err == nil {
+		t.Error("unknown model accepted")
+	}
+}
+
+// A map whose burst layout moved is refused with the register named.
+func TestOpenRefusesABrokenBurstLayout(t *testing.T) {
+	m := *manifest(t)
+	m.Registers = append([]bitstreams.Register(nil), m.Registers...)
+	for i := range m.Registers {
+		if m.Registers[i].Name == "TG_LOAD" {
+			m.Registers[i].Offset += 0x40
+		}
+	}
+	_, err := tp.Open(context.Background(), regmap.New(nil, &m, "u96"))
+	if err == nil || !strings.Contains(err.Error(), "TG_LOAD") || drivers.ClassOf(err) != drivers.ClassSetup {
+		t.Fatalf("err %v (class %v)", err, drivers.ClassOf(err))
+	}
+}
+
+func TestBuildAndBatchOnTheEmulatedBoard(t *testing.T) {
+	sw, ctx := newRig(t, rigOpts{})
+	want := tp.Build{Ports: 16, S: 2, FIFODepth: 32, PacketBits: 256, ClockKHz: 150000}
+	if sw.Build != want {
+		t.Fatalf("build %+v, want the catalogue's %+v", sw.Build, want)
+	}
+	if err := sw.Command(ctx, tp.CmdClearCounters|tp.CmdClearQueues|tp.CmdClearBatch); err != nil {
+		t.Fatal(err)
+	}
+	// Slots 2 and 9 to port 3 (9 with a high DEST bit the switch ignores):
+	// queues 0 and 1 of group 3, in input order.
+	if err := sw.WriteTag(ctx, 2, 0xA2); err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.WriteData(ctx, 9, []uint32{0xA9, 1, 2, 3, 4, 5, 6, 7}); err != nil {
+		t.Fatal(err)
+	}
+	slots := make([]tp.Slot, 16)
+	slots[2] = tp.Slot{Valid: true, Dest: 3}
+	slots[9] = tp.Slot{Valid: true, Dest: 3 + 16}
+	if err := sw.Load(ctx, slots); err != nil {
+		t.Fatal(err)
+	}
+	st, err := sw.Release(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.LastPlaced != 2 || st.LastDropped != 0 || st.PipelineCycles() != 7 || st.BatchPending != 0 {
+		t.Errorf("status %+v (pipeline %d cycles, Table 1: 7 for P=16, S=2)", st, st.PipelineCycles())
+	}
+	pl, err := sw.ReadPlacement(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tp.DecodePlacement(pl[2]); got != (tp.Placement{Placed: true, Group: 3, Queue: 0}) {
+		t.Errorf("slot 2: %s", got)
+	}
+	if got := tp.DecodePlacement(pl[9]); got != (tp.Placement{Placed: true, Group: 3, Queue: 1}) {
+		t.Errorf("slot 9: %s", got)
+	}
+	s, err := sw.ReadState(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Offsets[3] != 2 || s.Arbiters[3] != 0 || s.Queues[3*16].Count != 1 || !s.Queues[3*16].Arb ||
+		!s.Queues[3*16+2].Next || len(s.Tags[3*16+1]) != 1 || s.Tags[3*16+1][0] != 0xA9 || s.TagTail[3*16] != 0 {
+		t.Errorf("state: offset %d arb %d qstat %+v %+v tags %v", s.Offsets[3], s.Arbiters[3], s.Queues[3*16], s.Queues[3*16+2], s.Tags[3*16+1])
+	}
+	e, err := sw.ReadEntry(ctx, 3, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !e.Valid || e.Src != 9 || e.Dest != 3 || e.PipelineCycles() != 7 || len(e.Data) != 8 || e.Data[0] != 0xA9 || e.Data[7] != 7 {
+		t.Errorf("entry %+v", e)
+	}
+	if e, err := sw.ReadEntry(ctx, 3, 1, 40); err != nil || e.Valid || !e.OutOfRange {
+		t.Errorf("entry past the depth: %+v %v", e, err)
+	}
+	if err := sw.Drain(ctx, 8); err != nil {
+		t.Fatal(err)
+	}
+	eg, err := sw.ReadEgress(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(eg[3]) != 2 || eg[3][0] != 0xA2 || eg[3][1] != 0xA9 {
+		t.Errorf("port 3 sent %x, want a2 a9 in arrival order", eg[3])
+	}
+	c, err := sw.ReadCounters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c != (tp.Counters{In: 2, Enq: 2, Out: 2}) {
+		t.Errorf("counters %+v", c)
+	}
+	if err := sw.Drain(ctx, 0); err == nil {
+		t.Error("a drain of 0 cycles accepted")
+	}
+	if err := sw.Load(ctx, make([]tp.Slot, 17)); err == nil {
+		t.Error("17 slots for 16 ports accepted")
+	}
+}
+
+func TestTrafficGeneratorRun(t *testing.T) {
+	sw, ctx := newRig(t, rigOpts{uart: true})
+	c := tp.DefaultTG()
+	c.Load, c.Cycles, c.Seed = tp.One/64, 4000, 3
+	r, err := sw.RunTG(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status&tp.TGDone == 0 || r.Offered == 0 || r.Delivered != r.Offered || r.Dropped != 0 || r.Stranded != 0 {
+		t.Fatalf("light load: %+v", r)
+	}
+	// Port to port at least latency_opt + 1 = 8 cycles (§5.2, P=16, S=2).
+	if r.LatMin != 8 || r.LatSum-r.WaitSum != 8*r.Delivered {
+		t.Errorf("latency min %d, latency - wait sum %d for %d packets", r.LatMin, r.LatSum-r.WaitSum, r.Delivered)
+	}
+	var hist uint64
+	for _, h := range r.Hist {
+		hist += uint64(h)
+	}
+	if hist != r.Delivered {
+		t.Errorf("histogram holds %d packets, %d delivered", hist, r.Delivered)
+	}
+	if r.AvgLatency() < 8 || r.AvgWait() < 0 || r.DropRate() != 0 || r.Throughput(c, 16) <= 0 {
+		t.Errorf("derived figures %g %g %g %g", r.AvgLatency(), r.AvgWait(), r.DropRate(), r.Throughput(c, 16))
+	}
+	bad := c
+	bad.Model = 3
+	if _, err := sw.RunTG(ctx, bad); err == nil || drivers.ClassOf(err) != drivers.ClassSetup {
+		t.Errorf("model 3: %v", err)
+	}
+	bad = c
+	bad.Warmup = bad.Cycles
+	if _, err := sw.RunTG(ctx, bad); err == nil {
+		t.Error("a warmup as long as the run accepted")
+	}
+}
+
+// Every access runs under the caller's deadline: a run that waits for a
+// busy switch gives up as an infrastructure error, not a verdict.
+func TestDeadlinesAreHonoured(t *testing.T) {
+	sw, ctx := newRig(t, rigOpts{uart: true})
+	dctx, cancel := context.WithCancel(ctx)
+	cancel()
+	for name, f := range map[string]func() error{
+		"placement": func() error { _, err := sw.ReadPlacement(dctx); return err },
+		"release":   func() error { _, err := sw.Release(dctx); return err },
+		"tg":        func() error { _, err := sw.RunTG(dctx, tp.DefaultTG()); return err },
+	} {
+		if err := f(); err == nil || !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a cancelled context: %v", name, err)
+		}
+	}
+}

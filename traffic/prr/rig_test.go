@@ -1,0 +1,74 @@
+package prr_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"labrunner/bitstreams"
+	"labrunner/boards"
+	"labrunner/boards/emu"
+	_ "labrunner/boards/emu/designs" // the emulated prr design
+	"labrunner/drivers/regmap"
+	"labrunner/labconfig"
+	tp "labrunner/traffic/prr"
+)
+
+// The driver is tested against the emulated Ultra96 as a fixture, over the
+// same UART bridge on a pseudo-terminal a lab run uses (or the in-process
+// bus, where the test is about the registers and not the line). The driver
+// itself never imports the emulator.
+
+type rigOpts struct {
+	uart   bool
+	faults []labconfig.Fault
+}
+
+func newRig(t testing.TB, o rigOpts) (*tp.Switch, context.Context) {
+	t.Helper()
+	cat := bitstreams.Default()
+	lab := &labconfig.Lab{Name: "traffic-prr-test", Seed: 7}
+	b := labconfig.Board{
+		Name: "u96", Kind: "ultra96",
+		Programmer: labconfig.Programmer{Type: "emulated"},
+		Emulated:   &labconfig.Emulated{},
+	}
+	if o.uart {
+		b.Bus = labconfig.Bus{UARTBridge: &labconfig.Serial{Port: "emu", Baud: 921600}}
+	} else {
+		b.Bus = labconfig.Bus{Emulated: &struct{}{}}
+	}
+	lab.Boards = []labconfig.Board{b}
+	for _, f := range o.faults {
+		f.Board = "u96"
+		lab.Faults = append(lab.Faults, f)
+	}
+	rack, err := emu.Start(lab, emu.Options{NoPTY: !o.uart, Catalogue: cat})
+	if err != nil {
+		t.Fatalf("emu.Start: %v", err)
+	}
+	t.Cleanup(func() { rack.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	board, err := boards.Open(ctx, b, boards.Options{Emulator: rack, NoConsole: true})
+	if err != nil {
+		t.Fatalf("open board: %v", err)
+	}
+	t.Cleanup(func() { board.Close() })
+	img, err := cat.Image(tp.Design, board.Kind.Part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := board.Programmer.Program(ctx, img); err != nil {
+		t.Fatalf("program: %v", err)
+	}
+	m, err := cat.Design(tp.Design)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw, err := tp.Open(ctx, regmap.New(board.Bus, m, board.Name))
+	if err != nil {
+		t.Fatalf("open switch: %v", err)
+	}
+	return sw, ctx
+}

@@ -1,0 +1,113 @@
+package shoal_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"labrunner/bitstreams"
+	"labrunner/boards/emu"
+	_ "labrunner/boards/emu/designs" // the emulated shoal design (test only: the driver never imports the emulator)
+	"labrunner/drivers/regmap"
+	"labrunner/labconfig"
+	ts "labrunner/traffic/shoal"
+)
+
+// The rig is the prototype of Shoal §6.1 as docs/shoal.md cables it, on the
+// in-process emulated rack: the driver sees only registers.
+
+var (
+	nicBoards = []string{"shoal-nic0", "shoal-nic1"}
+	swBoards  = []string{"shoal-sw0", "shoal-sw1", "shoal-sw2", "shoal-sw3", "shoal-sw4", "shoal-sw5"}
+)
+
+// docCables is the cabling of docs/shoal.md.
+func docCables() []ts.Cable {
+	var c []ts.Cable
+	for n := 0; n < 8; n++ {
+		c = append(c, ts.Cable{A: ts.Cage{Board: nicBoards[n/4], Index: n % 4}, B: ts.Cage{Board: fmt.Sprintf("shoal-sw%d", n/2), Index: n % 2}, LatencyNS: 10})
+	}
+	for l := 0; l < 4; l++ {
+		c = append(c, ts.Cable{A: ts.Cage{Board: fmt.Sprintf("shoal-sw%d", l), Index: 2}, B: ts.Cage{Board: "shoal-sw4", Index: l}, LatencyNS: 10})
+		c = append(c, ts.Cable{A: ts.Cage{Board: fmt.Sprintf("shoal-sw%d", l), Index: 3}, B: ts.Cage{Board: "shoal-sw5", Index: l}, LatencyNS: 10})
+	}
+	return c
+}
+
+type rig struct {
+	t    testing.TB
+	ctx  context.Context
+	rack *ts.Rack
+	emu  *emu.Rack
+}
+
+func newRig(t testing.TB, cables []ts.Cable, faults ...labconfig.Fault) *rig {
+	t.Helper()
+	lab := &labconfig.Lab{Name: "shoal-driver-test", Seed: 7, Faults: faults}
+	for _, b := range append(append([]string{}, nicBoards...), swBoards...) {
+		lab.Boards = append(lab.Boards, labconfig.Board{Name: b, Kind: "de5net",
+			Bus: labconfig.Bus{Emulated: &struct{}{}}, Programmer: labconfig.Programmer{Type: "emulated"},
+			Emulated: &labconfig.Emulated{ClockPPM: 20}})
+	}
+	for _, c := range cables {
+		lab.Links = append(lab.Links, labconfig.Link{
+			A:         labconfig.Endpoint{Board: c.A.Board, Port: fmt.Sprintf("sfp%d", c.A.Index)},
+			B:         labconfig.Endpoint{Board: c.B.Board, Port: fmt.Sprintf("sfp%d", c.B.Index)},
+			LatencyNS: c.LatencyNS})
+	}
+	r, err := emu.Start(lab, emu.Options{NoPTY: true})
+	if err != nil {
+		t.Fatalf("emu.Start: %v", err)
+	}
+	t.Cleanup(func() { r.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	cat := bitstreams.Default()
+	m, err := cat.Design("shoal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	regs := map[string]*regmap.Regs{}
+	for _, b := range r.Boards() {
+		img, err := cat.Image("shoal", b.Kind().Part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Programmer().Program(ctx, img); err != nil {
+			t.Fatalf("program %s: %v", b.Name(), err)
+		}
+		regs[b.Name()] = regmap.New(b.Bus(), m, b.Name())
+	}
+	f, err := ts.NewFabric(nicBoards, 4, swBoards, 4, cables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rack, err := ts.NewRack(f, nicBoards, swBoards, regs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &rig{t: t, ctx: ctx, rack: rack, emu: r}
+}
+
+// up configures the cyclic schedule at the prototype's slot, synchronises
+// and bootstraps.
+func (g *rig) up(slotCycles int) {
+	g.t.Helper()
+	s, err := ts.Cyclic(g.rack.Fabric.N())
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	if err := g.rack.Configure(g.ctx, ts.Setup{SlotCycles: slotCycles, GuardCycles: 1, Schedule: s}); err != nil {
+		g.t.Fatalf("configure: %v", err)
+	}
+	if _, err := g.rack.Sync(g.ctx, 0); err != nil {
+		g.t.Fatalf("sync: %v", err)
+	}
+	if err := g.rack.Boot(g.ctx); err != nil {
+		g.t.Fatalf("boot: %v", err)
+	}
+	if err := g.rack.ClearCounters(g.ctx); err != nil {
+		g.t.Fatal(err)
+	}
+}
