@@ -57,6 +57,8 @@ type Run struct {
 	Status   string   `json:"status"`
 	ExitCode int      `json:"exit_code"`
 	Summary  *Summary `json:"summary,omitempty"`
+	// Resumes counts the --resume runs that went on with this directory.
+	Resumes int `json:"resumes,omitempty"`
 }
 
 // Summary counts verdicts.

@@ -103,14 +103,14 @@ func (n *Nightly) Run(ctx context.Context) Outcome {
 		Boards: map[string]*boards.Board{},
 		OnBitstream: func(bi results.BitstreamInfo) {
 			n.Dir.UpdateRun(func(r *results.Run) { r.Bitstreams = append(r.Bitstreams, bi) })
-			if n.Locks != nil {
+			if n.leased(bi.Board) {
 				n.Locks.UpdateState(bi.Board, func(s *lease.State) {
 					s.Design, s.Version, s.Programmed = bi.Design, bi.Version, time.Now()
 				})
 			}
 		},
 		OnHealth: func(board, design, version, unhealthy string) {
-			if n.Locks == nil {
+			if !n.leased(board) {
 				return
 			}
 			n.Locks.UpdateState(board, func(s *lease.State) {
@@ -223,20 +223,28 @@ func (r *Runner) runPlanLocked(ctx context.Context, p *labconfig.Plan, mu *sync.
 	return snap.RunPlan(ctx, p)
 }
 
-// reserve takes the leases of a group's boards, all or none. Emulated
-// boards live in this process only: they are leased only when the lab file
-// names a lock directory itself (so that the machinery can be exercised on
-// the emulated rack).
+// leased reports whether a board is managed in the lock directory:
+// emulated boards live in this process only, so they are leased (and their
+// state recorded) only when the lab file names a lock directory itself, so
+// that the machinery can be exercised on the emulated rack.
+func (n *Nightly) leased(board string) bool {
+	if n.Locks == nil {
+		return false
+	}
+	b, ok := n.Lab.Board(board)
+	return ok && (b.Emulated == nil || n.Lab.Locks != nil)
+}
+
+// reserve takes the leases of a group's boards, all or none.
 func (n *Nightly) reserve(ctx context.Context, names []string, log *slog.Logger) ([]*lease.Lease, error) {
 	if n.Locks == nil {
 		return nil, nil
 	}
 	var want []string
 	for _, name := range names {
-		if b, ok := n.Lab.Board(name); ok && b.Emulated != nil && n.Lab.Locks == nil {
-			continue
+		if n.leased(name) {
+			want = append(want, name)
 		}
-		want = append(want, name)
 	}
 	ttl := lease.DefaultLease
 	if n.Lab.Locks != nil && n.Lab.Locks.Lease > 0 {

@@ -214,7 +214,7 @@ func (r *Runner) RunPlan(ctx context.Context, plan *labconfig.Plan) PlanResult {
 				}
 				return
 			}
-			meas := results.Measurement{Board: it.board.Name, Metric: "program.seconds", Unit: "s", Value: time.Since(t0).Seconds()}
+			meas := results.Measurement{Board: it.board.Name, Metric: "harness.program_seconds", Unit: "s", Value: time.Since(t0).Seconds()}
 			env.Check("program", meas, true, "programmed with "+it.info.Design+" "+it.info.Version, "bitstream catalogue", "")
 			programmed[it.board.Name] = it.board
 			if r.OnBitstream != nil {

@@ -113,19 +113,20 @@ func (c *tctl) send(port int, m []byte) {
 	}
 }
 
-// next reads the head of the mailbox (status and data in one burst) and
-// pops it; ok is false when it is empty.
+// next reads the head of the mailbox — its status, then only the words the
+// message fills, since every word read costs a word's time on the bus —
+// and pops it; ok is false when it is empty.
 func (c *tctl) next() ([]byte, int, bool) {
 	c.t.Helper()
-	buf := make([]uint32, 64)
-	if err := c.dcn.ReadBurst(tctx(), uint64(c.dcn.addr("MBOX_RX_STATUS")), buf); err != nil {
-		c.t.Fatal(err)
-	}
-	st := buf[0]
+	st := c.dcn.rd("MBOX_RX_STATUS")
 	if st&0xFF == 0 {
 		return nil, 0, false
 	}
 	n, port := int(st>>8&0xFF), int(st>>16&0xF)
+	buf := make([]uint32, 1+(n+3)/4)
+	if err := c.dcn.ReadBurst(tctx(), uint64(c.dcn.addr("MBOX_RX_DATA[0]")), buf[1:]); err != nil {
+		c.t.Fatal(err)
+	}
 	m := make([]byte, n)
 	for i := range m {
 		m[i] = byte(buf[1+i/4] >> (24 - 8*uint(i%4)))

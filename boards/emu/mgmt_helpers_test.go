@@ -25,6 +25,7 @@ type mgmtLab struct {
 	ber    map[string]float64
 	lat    float64 // latency_ns of every link (default 5)
 	faults []labconfig.Fault
+	pty    bool // serve consoles and bridges on pseudo-terminals
 }
 
 func startMgmtRack(t testing.TB, l mgmtLab) *Rack {
@@ -51,7 +52,7 @@ func startMgmtRack(t testing.TB, l mgmtLab) *Rack {
 		ea, eb := splitEP(t, a), splitEP(t, b)
 		lab.Links = append(lab.Links, labconfig.Link{A: ea, B: eb, LatencyNS: l.lat, AsymmetryNS: l.asym[s], BER: l.ber[s]})
 	}
-	r, err := Start(lab, Options{Faults: l.faults, Catalogue: &bitstreams.Catalogue{}, NoPTY: true})
+	r, err := Start(lab, Options{Faults: l.faults, Catalogue: &bitstreams.Catalogue{}, NoPTY: !l.pty})
 	if err != nil {
 		t.Fatal(err)
 	}

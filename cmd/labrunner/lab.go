@@ -13,6 +13,7 @@ import (
 	"labrunner/boards/emu"
 	_ "labrunner/boards/emu/designs" // every emulated design
 	"labrunner/labconfig"
+	"labrunner/results"
 	"labrunner/selftest"
 	_ "labrunner/selftest/all" // every design's tests
 )
@@ -60,6 +61,29 @@ func loadLab(c *cli.Context, cat *bitstreams.Catalogue) (*labconfig.Lab, error) 
 	return lab, nil
 }
 
+// loadLabFor loads the lab a resumed run used (its lab file, or the
+// embedded default), else the one --lab names.
+func loadLabFor(c *cli.Context, cat *bitstreams.Catalogue, resumed *results.Run) (*labconfig.Lab, error) {
+	if resumed == nil {
+		return loadLab(c, cat)
+	}
+	k := known(cat)
+	var lab *labconfig.Lab
+	var err error
+	if _, serr := os.Stat(resumed.LabFile); serr == nil {
+		lab, err = labconfig.Load(resumed.LabFile, k)
+	} else {
+		lab, err = labconfig.Default(k)
+	}
+	if err != nil {
+		return nil, withCode(selftest.ExitConfig, fmt.Errorf("the resumed run's lab: %w", err))
+	}
+	if lab.Name != resumed.Lab {
+		return nil, exitf(selftest.ExitConfig, "the resumed run used lab %q, %s is lab %q", resumed.Lab, lab.Pos.File, lab.Name)
+	}
+	return lab, nil
+}
+
 // faultsFromFlags parses --fault flags.
 func faultsFromFlags(c *cli.Context) ([]labconfig.Fault, error) {
 	var out []labconfig.Fault
@@ -76,9 +100,23 @@ func faultsFromFlags(c *cli.Context) ([]labconfig.Fault, error) {
 // startRack starts the emulated rack when the lab has emulated boards; it
 // returns nil (and no error) when it has none.
 func startRack(c *cli.Context, lab *labconfig.Lab, cat *bitstreams.Catalogue, log *slog.Logger) (*emu.Rack, error) {
-	faults, err := faultsFromFlags(c)
-	if err != nil {
-		return nil, err
+	var seed int64
+	if c.IsSet("seed") {
+		seed = c.Int64("seed")
+	}
+	return startRackWith(c, lab, cat, log, c.StringSlice("fault"), seed)
+}
+
+// startRackWith starts the rack with the given fault flags and seed (0: the
+// lab's): a resumed run reuses those of the run it goes on with.
+func startRackWith(c *cli.Context, lab *labconfig.Lab, cat *bitstreams.Catalogue, log *slog.Logger, faultFlags []string, seed int64) (*emu.Rack, error) {
+	var faults []labconfig.Fault
+	for _, s := range faultFlags {
+		f, err := labconfig.ParseFault(s)
+		if err != nil {
+			return nil, withCode(selftest.ExitConfig, err)
+		}
+		faults = append(faults, f)
 	}
 	hasEmu := false
 	for _, b := range lab.Boards {
@@ -91,10 +129,6 @@ func startRack(c *cli.Context, lab *labconfig.Lab, cat *bitstreams.Catalogue, lo
 			return nil, exitf(selftest.ExitConfig, "--fault needs emulated boards; lab %s has none", lab.Name)
 		}
 		return nil, nil
-	}
-	var seed int64
-	if c.IsSet("seed") {
-		seed = c.Int64("seed")
 	}
 	r, err := emu.Start(lab, emu.Options{Seed: seed, Faults: faults, Catalogue: cat, Log: log.With("component", "emu")})
 	if err != nil {

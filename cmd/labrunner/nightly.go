@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"labrunner/bitstreams"
+	"labrunner/boards/emu"
 	"labrunner/labconfig"
 	"labrunner/results"
 	"labrunner/results/progress"
@@ -40,6 +42,12 @@ func nightlyCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "plan", Usage: "run only this plan (repeatable)"},
 			faultFlag,
 			seedFlag,
+			&cli.StringFlag{Name: "resume", Usage: "go on with the run directory of a nightly that crashed or was killed: tests whose verdicts are on disk are skipped, the rest run (same lab, plans, faults and seed)"},
+			&cli.StringFlag{Name: "shard", Usage: "run this lab host's share i/n of the board groups (every host computes the same split; see docs/ci.md)"},
+			&cli.IntFlag{Name: "parallel", Usage: "run at most this many board groups at once (0: all)"},
+			locksFlag,
+			&cli.StringFlag{Name: "held", Value: "skip", Usage: "boards someone else holds: skip (report them skipped) or wait (up to --held-wait, then skip)"},
+			&cli.DurationFlag{Name: "held-wait", Value: 30 * time.Minute, Usage: "how long --held wait waits for held boards"},
 		}, influxFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := noTrailingFlags(c); err != nil {
@@ -67,7 +75,30 @@ func selftestCommand() *cli.Command {
 
 func runNightly(c *cli.Context, plans []string) error {
 	cat := bitstreams.Default()
-	lab, err := loadLab(c, cat)
+	var resumed *results.Run
+	if r := c.String("resume"); r != "" {
+		run, err := results.ReadRun(r)
+		if err != nil {
+			return withCode(selftest.ExitConfig, err)
+		}
+		resumed = run
+		plans = run.Plans
+	}
+	lab, err := loadLabFor(c, cat, resumed)
+	if err != nil {
+		return err
+	}
+	var shard selftest.Shard
+	if s := c.String("shard"); s != "" {
+		if shard, err = selftest.ParseShard(s); err != nil {
+			return withCode(selftest.ExitConfig, err)
+		}
+	}
+	held := selftest.HeldPolicy(c.String("held"))
+	if held != selftest.HeldSkip && held != selftest.HeldWait {
+		return exitf(selftest.ExitConfig, "--held %q: use skip or wait", held)
+	}
+	locks, err := locksDir(c, lab)
 	if err != nil {
 		return err
 	}
@@ -84,7 +115,12 @@ func runNightly(c *cli.Context, plans []string) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	rack, err := startRack(c, lab, cat, log)
+	var rack *emu.Rack
+	if resumed != nil {
+		rack, err = startRackWith(c, lab, cat, log, resumed.Faults, resumed.Seed)
+	} else {
+		rack, err = startRack(c, lab, cat, log)
+	}
 	if err != nil {
 		return err
 	}
@@ -109,12 +145,22 @@ func runNightly(c *cli.Context, plans []string) error {
 	if c.IsSet("seed") {
 		run.Seed = c.Int64("seed")
 	}
+	// Only the command line's faults: the lab file's are in the lab file.
 	run.Faults = append(run.Faults, c.StringSlice("fault")...)
-	for _, f := range lab.Faults {
-		run.Faults = append(run.Faults, f.Name+"@"+f.Board)
+	if shard.Count > 0 {
+		run.Shard = shard.String()
 	}
-	dir, err := results.Create(root, run)
-	if err != nil {
+	var dir *results.Dir
+	if resumed != nil {
+		if dir, err = results.Open(c.String("resume")); err != nil {
+			return withCode(selftest.ExitConfig, err)
+		}
+		root = filepath.Dir(dir.Path)
+		dir.UpdateRun(func(r *results.Run) {
+			r.Status, r.End, r.Resumes = "running", nil, r.Resumes+1
+		})
+		fmt.Fprintf(prog.Writer(), "resuming %s (attempt %d)\n", dir.Path, dir.Attempt())
+	} else if dir, err = results.Create(root, run); err != nil {
 		return withCode(selftest.ExitConfig, err)
 	}
 	defer dir.Close()
@@ -123,10 +169,12 @@ func runNightly(c *cli.Context, plans []string) error {
 
 	n := &selftest.Nightly{
 		Lab: lab, Catalogue: cat, Emulator: emulator(rack), Dir: dir, Log: log, Plans: plans,
-		Progress: prog.Step,
+		Progress: prog.Step, Shard: shard, Parallel: c.Int("parallel"), Locks: locks,
+		Held: held, HeldWait: c.Duration("held-wait"), Command: "labrunner " + c.Command.Name,
 	}
 	start := time.Now()
 	out := n.Run(ctx)
+	ran := time.Since(start) // the plans' wall time, before reports and export
 	if ctx.Err() != nil && out.ExitCode == selftest.ExitPass {
 		out.ExitCode, out.Status = selftest.ExitInfra, "interrupted"
 	}
@@ -136,6 +184,20 @@ func runNightly(c *cli.Context, plans []string) error {
 	after := finishNightly(ctx, c, lab, root, dir, icfg, log)
 	prog.Close()
 	selftest.WriteSummary(os.Stdout, dir.Run(), dir.Verdicts(), time.Since(start))
+	if len(out.Groups) > 1 {
+		// How close the nightly came to its slowest board group: with
+		// groups in parallel the wall time should be near the slowest one.
+		var slow selftest.GroupResult
+		for _, g := range out.Groups {
+			if g.Duration > slow.Duration {
+				slow = g
+			}
+		}
+		wall := ran
+		fmt.Fprintf(os.Stdout, "%d board groups in parallel: slowest %s (%s) %s, nightly %s, ratio %.2f\n",
+			len(out.Groups), strings.Join(slow.Plans, "+"), strings.Join(slow.Boards, ","), slow.Duration.Round(time.Millisecond),
+			wall.Round(time.Millisecond), wall.Seconds()/slow.Duration.Seconds())
+	}
 	if after.cmp != nil {
 		fmt.Fprintln(os.Stdout)
 		after.cmp.WriteText(os.Stdout, 20)

@@ -177,9 +177,27 @@ func reportCommand() *cli.Command {
 		Description: "One self-contained HTML file (plots embedded as SVG) in the run directory. It shows the comparison\n" +
 			"with the previous run when the nightly wrote compare.json. scripts/check-report.sh opens it in headless\n" +
 			"Chromium and takes a screenshot.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "merge", Usage: "merge the shards' run directories given as arguments into this new directory (verdicts, measurements, run.json, junit.xml) and report on it"},
+		},
 		Action: func(c *cli.Context) error {
 			if err := noTrailingFlags(c); err != nil {
 				return err
+			}
+			if into := c.String("merge"); into != "" {
+				if c.NArg() < 1 {
+					return exitf(selftest.ExitConfig, "report --merge DIR takes the shards' run directories (labrunner report --merge DIR RUN_DIR...)")
+				}
+				run, err := results.Merge(into, c.Args().Slice())
+				if err != nil {
+					return withCode(selftest.ExitConfig, err)
+				}
+				path, err := report.Write(into, report.Options{Notes: []string{"merged from " + run.Shard}})
+				if err != nil {
+					return withCode(selftest.ExitConfig, err)
+				}
+				fmt.Fprintln(os.Stdout, path)
+				return nil
 			}
 			if c.NArg() != 1 {
 				return exitf(selftest.ExitConfig, "report takes one RUN_DIR (labrunner report RUN_DIR)")

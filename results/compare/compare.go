@@ -211,6 +211,11 @@ func Compare(a, b *Run, opts Options) *Result {
 			if !inPlan(m.Plan) || m.Text != "" || math.IsNaN(m.Value) || math.IsInf(m.Value, 0) {
 				continue
 			}
+			// The harness's own timings (how long programming took) say
+			// nothing about the design and vary with the host's load.
+			if strings.HasPrefix(m.Metric, "harness.") {
+				continue
+			}
 			k := caseKey{m.Plan, m.Test, m.Board, m.Metric, m.Params.String()}
 			g := out[k]
 			if g == nil {

@@ -56,8 +56,8 @@ type device struct {
 	sampleBuf [3]int
 
 	swCells, swBytes, swNoRoute, swHopExpired, swVCOverflow uint32
-	arMinimal, arNonMinimal, arDeterministic              uint32
-	swEjected, swInjected                                 uint32
+	arMinimal, arNonMinimal, arDeterministic                uint32
+	swEjected, swInjected                                   uint32
 
 	ip  *ipEP
 	rm  *rmaEP

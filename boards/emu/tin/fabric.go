@@ -399,6 +399,12 @@ func (f *fabric) start(from *device) {
 			return
 		}
 	}
+	for _, d := range f.devs {
+		// A new run starts from empty endpoints (the previous one ended:
+		// nothing of it is in flight).
+		d.ip.flush()
+		d.rm.flush()
+	}
 	f.runStart, f.everStarted = f.now, true
 	f.lastProgress = f.now
 	f.events = 0

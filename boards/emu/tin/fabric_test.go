@@ -515,3 +515,16 @@ func TestFaultParams(t *testing.T) {
 		r.Close()
 	}
 }
+
+// The board shell's `tin` command shows the chip's address and links, as
+// a bring-up engineer reads them.
+func TestConsoleCommand(t *testing.T) {
+	tr := newTestRack(t, rackOpts{})
+	b, _ := tr.r.Board("tin-p1b2")
+	out := b.ConsoleCommand("tin")
+	for _, want := range []string{"addr=0x0440 pod=1 tin=2", "sfp3 role=global link=up peer=tin-p0b2(0x0040)", "sfp0 role=local link=up peer=tin-p1b3(0x0460)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("`tin` output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -106,15 +106,15 @@ type ipGenState struct {
 	d   *device
 	rng *rand.Rand
 
-	ctrl, rate, bytes, count      uint32
-	dstLo, dstHi, dstPort, cos    uint32
-	flows, replyBytes             uint32
-	sent, completed, dropped      uint32
-	left                          uint32
-	dsts                          []int
-	seq                           map[flowKey]uint32
-	traceN                        uint32
-	run                           uint32
+	ctrl, rate, bytes, count   uint32
+	dstLo, dstHi, dstPort, cos uint32
+	flows, replyBytes          uint32
+	sent, completed, dropped   uint32
+	left                       uint32
+	dsts                       []int
+	seq                        map[flowKey]uint32
+	traceN                     uint32
+	run                        uint32
 }
 
 func (g *ipGenState) start(now int64) bool {
@@ -316,7 +316,7 @@ type ordGenState struct {
 	d *device
 
 	ctrl, dstReg, streams, len, bytesReg, gapNS, streamGap, conc uint32
-	started, completed                                          uint32
+	started, completed                                           uint32
 
 	// The run.
 	dst     Addr

@@ -172,12 +172,12 @@ func (tr *testRack) sum(reg string) uint64 {
 // node is a TiN of the test Clique.
 type node struct{ pod, tin int }
 
-func (n node) index() int      { return n.pod*maxTins + n.tin }
-func (n node) addr() Addr      { return MakeAddr(n.pod, n.tin, 0) }
-func (n node) board() string   { return boardName(n.pod, n.tin) }
-func nodeOf(i int) node        { return node{i / 4, i % 4} }
-func nodeAt(a Addr) node       { return node{a.Pod(), a.TiN()} }
-func (n node) String() string  { return fmt.Sprintf("p%dt%d", n.pod, n.tin) }
+func (n node) index() int     { return n.pod*maxTins + n.tin }
+func (n node) addr() Addr     { return MakeAddr(n.pod, n.tin, 0) }
+func (n node) board() string  { return boardName(n.pod, n.tin) }
+func nodeOf(i int) node       { return node{i / 4, i % 4} }
+func nodeAt(a Addr) node      { return node{a.Pod(), a.TiN()} }
+func (n node) String() string { return fmt.Sprintf("p%dt%d", n.pod, n.tin) }
 func allNodes() (out []node) {
 	for i := 0; i < 8; i++ {
 		out = append(out, nodeOf(i))

@@ -97,7 +97,9 @@ func streamViolations(log []dlogRec, n int, sync, eod bool) (streams, dups int, 
 	for k := range by {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].src < keys[j].src || keys[i].src == keys[j].src && keys[i].tag < keys[j].tag })
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].src < keys[j].src || keys[i].src == keys[j].src && keys[i].tag < keys[j].tag
+	})
 	for _, k := range keys {
 		recs := by[k]
 		id := fmt.Sprintf("stream %v/%d", k.src, k.tag)

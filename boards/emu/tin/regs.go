@@ -171,7 +171,7 @@ const (
 
 	rtBase   = 0x10000 // routing tables
 	rtWords  = nRoute / 4
-	rtStride = rtWords * 4                  // bytes per (input port, destination)
+	rtStride = rtWords * 4                   // bytes per (input port, destination)
 	rtEnd    = rtBase + nPorts*nDst*rtStride // 0x13000
 
 	designID          = 0x54494E31 // "TIN1"
@@ -272,7 +272,7 @@ const (
 	resetRmaTC      = 0x432
 	resetStallUS    = 1000
 	resetTGLimitUS  = 0 // no limit of emulated time
-	resetTGBudgetK  = 3000
+	resetTGBudgetK  = 1000
 	resetCTSWindow  = 16
 	resetCTDThresh  = 64
 	resetECNThresh  = 16

@@ -127,31 +127,31 @@ type inPort struct {
 // outPort is a switch output (its shallow output buffer, the QoS
 // scheduler, the link), or an endpoint's injection into the switch.
 type outPort struct {
-	q     [nVC]fifo
-	ne    uint32
-	cred  [nVC]int // bytes the next FIFO can take, per VC
-	txFree int64   // the serialiser is free from
-	xbusy  int64   // receiving a cell across the crossbar until
-	grant  int     // iSLIP grant pointer over (input, VC)
+	q      [nVC]fifo
+	ne     uint32
+	cred   [nVC]int // bytes the next FIFO can take, per VC
+	txFree int64    // the serialiser is free from
+	xbusy  int64    // receiving a cell across the crossbar until
+	grant  int      // iSLIP grant pointer over (input, VC)
 	class  uint8
 
 	// kind says where cells go: a GNet link, the endpoint (ejection), or
 	// the switch (injection).
-	kind     uint8
-	idx      int // index among the device's ports (0-5) or injection ports (0-1)
-	up       bool
-	global   bool
-	cabled   bool
+	kind      uint8
+	idx       int // index among the device's ports (0-5) or injection ports (0-1)
+	up        bool
+	global    bool
+	cabled    bool
 	peerIsTiN bool
-	peer     *device
-	peerPort int
-	delay    int64 // ps from the end of serialisation to the cell's arrival
-	serNum   int64 // serialisation: bytes * serNum / serDen ps
-	serDen   int64
-	ber      float64
-	downAt   int64 // tin-link-down: the link fails at this time
-	credInit int
-	leaked   [nVC]int
+	peer      *device
+	peerPort  int
+	delay     int64 // ps from the end of serialisation to the cell's arrival
+	serNum    int64 // serialisation: bytes * serNum / serDen ps
+	serDen    int64
+	ber       float64
+	downAt    int64 // tin-link-down: the link fails at this time
+	credInit  int
+	leaked    [nVC]int
 
 	wrrTC, wrrLeft int
 	rr             [nTC + 1]uint8
@@ -305,15 +305,15 @@ func (d *device) serve(o *outPort, now int64) bool {
 	case kindLink:
 		o.cred[v] -= c.h.Len
 		c.err = d.bitErrors(o, c)
-		f.push(now + ser + o.delay, event{kind: evArrive, d: o.peer, port: uint8(o.peerPort), c: c})
+		f.push(now+ser+o.delay, event{kind: evArrive, d: o.peer, port: uint8(o.peerPort), c: c})
 	case kindEject:
-		f.push(now + ser, event{kind: evDeliver, d: d, port: uint8(o.idx), c: c})
+		f.push(now+ser, event{kind: evDeliver, d: d, port: uint8(o.idx), c: c})
 	case kindInject:
 		o.cred[v] -= c.h.Len
 		if c.ingFree > 0 {
 			d.ip.ingressFreed(c)
 		}
-		f.push(now + ser, event{kind: evArrive, d: d, port: uint8(portIP + o.idx), c: c})
+		f.push(now+ser, event{kind: evArrive, d: d, port: uint8(portIP + o.idx), c: c})
 	}
 	return true
 }
@@ -422,7 +422,7 @@ func (d *device) arrive(p int, c *cell, now int64) {
 			// The header CRC fails: the cell is discarded and its credit
 			// returned at once (the FIFO never held it).
 			in.crcErrs++
-			d.f.push(now + in.upDelay, event{kind: evCredit, d: up, port: uint8(in.upPort), vc: uint8(c.h.VC), n: int32(c.h.Len)})
+			d.f.push(now+in.upDelay, event{kind: evCredit, d: up, port: uint8(in.upPort), vc: uint8(c.h.VC), n: int32(c.h.Len)})
 			d.f.freeCell(c)
 			return
 		}
@@ -474,7 +474,7 @@ func (d *device) returnCredit(p, vc, n int, t int64) {
 		return
 	}
 	if in.upDev != nil {
-		d.f.push(t + in.upDelay, event{kind: evCredit, d: in.upDev, port: uint8(in.upPort), vc: uint8(vc), n: int32(n)})
+		d.f.push(t+in.upDelay, event{kind: evCredit, d: in.upDev, port: uint8(in.upPort), vc: uint8(vc), n: int32(n)})
 	}
 }
 

@@ -8,16 +8,16 @@ import (
 
 // traceRec is one collector record (docs/tin.md, "Cell tracing").
 type traceRec struct {
-	board         string
-	hdr           Header
-	p0            uint64
-	tin           Addr
-	in, out       int
-	outVC         int
-	kind          int
-	arrNS, depNS  uint32
-	seq           uint32
-	injected      bool
+	board        string
+	hdr          Header
+	p0           uint64
+	tin          Addr
+	in, out      int
+	outVC        int
+	kind         int
+	arrNS, depNS uint32
+	seq          uint32
+	injected     bool
 }
 
 func parseTrace(board string, w []uint32) traceRec {
@@ -68,7 +68,9 @@ func stitch(t testing.TB, recs []traceRec) []path {
 	}
 	var out []path
 	for k, g := range groups {
-		sort.Slice(g, func(i, j int) bool { return g[i].depNS < g[j].depNS || g[i].depNS == g[j].depNS && g[i].hdr.Hop > g[j].hdr.Hop })
+		sort.Slice(g, func(i, j int) bool {
+			return g[i].depNS < g[j].depNS || g[i].depNS == g[j].depNS && g[i].hdr.Hop > g[j].hdr.Hop
+		})
 		var cur path
 		for _, r := range g {
 			if r.injected {

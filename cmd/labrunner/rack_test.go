@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"labrunner/results"
+)
+
+// Rack-scale behaviour on testdata/two-groups.yaml: two independent
+// two-board racks (two board groups).
+
+const twoGroups = "testdata/two-groups.yaml"
+
+// runCLI runs the CLI in process with a private lock directory and returns
+// the exit code.
+func rackCLI(t *testing.T, locks string, args ...string) int {
+	t.Helper()
+	return run(append([]string{"labrunner", "--log-level", "warn"}, append(args[:1:1], append([]string{"--locks", locks}, args[1:]...)...)...))
+}
+
+func theRunDir(t *testing.T, root string) string {
+	t.Helper()
+	es, err := os.ReadDir(root)
+	if err != nil || len(es) != 1 {
+		t.Fatalf("want one run directory in %s: %v %v", root, es, err)
+	}
+	return filepath.Join(root, es[0].Name())
+}
+
+// caseSet renders the verdicts as a sorted list of "plan board name status".
+func caseSet(vs []results.Verdict) []string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, fmt.Sprintf("%s %s %s %s", v.Plan, v.Board, v.Name(), v.Status))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestTwoShardsMergeIntoTheFullRun(t *testing.T) {
+	locks := t.TempDir()
+	full, s1, s2 := t.TempDir(), t.TempDir(), t.TempDir()
+	if code := rackCLI(t, locks, "nightly", "--lab", twoGroups, "--out", full); code != 0 {
+		t.Fatalf("full run: exit %d", code)
+	}
+	if code := rackCLI(t, locks, "nightly", "--lab", twoGroups, "--out", s1, "--shard", "1/2"); code != 0 {
+		t.Fatalf("shard 1/2: exit %d", code)
+	}
+	if code := rackCLI(t, locks, "nightly", "--lab", twoGroups, "--out", s2, "--shard", "2/2"); code != 0 {
+		t.Fatalf("shard 2/2: exit %d", code)
+	}
+	d1, d2 := theRunDir(t, s1), theRunDir(t, s2)
+	v1, _ := results.ReadVerdictLog(d1)
+	v2, _ := results.ReadVerdictLog(d2)
+	if len(v1) == 0 || len(v2) == 0 {
+		t.Fatalf("a shard ran nothing: %d and %d verdicts", len(v1), len(v2))
+	}
+	merged := filepath.Join(t.TempDir(), "merged")
+	if code := run([]string{"labrunner", "report", "--merge", merged, d1, d2}); code != 0 {
+		t.Fatalf("report --merge: exit %d", code)
+	}
+	mv, err := results.ReadVerdictLog(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fv, _ := results.ReadVerdictLog(theRunDir(t, full))
+	got, want := caseSet(mv), caseSet(fv)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("merged shards differ from the full run:\nmerged %d cases, full %d", len(got), len(want))
+	}
+	if _, err := os.Stat(filepath.Join(merged, "report.html")); err != nil {
+		t.Errorf("no merged report: %v", err)
+	}
+	// The same shard twice is refused.
+	if code := run([]string{"labrunner", "report", "--merge", filepath.Join(t.TempDir(), "m"), d1, d1}); code != 2 {
+		t.Errorf("merging a shard with itself: exit %d, want 2", code)
+	}
+}
+
+func TestHeldBoardsAreSkippedAndReported(t *testing.T) {
+	locks := t.TempDir()
+	// The lab file must name a lock directory for emulated boards to be
+	// leased: write a copy that does.
+	lab := filepath.Join(t.TempDir(), "lab.yaml")
+	src, _ := os.ReadFile(twoGroups)
+	os.WriteFile(lab, []byte(strings.Replace(string(src), "results:\n", "locks: {dir: "+locks+", lease: 30s}\nresults:\n", 1)), 0o644)
+	if code := rackCLI(t, locks, "reserve", "--lab", lab, "--note", "bring-up by hand", "a1"); code != 0 {
+		t.Fatalf("reserve: exit %d", code)
+	}
+	out := t.TempDir()
+	code := rackCLI(t, locks, "nightly", "--lab", lab, "--out", out)
+	vs, _ := results.ReadVerdictLog(theRunDir(t, out))
+	skipped, ranB := 0, 0
+	for _, v := range vs {
+		if v.Plan == "mesh-a" {
+			if v.Status != results.Skip || !strings.Contains(v.Message, "held by") || !strings.Contains(v.Message, "bring-up by hand") {
+				t.Errorf("mesh-a verdict %s %s: %s", v.Status, v.Name(), v.Message)
+			}
+			skipped++
+		} else if v.Status == results.Pass {
+			ranB++
+		}
+	}
+	if skipped == 0 || ranB == 0 || code != 0 {
+		t.Fatalf("exit %d, %d skipped in mesh-a, %d passed in mesh-b", code, skipped, ranB)
+	}
+	// Only the owner releases; then the board runs again.
+	if code := rackCLI(t, locks, "release", "--lab", lab, "a1"); code != 0 {
+		t.Fatalf("release: exit %d", code)
+	}
+	out2 := t.TempDir()
+	if code := rackCLI(t, locks, "nightly", "--lab", lab, "--out", out2); code != 0 {
+		t.Fatalf("after release: exit %d", code)
+	}
+	// The board's state now shows the design programmed and its health.
+	if code := rackCLI(t, locks, "boards", "--lab", lab); code != 0 {
+		t.Fatalf("boards: exit %d", code)
+	}
+}
+
+// A nightly killed with SIGKILL in the middle and resumed ends with every
+// test case exactly once, as a clean run has them, and no measurement twice.
+func TestNightlyKilledAndResumed(t *testing.T) {
+	if os.Getenv("LABRUNNER_TEST_MAIN") != "" {
+		os.Exit(run(strings.Split(os.Getenv("LABRUNNER_TEST_MAIN"), "\x1f")))
+	}
+	locks, out := t.TempDir(), t.TempDir()
+	args := []string{"labrunner", "--log-level", "warn", "nightly", "--locks", locks, "--lab", twoGroups, "--out", out, "--parallel", "1"}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestNightlyKilledAndResumed$")
+	cmd.Env = append(os.Environ(), "LABRUNNER_TEST_MAIN="+strings.Join(args, "\x1f"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill it once some verdicts are on disk, but before the end.
+	deadline := time.Now().Add(60 * time.Second)
+	var dir string
+	for time.Now().Before(deadline) {
+		if es, _ := os.ReadDir(out); len(es) == 1 {
+			dir = filepath.Join(out, es[0].Name())
+			if n := countLines(filepath.Join(dir, results.VerdictsLogFile)); n >= 12 {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if dir == "" {
+		t.Fatal("the nightly never created its run directory")
+	}
+	before := countLines(filepath.Join(dir, results.VerdictsLogFile))
+	if r, _ := results.ReadRun(dir); r == nil || r.Status != "running" {
+		t.Fatalf("the killed run's run.json: %+v", r)
+	}
+	if code := rackCLI(t, locks, "nightly", "--resume", dir); code != 0 {
+		vs, _ := results.ReadVerdictLog(dir)
+		for _, v := range vs {
+			if v.Status != results.Pass {
+				t.Logf("%s %s %s: %s", v.Status, v.Board, v.Name(), v.Message)
+			}
+		}
+		t.Fatalf("resume: exit %d", code)
+	}
+	vs, err := results.ReadVerdictLog(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean := t.TempDir()
+	if code := rackCLI(t, locks, "nightly", "--lab", twoGroups, "--out", clean); code != 0 {
+		t.Fatalf("clean run: exit %d", code)
+	}
+	cv, _ := results.ReadVerdictLog(theRunDir(t, clean))
+	got, want := caseSet(vs), caseSet(cv)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("resumed run has %d cases, a clean run %d (killed after %d verdict lines)", len(got), len(want), before)
+	}
+	ms, _ := results.ReadMeasurements(dir)
+	seen := map[string]bool{}
+	for _, m := range ms {
+		k := m.Step + " " + m.Board + " " + m.Key()
+		if seen[k] {
+			t.Errorf("measurement %s twice", k)
+		}
+		seen[k] = true
+	}
+	if r, _ := results.ReadRun(dir); r.Resumes != 1 || r.Status != "passed" {
+		t.Errorf("run.json after resume: resumes %d, status %s", r.Resumes, r.Status)
+	}
+}
+
+func countLines(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		n++
+	}
+	return n
+}
