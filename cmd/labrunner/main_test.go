@@ -197,3 +197,12 @@ func TestGoldenPredictAndBitstreamsInspect(t *testing.T) {
 		t.Errorf("inspecting a ZU9EG file against an Ultra96: exit %d, want 2", code)
 	}
 }
+
+// The embedded default lab must load with the real registries (every kind,
+// design, test and fault it names exists), and every plan in it must name
+// tests its design has.
+func TestEmbeddedDefaultLabIsValid(t *testing.T) {
+	if code := run([]string{"labrunner", "lab", "check"}); code != 0 {
+		t.Fatalf("lab check of the embedded default lab: exit %d", code)
+	}
+}
