@@ -100,7 +100,7 @@ func (f *mgmtFabric) at(t int64, fn func()) {
 func (f *mgmtFabric) advance(to int64) {
 	for len(f.q) > 0 && f.q[0].at <= to {
 		e := heap.Pop(&f.q).(mgEvent)
-		f.now = e.at
+		f.now = max(f.now, e.at)
 		e.fn()
 	}
 	if to > f.now {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"strings"
 	"testing"
+	"time"
 )
 
 // An independent controller (the runner's side of docs/mgmt.md, written
@@ -346,6 +347,13 @@ func TestBootstrapChainIndependentController(t *testing.T) {
 	cb, _ := r.Board("c")
 	if rs[0].status != 0 || rs[1].val != 0xC0FFEE || rs[2].val != cb.DeviceID() || rs[3].status != 0x01 || rs[4].status != 0x11 {
 		t.Fatalf("routed ops on c: %+v", rs)
+	}
+	// A DELAY_US executed remotely stalls the target's firmware before it
+	// answers; the rack's clock only moves with the controller's accesses.
+	t0 := r.MgmtTime()
+	mustOK(t, "remote stall", c.regs(0, 0, 3, []top{{true, a.addr("DELAY_US"), 3000}, {false, a.addr("MGMT_ID"), 0}}))
+	if d := r.MgmtTime() - t0; d < 3*time.Millisecond {
+		t.Fatalf("a remote DELAY_US of 3 ms answered after %v", d)
 	}
 	// An echo over two hops, and a message for an unknown address.
 	tag := c.newTag()

@@ -207,8 +207,11 @@ func (mb *mgmtBoard) summary() string {
 	if mb.fw == fwUp && mb.proxyCtrl&proxyDiscover != 0 {
 		flags = append(flags, "discover")
 	}
+	if len(flags) == 0 {
+		flags = append(flags, "none")
+	}
 	fmt.Fprintf(&sb, "fw=%s boots=%d heartbeat=%d addr=0x%04x proxy=%s dna=0x%08x time=%s\n",
-		fwStateNames[mb.fwStateReg()], mb.boots, mb.heartbeat(), mb.addr, strings.Join(append(flags, ""), ","), mb.dna,
+		fwStateNames[mb.fwStateReg()], mb.boots, mb.heartbeat(), mb.addr, strings.Join(flags, ","), mb.dna,
 		time.Duration(mb.f.now/psPerNS))
 	fmt.Fprintf(&sb, "messages: forwarded=%d no_route=%d ttl_expired=%d bad=%d reg_reqs=%d relayed=%d discovers=%d\n",
 		mb.cForwarded, mb.cNoRoute, mb.cTTL, mb.cBad, mb.cReqs, mb.cRelayed, mb.cDiscovers)

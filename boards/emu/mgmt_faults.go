@@ -59,7 +59,7 @@ func init() {
 	RegisterFault(FaultInfo{Name: FaultTSyncDead, Scope: "board", Params: map[string]string{"at_us": "0"},
 		Doc: "from at_us microseconds of emulated management time on (default 0) the board's TimeSync transmitter " +
 			"sends nothing, as a failed primary would. Symptoms: its TS_TX_COUNT keeps counting attempts but its " +
-			"clients count TS_MISSED and set TS_STATUS.FAILED within about six intervals; the runner must choose a " +
+			"clients count TS_MISSED and set TS_STATUS.FAILED within about five intervals; the runner must choose a " +
 			"new primary (re-root the tree)"})
 }
 

@@ -54,7 +54,6 @@ const (
 	txBadPort   = 2
 	txPortDown  = 3
 	txQueueFull = 4
-	txTooLate   = 5 // more data written than LEN
 )
 
 type mboxMsg struct {
@@ -127,7 +126,7 @@ type mgmtBoard struct {
 	rawRejected uint32
 
 	// counters (docs/mgmt.md)
-	cForwarded, cNoRoute, cTTL, cBad, cReqs, cAssignIgnored, cRelayed, cDiscovers, cFwDropped uint32
+	cForwarded, cNoRoute, cTTL, cBad, cReqs, cAssignIgnored, cRelayed, cDiscovers uint32
 
 	ts tsState
 }
@@ -189,7 +188,7 @@ func (mb *mgmtBoard) hwReset() {
 	mb.txBuf = [63]uint32{}
 	mb.txLen, mb.txWritten, mb.txResult, mb.txCount, mb.txRejects = 0, 0, 0, 0, 0
 	mb.rxQ, mb.rxDropped, mb.rawRejected = nil, 0, 0
-	mb.cForwarded, mb.cNoRoute, mb.cTTL, mb.cBad, mb.cReqs, mb.cAssignIgnored, mb.cRelayed, mb.cDiscovers, mb.cFwDropped = 0, 0, 0, 0, 0, 0, 0, 0, 0
+	mb.cForwarded, mb.cNoRoute, mb.cTTL, mb.cBad, mb.cReqs, mb.cAssignIgnored, mb.cRelayed, mb.cDiscovers = 0, 0, 0, 0, 0, 0, 0, 0
 	mb.pmosCount, mb.reqCount = 0, 0
 	for _, p := range mb.ports {
 		p.hwReset()
@@ -621,6 +620,7 @@ func (mb *mgmtBoard) onRegReq(arr int, h msgHeader, body []byte) {
 	r := appendHeader(make([]byte, 0, msgHeaderLen+2+len(ops)*regResLen), msgHeader{Type: msgRegResp, TTL: defaultTTL, Dst: h.Src, Src: mb.addr, Tag: h.Tag})
 	r = append(r, uint8(len(ops)), 0)
 	failed, executed, reboot := false, 0, false
+	var stall int64
 	for _, op := range ops {
 		st, v := uint8(regNotExecuted), uint32(0)
 		if !failed {
@@ -631,6 +631,10 @@ func (mb *mgmtBoard) onRegReq(arr int, h msgHeader, body []byte) {
 			case regOpWrite:
 				_, st = mb.localAccess(true, op.Addr, op.Value)
 				reboot = reboot || (st == regOK && op.Addr == MgmtBase+regFwCtrl && op.Value&1 != 0)
+				if st == regOK && op.Addr == MgmtBase+regDelayUS {
+					// the firmware stalls; the rack's clock is not its to move
+					stall += int64(min(op.Value, maxDelayUS)) * psPerUS
+				}
 			default:
 				st = regBadOp
 			}
@@ -644,7 +648,7 @@ func (mb *mgmtBoard) onRegReq(arr int, h msgHeader, body []byte) {
 	}
 	mb.cache = append(mb.cache, regCacheEntry{src: h.Src, tag: h.Tag, crc: crc, resp: r})
 	// The operations take time: the answer leaves when they are done.
-	cost := int64(executed) * fwOpPS
+	cost := int64(executed)*fwOpPS + stall
 	mb.busyUntil = max(mb.busyUntil, mb.f.now) + cost
 	epoch := mb.fwEpoch
 	mb.f.at(mb.f.now+cost, func() {
@@ -671,8 +675,8 @@ func (mb *mgmtBoard) localAccess(write bool, addr, v uint32) (uint32, uint8) {
 	var err error
 	switch {
 	case addr >= MgmtBase && write:
-		if addr-MgmtBase == regFwCtrl {
-			return 0, regOK // acted on after the answer (onRegReq)
+		if off := addr - MgmtBase; off == regFwCtrl || off == regDelayUS {
+			return 0, regOK // acted on by onRegReq: a reboot after the answer, a stall before it
 		}
 		err = mb.regWrite(addr-MgmtBase, v)
 	case addr >= MgmtBase:

@@ -48,12 +48,11 @@ const (
 	regNotExecuted = 0x11
 
 	// ERROR codes.
-	errNoRoute    = 1
-	errTTL        = 2
-	errMalformed  = 3
-	errPortDown   = 4
-	errQueueFull  = 5
-	errUnknownMsg = 6
+	errNoRoute   = 1
+	errTTL       = 2
+	errMalformed = 3
+	errPortDown  = 4
+	errQueueFull = 5
 
 	maxHostname = 32
 )
@@ -156,31 +155,4 @@ func appendErrorBody(dst []byte, code uint8, h msgHeader, reporter uint16) []byt
 	dst = binary.BigEndian.AppendUint16(dst, h.Dst)
 	dst = binary.BigEndian.AppendUint16(dst, h.Tag)
 	return binary.BigEndian.AppendUint16(dst, reporter)
-}
-
-// msgTypeName names a message type for logs and the console.
-func msgTypeName(t uint8) string {
-	switch t {
-	case msgDiscover:
-		return "DISCOVER"
-	case msgRelay:
-		return "RELAY"
-	case msgAssign:
-		return "ASSIGN"
-	case msgAssigned:
-		return "ASSIGNED"
-	case msgSend:
-		return "SEND"
-	case msgRegReq:
-		return "REG_REQ"
-	case msgRegResp:
-		return "REG_RESP"
-	case msgEchoReq:
-		return "ECHO_REQ"
-	case msgEchoReply:
-		return "ECHO_REPLY"
-	case msgError:
-		return "ERROR"
-	}
-	return fmt.Sprintf("type 0x%02x", t)
 }

@@ -119,4 +119,3 @@ func TestNSFRebootFaultLosesTheRequest(t *testing.T) {
 		t.Fatal("c unreachable after b's reboot")
 	}
 }
-

@@ -101,7 +101,7 @@ func decodeMOS(w mosWord) (mosFields, error) {
 	return f, nil
 }
 
-// framesToWords cuts a PMOS frame (docs/pmos.md, "Frames") into MOS words:
+// frameToWords cuts a PMOS frame (docs/pmos.md, "Frames") into MOS words:
 // 6 bytes a word, SOF on the first, EOF and the byte count on the last.
 func frameToWords(dst []mosWord, frame []byte) []mosWord {
 	for off := 0; off < len(frame); off += mosDataBytes {
@@ -116,6 +116,3 @@ func frameToWords(dst []mosWord, frame []byte) []mosWord {
 	}
 	return dst
 }
-
-// mosWordsFor is how many MOS words a frame of n bytes takes.
-func mosWordsFor(n int) int { return (n + mosDataBytes - 1) / mosDataBytes }

@@ -61,3 +61,6 @@ func FuzzMOSWord(f *testing.F) {
 		}
 	})
 }
+
+// mosWordsFor is how many MOS words a frame of n bytes takes.
+func mosWordsFor(n int) int { return (n + mosDataBytes - 1) / mosDataBytes }

@@ -26,9 +26,9 @@ func measure(t *testing.T, m *mregs, port int) float64 {
 
 func TestLatencyMeasurementShowsAsymmetry(t *testing.T) {
 	r := startMgmtRack(t, mgmtLab{boards: []string{"a", "b", "c"},
-		links: []string{"a:sfp0-b:sfp0", "b:sfp1-c:sfp0"},
-		ppm:   map[string]float64{"a": 20, "b": -20},
-		asym:  map[string]float64{"b:sfp1-c:sfp0": 40}, // c -> b is 40 ns slower
+		links:  []string{"a:sfp0-b:sfp0", "b:sfp1-c:sfp0"},
+		ppm:    map[string]float64{"a": 20, "b": -20},
+		asym:   map[string]float64{"b:sfp1-c:sfp0": 40}, // c -> b is 40 ns slower
 		faults: []labconfig.Fault{linkFault(FaultLinkAsymmetric, "a:sfp0", "ns", "16")}})
 	a, b, c := regsOf(t, r, "a"), regsOf(t, r, "b"), regsOf(t, r, "c")
 	// a:sfp0 -> b:sfp0 is 16 ns slower than back: both ends read +8 ns.

@@ -61,7 +61,7 @@ func init() {
 			"(latency_opt + 1)/f_clk (§5.2). Other P and S need their own bitstream"})
 	selftest.Register(selftest.Test{Name: "throughput", Design: design, Run: runThroughput,
 		Params: map[string]string{
-			"cycles":   "30000 (cycles of traffic per run)",
+			"cycles":   "30000 (cycles of traffic per run, at least 10000: see minCycles)",
 			"warmup":   "64 (cycles before the line-rate window; more than the pipeline latency)",
 			"traffic":  "uniform,bursty,nonuniform",
 			"replicas": "199 (golden simulation replicas for the band, shared by the tests)",
@@ -71,7 +71,7 @@ func init() {
 			"under each §5.1 traffic model against the golden simulation at the build's FIFO depth"})
 	selftest.Register(selftest.Test{Name: "latency", Design: design, Run: runLatency,
 		Params: map[string]string{
-			"cycles":   "30000 (cycles of traffic per run; golden worst cases grow with it)",
+			"cycles":   "30000 (cycles of traffic per run, at least 10000; golden worst cases grow with it)",
 			"traffic":  "uniform,bursty,nonuniform",
 			"replicas": "199 (golden simulation replicas for the band, shared by the tests)",
 		},
@@ -81,7 +81,7 @@ func init() {
 			"was dropped (§4.4); packets conserved"})
 	selftest.Register(selftest.Test{Name: "drop_rate", Design: design, Run: runDropRate,
 		Params: map[string]string{
-			"cycles":   "30000 (cycles of traffic per run)",
+			"cycles":   "30000 (cycles of traffic per run, at least 10000: see minCycles)",
 			"traffic":  "uniform,bursty,nonuniform",
 			"loads":    "1 (input rates, each 0 < r ≤ 1)",
 			"replicas": "199 (golden simulation replicas; the band includes their range, which holds one more run with 99% probability for 199)",

@@ -111,7 +111,7 @@ func init() {
 		Doc: "random traffic as queue_bound, scored against golden/shoal's simulation of the same flows: short-flow completion " +
 			"times (median, 99th percentile), long-flow goodput and the largest aggregate queue of a node (§7.3, Fig. 15/16; §7.4, Fig. 18)"})
 	selftest.Register(selftest.Test{Name: "failure", Design: design, Run: runFailure,
-		Params: map[string]string{"link": "board:port of a cable between two switches, or", "node": "a node to fail", "settle_epochs": "50", "epochs": "100", "cells": "40"},
+		Params: map[string]string{"link": "none: board:port of the cable to fail", "node": "none: the node to fail (give link or node)", "settle_epochs": "50", "epochs": "100", "cells": "40"},
 		Doc: "a failed link (taken out of service in the switch schedules) or a failed node (its NIC disabled): the slots it " +
 			"costs are marked failed at the fraction golden/shoal counts (Table 1), detection is symmetric (§3.5), and " +
 			"traffic between the pairs still connected completes"})

@@ -257,7 +257,7 @@ func (d *device) readCtrl(addr uint32) (uint32, error) {
 		o := d.out[min(p, nExt-1)]
 		if p >= nExt {
 			o = d.inj[p-nExt]
-		} else if !o.up {
+		} else if !o.isUp(f.now) {
 			return 0, nil
 		}
 		return uint32(max(o.cred[v], 0)), nil
@@ -601,7 +601,7 @@ func (d *device) readPort(p int, o uint32) (uint32, error) {
 		if p >= nExt {
 			return uint32(d.inj[p-nExt].credInit), nil
 		}
-		if !out.up {
+		if !out.isUp(d.f.now) {
 			return 0, nil
 		}
 		return uint32(out.credInit), nil

@@ -391,6 +391,18 @@ func (f *fabric) abort(why string) {
 func (f *fabric) start(from *device) {
 	f.abort("TG_CTRL.START")
 	f.wire()
+	for _, d := range f.devs {
+		for _, o := range d.out[:nExt] {
+			if o.downAt <= f.now {
+				// A link that failed in the last run retrains: full
+				// credits (tin-link-down takes it down again if armed).
+				o.downAt = math.MaxInt64
+				for v := range o.cred {
+					o.cred[v], o.leaked[v] = o.credInit, 0
+				}
+			}
+		}
+	}
 	f.addrConflicts()
 	f.status = 0
 	for _, d := range f.devs {

@@ -106,7 +106,10 @@ func TestUniformRandomIP(t *testing.T) {
 	for _, n := range tr.names {
 		last := map[[2]uint32]uint32{}
 		for _, r := range tr.popRecords(n, "IPLOG_COUNT", "IPLOG_DATA", iplogWords) {
-			k := [2]uint32{r[0], r[3] >> 1 & 3}
+			k := [2]uint32{r[0], r[4] >> 1 & 3}
+			if r[3] <= r[2] {
+				t.Errorf("%s: received at %d ns, sent at %d ns", n, r[3], r[2])
+			}
 			if r[1] <= last[k] && last[k] != 0 {
 				t.Errorf("%s: flow %08x delivered seq %d after %d", n, r[0], r[1], last[k])
 			}
@@ -460,6 +463,12 @@ func TestFaultLinkDown(t *testing.T) {
 	if tr.sum("IPG_DROPPED") == 0 || tr.rd("tin-p0b0", "LINK_DROPS[3]")+tr.rd("tin-p1b0", "LINK_DROPS[3]") == 0 {
 		t.Errorf("dropped %d packets, %d cells on the dead link: want both > 0", tr.sum("IPG_DROPPED"),
 			tr.rd("tin-p0b0", "LINK_DROPS[3]")+tr.rd("tin-p1b0", "LINK_DROPS[3]"))
+	}
+	if bad := tr.creditsAtRest(); len(bad) > 0 {
+		t.Errorf("credits short at rest on the live links: %v", bad[:min(len(bad), 5)])
+	}
+	if c := tr.rd("tin-p0b0", "CREDITS[96]"); c != 0 {
+		t.Errorf("CREDITS on the dead link read %d, want 0 (down)", c)
 	}
 	// The SDN's answer (§4.2): tables without the link.
 	tp := defaultTopology()

@@ -480,7 +480,7 @@ func (e *ipEP) delivered(p *packet, fs *flowState, now int64) {
 		if p.ecn {
 			flags |= 1
 		}
-		d.iplog.push([]uint32{uint32(p.src)<<16 | uint32(p.flow), p.seq, uint32(min(lat/1000, 1<<32-1)), flags})
+		d.iplog.push([]uint32{uint32(p.src)<<16 | uint32(p.flow), p.seq, uint32(p.sent / 1000), uint32(now / 1000), flags})
 	}
 	switch p.kind {
 	case pkUR:

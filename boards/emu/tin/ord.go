@@ -134,6 +134,7 @@ type cellInfo struct {
 	flags  uint32
 	cid    uint8
 	traced bool
+	sentNS uint32 // the copy's send timestamp (fabric ns)
 }
 
 // oconn is a target-side connection ({source endpoint, CID}, §III-D2).
@@ -619,7 +620,7 @@ func (o *ordEngine) receive(c *cell, now int64) {
 		return
 	}
 	ci := cellInfo{src: c.h.Src, tag: uint16(c.p0), seq: uint16(c.p0 >> 40), flags: uint32(c.p0) & 0xFF0000,
-		cid: uint8(c.p0 >> 56), traced: c.h.Trace}
+		cid: uint8(c.p0 >> 56), traced: c.h.Trace, sentNS: uint32(c.p1 >> 32)}
 	cnt := int(uint16(c.p0 >> 24))
 	o.onREQ(ci, cnt, now)
 }
@@ -857,7 +858,7 @@ func (o *ordEngine) exec(ci cellInfo, extra uint8, conn *oconn, dup bool, now in
 		o.ctr[cOrdDupExecuted]++
 	}
 	o.d.dlog.push([]uint32{uint32(ci.src)<<16 | uint32(ci.tag), uint32(ci.seq) | uint32(min(o.execs[key], 255))<<16 | flags<<24,
-		uint32(now / 1000), uint32(ci.cid)<<24 | r&0xFFFFFF})
+		ci.sentNS, uint32(now / 1000), uint32(ci.cid)<<24 | r&0xFFFFFF})
 	// A pipeline: every operation takes ORD_MEM_NS, and completes (and is
 	// acknowledged) in the order it was forwarded.
 	t := max(now+int64(o.memNS)*1000, o.memFree)

@@ -16,6 +16,7 @@ type dlogRec struct {
 	seq    int
 	execs  int
 	flags  uint32
+	sentNS uint32
 	timeNS uint32
 	cid    int
 	result uint32
@@ -25,7 +26,7 @@ func (tr *testRack) dlog(board string) []dlogRec {
 	var out []dlogRec
 	for _, w := range tr.popRecords(board, "DLOG_COUNT", "DLOG_DATA", dlogWords) {
 		out = append(out, dlogRec{src: Addr(w[0] >> 16), tag: uint16(w[0]), seq: int(w[1] & 0xFFFF), execs: int(w[1] >> 16 & 0xFF),
-			flags: w[1] >> 24, timeNS: w[2], cid: int(w[3] >> 24), result: w[3] & 0xFFFFFF})
+			flags: w[1] >> 24, sentNS: w[2], timeNS: w[3], cid: int(w[4] >> 24), result: w[4] & 0xFFFFFF})
 	}
 	return out
 }
@@ -106,6 +107,9 @@ func streamViolations(log []dlogRec, n int, sync, eod bool) (streams, dups int, 
 		count := make([]int, n)
 		var firsts []int
 		for i, r := range recs {
+			if r.timeNS < r.sentNS {
+				bad = append(bad, fmt.Sprintf("%s seq %d: executed at %d ns, sent at %d ns", id, r.seq, r.timeNS, r.sentNS))
+			}
 			if r.seq >= n {
 				bad = append(bad, fmt.Sprintf("%s: seq %d beyond %d", id, r.seq, n))
 				continue

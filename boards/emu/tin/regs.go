@@ -371,7 +371,7 @@ const (
 // Words per record of the pop FIFOs.
 const (
 	traceWords = 8
-	dlogWords  = 4
+	dlogWords  = 5
 	orecWords  = 6
-	iplogWords = 4
+	iplogWords = 5
 )

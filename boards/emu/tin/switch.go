@@ -35,12 +35,11 @@ const (
 
 // Route kinds, as trace records report them.
 const (
-	rkEject    = 0
-	rkMinimal  = 1
-	rkNonMin   = 2
-	rkDetMin   = 3 // deterministic mode chose a minimal entry
-	rkDetNon   = 4 // deterministic mode chose a non-minimal entry
-	rkInjected = 7 // not used by routing: the injection record
+	rkEject   = 0
+	rkMinimal = 1
+	rkNonMin  = 2
+	rkDetMin  = 3 // deterministic mode chose a minimal entry
+	rkDetNon  = 4 // deterministic mode chose a non-minimal entry
 )
 
 // fifo is a ring of cells with a byte count.

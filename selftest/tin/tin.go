@@ -1,0 +1,385 @@
+// Package tin holds the TiN plan's tests: a Clique of ZCU102 boards running
+// the TiN-style cell fabric (Aquila, NSDI 2022, §2-3 and §6) with the SC'18
+// ordering engine, configured and driven through registers only
+// (traffic/tin) and scored against golden/tin and golden/ordering:
+// cellification against traced cells (§3.3, §6), per-flow order under fully
+// adaptive routing (§3.3), each routing mode's paths against the golden
+// route sets (§3.2), fabric RTT versus load against the golden simulation
+// (§5.1), 1RMA latency isolation (§5.1, Fig. 9), CTD under incast (§3.3),
+// ordered, synchronized and exactly-once transfers under loss and
+// reordering, slow-mode fall-back and reorder-buffer occupancy (SC'18 §III,
+// §IV-D), a traced packet's stitched path (§6) and credits at rest (§3.1).
+//
+// Each board of the plan names its place in the Clique in its parameters
+// ({pod: P, tin: T}); the lab's cables say which cages are local links
+// (inside a pod) and which are global links (between pods). The same plan
+// runs on real ZCU102 boards by changing only the lab file.
+package tin
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"labrunner/drivers"
+	"labrunner/drivers/regmap"
+	gt "labrunner/golden/tin"
+	"labrunner/labconfig"
+	"labrunner/results"
+	"labrunner/selftest"
+	tt "labrunner/traffic/tin"
+)
+
+const design = "tin"
+
+// sharedKey is where setup leaves the Clique for the tests.
+const sharedKey = "tin"
+
+// clique is what setup learnt and built, for the tests.
+type clique struct {
+	r      *tt.Rack
+	topo   *tt.Topology
+	timing tt.Timing
+	// set is golden/tin's configuration of this Clique (Predict's --set
+	// values): its shape and wiring, the build's timing registers, the
+	// lab's cable delays and the design's CTS window.
+	set map[string]string
+	// align is the cell granularity golden/tin is told the design uses.
+	align int
+	seed  uint64
+}
+
+// golden returns golden/tin's predictions for the Clique with extra
+// settings on top. Parts not asked for (cellification, reads, the
+// simulation, routes) are left out unless extra sets them.
+func (c *clique) golden(extra map[string]string) ([]results.Expectation, error) {
+	s := map[string]string{"packets": "", "reads": "", "loads": "", "modes": ""}
+	for k, v := range c.set {
+		s[k] = v
+	}
+	for k, v := range extra {
+		s[k] = v
+	}
+	es, err := gt.Model{}.Predict(s)
+	if err != nil {
+		return nil, drivers.Setup("", "golden/tin", "the Clique's configuration is outside what the golden model takes", err)
+	}
+	return es, nil
+}
+
+// goldenPlan parses the Clique's golden configuration (its Clique for route sets).
+func (c *clique) goldenPlan(extra map[string]string) (*gt.Plan, error) {
+	s := map[string]string{"packets": "", "reads": "", "loads": "", "modes": ""}
+	for k, v := range c.set {
+		s[k] = v
+	}
+	for k, v := range extra {
+		s[k] = v
+	}
+	pl, err := gt.ParsePlan(s)
+	if err != nil {
+		return nil, drivers.Setup("", "golden/tin", "the Clique's configuration is outside what the golden model takes", err)
+	}
+	return pl, nil
+}
+
+func cliqueOf(env *selftest.Env) (*clique, error) {
+	c, ok := env.Shared[sharedKey].(*clique)
+	if !ok {
+		return nil, drivers.Setup("", "tin tests", "see the setup error above", fmt.Errorf("the TiN Clique was not brought up"))
+	}
+	return c, nil
+}
+
+func init() {
+	selftest.RegisterSetup(design, setup)
+	selftest.RegisterHealth(design, health)
+	selftest.Register(selftest.Test{Name: "links", Design: design, Run: runLinks,
+		Doc: "every cabled cage trained with the role its cable gives it (local, global with FEC), its peer's address and credits (§3.1, §3.2), and no address conflict"})
+	selftest.Register(selftest.Test{Name: "credits", Design: design, Run: runCredits,
+		Params: map[string]string{"load": "0.1", "bytes": "1500", "count": "100", "seed": "plan seed"},
+		Doc:    "after uniform-random traffic has drained, every up cage holds CREDIT_INIT on every VC: no credit lost (§3.1 reliable credit mechanism)"})
+	selftest.Register(selftest.Test{Name: "cellification", Design: design, Run: runCellification,
+		Params: map[string]string{"packets": "1,64,148,149,1500,4096", "src": "first board", "dst": "last board"},
+		Doc: "a traced message of each length, one packet, is cut into the cells golden/tin's cellification gives (§3.1, §3.3, §6), " +
+			"read off the source switch's trace records (LEN, index, LAST, header CRC); the design's own CELL_FORMAT is checked too"})
+	selftest.Register(selftest.Test{Name: "flow_order", Design: design, Run: runFlowOrder,
+		Params: map[string]string{"load": "0.1", "bytes": "1500", "count": "150", "flows": "4", "seed": "plan seed"},
+		Doc:    "uniform-random IP under fully adaptive data routing: every flow's packets are delivered in the order they were sent (§3.3: RTS order), read from the receivers' delivery logs and IP_OOO_PKTS"})
+	selftest.Register(selftest.Test{Name: "routes", Design: design, Run: runRoutes,
+		Params: map[string]string{"modes": "fully-adaptive,minimal-adaptive,deterministic,minimal-deterministic", "load": "0.02", "count": "24", "seed": "plan seed"},
+		Doc:    "with every cell type in one routing mode, traced paths (RTS, CTS, data) lie in golden/tin's route set of that mode, VCs included, and a hashed mode uses one path per address pair (§3.2)"})
+	selftest.Register(selftest.Test{Name: "rtt", Design: design, Run: runRTT,
+		Params: map[string]string{"loads": "0.05,0.1,0.2", "bytes": "1500", "reply": "64", "count": "200", "sim_packets": "4000", "replicas": "2", "seed": "plan seed"},
+		Doc:    "fabric RTT versus offered uniform-random load (§5.1), mean and 99th percentile, against golden/tin's simulation of the same Clique fed the build's timing registers and the lab's cables"})
+	selftest.Register(selftest.Test{Name: "rma_isolation", Design: design, Run: runRMAIsolation,
+		Params: map[string]string{"qps": "10000", "bytes": "4096", "reads": "40", "bulk_load": "0.1", "bulk_bytes": "9000", "slack": "1.25", "seed": "plan seed"},
+		Doc:    "§5.1 Fig. 9: 4 KB high-priority 1RMA reads alone and beside bulk IP, low-priority reads beside bulk IP; high priority is nearly unaffected, low priority slower"})
+	selftest.Register(selftest.Test{Name: "incast", Design: design, Run: runIncast,
+		Params: map[string]string{"victim": "seeded", "senders": "all", "bytes": "1500", "messages": "4", "message_bytes": "65536", "threshold": "16", "seed": "plan seed"},
+		Doc:    "many sources burst to one destination port: RTS queues stay at the CTD threshold, the excess is dropped by CTD at the source without its data crossing the fabric, ECN marks the rest (§3.3)"})
+	selftest.Register(selftest.Test{Name: "ordering", Design: design, Run: runOrdering,
+		Params: map[string]string{"modes": "ordered,ordered-eod,sync", "target": "last board", "sources": "3", "streams": "4", "lengths": "10,20,40",
+			"concurrent": "2", "loss_req_ppm": "20000", "loss_ack_ppm": "20000", "drop_every": "7", "jitter_ns": "200", "seed": "plan seed"},
+		Doc: "ordered (fast, falling back to slow), exactly-once and synchronized streams under injected REQ and ACK loss and reordering: " +
+			"the target's delivery log satisfies golden/ordering.CheckLog for every stream and every stream completes (SC'18 §III)"})
+	selftest.Register(selftest.Test{Name: "fallback", Design: design, Run: runFallback,
+		Params: map[string]string{"target": "last board", "sources": "3", "length": "20", "conns": "2", "seed": "plan seed"},
+		Doc:    "§IV-D with two receiver connections: more concurrent fast streams than connections; the extra ones are NACKed and fall back to slow mode as golden/ordering.Run predicts, the log stays correct, connections never exceed two"})
+	selftest.Register(selftest.Test{Name: "rob_occupancy", Design: design, Run: runROB,
+		Params: map[string]string{"target": "last board", "sources": "2", "streams": "4", "length": "40", "jitter_ns": "200", "buffer_packets": "20", "seed": "plan seed"},
+		Doc:    "reorder-buffer occupancy under reordering stays within golden/ordering's skew-sized capacity (§IV-D), the skew taken from golden/tin's path latencies of this Clique plus the injected jitter"})
+	selftest.Register(selftest.Test{Name: "trace_path", Design: design, Run: runTracePath,
+		Params: map[string]string{"src": "seeded", "dst": "seeded", "bytes": "1500", "seed": "plan seed"},
+		Doc:    "one traced IP packet: its RTS, CTS and data cells are stitched from every board's collector (§6), each path consistent with the cabling and in golden/tin's route set, the data cells as the design cellifies the packet"})
+}
+
+// setup brings the Clique up (docs/tin.md "Recipes for the TiN plan"):
+// addresses and port roles, the routing tables of the recipe, links up,
+// generators quiet; then it reads the build's timing for the golden models.
+func setup(ctx context.Context, env *selftest.Env) error {
+	if err := env.Plan.Params.Check("align", "seed"); err != nil {
+		return drivers.Setup("", "plan "+env.Plan.Name, "", err)
+	}
+	// The design sizes cells to the byte (docs/tin.md: a data cell is
+	// 12 + n bytes): golden/tin's granularity parameter 1.
+	align, err := env.Plan.Params.Int("align", 1)
+	if err != nil {
+		return drivers.Setup("", "plan "+env.Plan.Name, "", err)
+	}
+	seed, err := env.Plan.Params.Int("seed", int(env.Lab.Seed))
+	if err != nil {
+		return drivers.Setup("", "plan "+env.Plan.Name, "", err)
+	}
+	var order []string
+	nodes := map[string]tt.Node{}
+	regs := map[string]*regmap.Regs{}
+	for _, b := range env.Boards {
+		if err := b.Params.Check("pod", "tin"); err != nil {
+			return drivers.Setup(b.Name, "plan "+env.Plan.Name, "", err)
+		}
+		pod, err1 := b.Params.Int("pod", -1)
+		tin, err2 := b.Params.Int("tin", -1)
+		if err1 != nil || err2 != nil || pod < 0 || tin < 0 {
+			return drivers.Setup(b.Name, "plan "+env.Plan.Name, "give each board params: {pod: P, tin: T} (docs/tin.md: board tin-pPbT is TiN T of pod P)",
+				fmt.Errorf("board %s has no pod and TiN", b.Name))
+		}
+		order = append(order, b.Name)
+		nodes[b.Name] = tt.Node{Pod: pod, TiN: tin}
+		regs[b.Name] = b.Regs
+	}
+	if len(order) < 2 {
+		return drivers.Infra(strings.Join(order, ", "), "tin setup", "a Clique needs at least two working boards", fmt.Errorf("%d board(s) left in the plan", len(order)))
+	}
+	cables, err := cablesOf(env.Lab, regs)
+	if err != nil {
+		return drivers.Setup("", "lab "+env.Lab.Name, "", err)
+	}
+	topo, err := tt.NewTopology(order, nodes, cables)
+	if err != nil {
+		return drivers.Setup("", "plan "+env.Plan.Name, "cable the Clique as docs/tin.md prescribes and give each board its pod and TiN", err)
+	}
+	r, err := tt.NewRack(topo, regs)
+	if err != nil {
+		return err
+	}
+	r.Access = env.Deadlines.Register
+	r.Log = env.Log
+	if err := r.Configure(ctx); err != nil {
+		return fmt.Errorf("configuring the Clique: %w", err)
+	}
+	// Links train after PORT_ROLE; the links test judges any still down.
+	if _, err := r.WaitLinks(ctx, 2*time.Second); err != nil {
+		return err
+	}
+	if err := r.Quiet(ctx); err != nil {
+		return err
+	}
+	tm, err := r.ReadTiming(ctx, r.Master)
+	if err != nil {
+		return err
+	}
+	win, err := r.Read(ctx, r.Master, "IP_CTS_WINDOW")
+	if err != nil {
+		return err
+	}
+	pods, tins := topo.Shape()
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	c := &clique{r: r, topo: topo, timing: tm, align: align, seed: uint64(seed),
+		set: map[string]string{
+			"clique":         fmt.Sprintf("%dx%d", pods, tins),
+			"link_gbps":      g(float64(tm.LinkMbps) / 1000),
+			"inject_gbps":    g(float64(tm.InjectMbps) / 1000),
+			"fallthrough_ns": g(float64(tm.FallThroughNS)),
+			// §3.1: the per-hop latency without FEC is the fall-through
+			// plus the link's PHY/PCS (PCS_NS).
+			"hop_ns":         g(float64(tm.FallThroughNS + tm.PCSNS)),
+			"fec_ns":         g(float64(tm.FECNS)),
+			"fec_overhead":   g(float64(tm.FECOverheadPct) / 100),
+			"local_prop_ns":  g(topo.MeanLatency(tt.RoleLocal)),
+			"global_prop_ns": g(topo.MeanLatency(tt.RoleGlobal)),
+			"cts_window":     strconv.Itoa(int(win)),
+			"align":          strconv.Itoa(align),
+			"completion":     strconv.Itoa(int(tm.RespPayload)),
+		}}
+	if w := topo.Wiring(); w != "" {
+		c.set["wiring"] = w
+	}
+	if _, err := c.goldenPlan(nil); err != nil {
+		return err
+	}
+	env.Shared[sharedKey] = c
+	return nil
+}
+
+// cablesOf lists the lab's cables between the plan's boards.
+func cablesOf(lab *labconfig.Lab, in map[string]*regmap.Regs) ([]tt.Cable, error) {
+	var out []tt.Cable
+	for _, l := range lab.Links {
+		if in[l.A.Board] == nil || in[l.B.Board] == nil {
+			continue
+		}
+		a, err := tt.ParseCage(l.A.Port)
+		if err != nil {
+			return nil, fmt.Errorf("%s: cable %s - %s: %w", l.Pos, l.A, l.B, err)
+		}
+		b, err := tt.ParseCage(l.B.Port)
+		if err != nil {
+			return nil, fmt.Errorf("%s: cable %s - %s: %w", l.Pos, l.A, l.B, err)
+		}
+		out = append(out, tt.Cable{A: tt.Cage{Board: l.A.Board, Index: a}, B: tt.Cage{Board: l.B.Board, Index: b}, LatencyNS: l.LatencyNS})
+	}
+	return out, nil
+}
+
+// health takes a board out of the plan when none of its cabled cages
+// trained: a board, cable or power problem, not the design's. It looks at
+// nothing the design's tests judge (peer addresses, credits, roles).
+func health(ctx context.Context, env *selftest.Env, b *selftest.Board) error {
+	c, err := cliqueOf(env)
+	if err != nil {
+		return err
+	}
+	cabled, up := 0, 0
+	for k, p := range c.topo.Ports[b.Name] {
+		if p.Peer == "" {
+			continue
+		}
+		cabled++
+		st, err := b.Regs.Read(ctx, "PORT_STATUS["+strconv.Itoa(k)+"].UP")
+		if err != nil {
+			return err
+		}
+		if st != 0 {
+			up++
+		}
+	}
+	if cabled > 0 && up == 0 {
+		return fmt.Errorf("none of its %d cabled cages trained (PORT_STATUS.UP clear): check its SFP+ modules, cables and that it runs the tin design", cabled)
+	}
+	return nil
+}
+
+// seedOf returns the test's seed: its own parameter, else the plan's.
+func (c *clique) seedOf(env *selftest.Env) (uint64, error) {
+	s, err := env.Test.Params.Int("seed", int(c.seed))
+	return uint64(s), err
+}
+
+// fresh puts the Clique back to its quiet state before a test: generators
+// off, knobs at reset, counters and logs cleared.
+func (c *clique) fresh(ctx context.Context) error {
+	return c.r.Quiet(ctx)
+}
+
+// run runs the loaded traffic and returns an error for a run that did not
+// finish: a stalled fabric is a design failure the caller records.
+func (c *clique) run(ctx context.Context) (tt.RunResult, error) {
+	rr, err := c.r.Run(ctx, 0)
+	if err != nil {
+		return rr, err
+	}
+	return rr, nil
+}
+
+// runStatus records a check that the run finished (DONE) and returns
+// whether it did.
+func runStatus(env *selftest.Env, name string, rr tt.RunResult, p results.Params, what string) bool {
+	m := results.Measurement{Board: "", Params: p, Metric: "tin.run.done", Value: float64(rr.Status), Text: rr.Describe()}
+	ok := rr.Done()
+	env.Check(name+".run", m, ok, "DONE: every operation completed and the fabric is quiescent", "docs/tin.md (run control)",
+		fmt.Sprintf("%s: the run ended %s: operations never completed", what, rr.Describe()))
+	return ok
+}
+
+// percentile of sorted samples (the q-quantile, nearest rank).
+func percentile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*q+0.999999) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+func mean(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// expectation finds a golden expectation by metric and parameters.
+func expectation(es []results.Expectation, metric string, p results.Params) (results.Expectation, bool) {
+	for _, e := range es {
+		if e.Metric != metric || len(e.Params) != len(p) {
+			continue
+		}
+		ok := true
+		for k, v := range p {
+			if e.Params[k] != v {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return e, true
+		}
+	}
+	return results.Expectation{}, false
+}
+
+// boardParam reads a board-name parameter: a board of the Clique, or def.
+func boardParam(env *selftest.Env, c *clique, key, def string) (string, error) {
+	b, err := env.Test.Params.String(key, def)
+	if err != nil {
+		return "", err
+	}
+	if _, ok := c.topo.Node[b]; !ok {
+		return "", drivers.Setup("", env.Test.Pos.String(), "name a board of the plan",
+			fmt.Errorf("test %s: %s %q is not a working board of the Clique (%s)", env.Test.Name, key, b, strings.Join(c.topo.Boards, ", ")))
+	}
+	return b, nil
+}
+
+func firstLines(s []string, n int) string {
+	if len(s) <= n {
+		return strings.Join(s, "; ")
+	}
+	return strings.Join(s[:n], "; ") + fmt.Sprintf("; ... %d in all", len(s))
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,697 @@
+package tin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"labrunner/drivers"
+	"labrunner/drivers/regmap"
+)
+
+// TG_CTRL and TG_STATUS bits (tin.yaml).
+const (
+	ctrlStart    = 1 << 0
+	ctrlContinue = 1 << 1
+	ctrlAbort    = 1 << 2
+
+	// StatusDone and the others are TG_STATUS bits.
+	StatusDone        = 1 << 0
+	StatusLimit       = 1 << 1
+	StatusStalled     = 1 << 2
+	StatusConfigError = 1 << 3
+	StatusIdle        = 1 << 4
+)
+
+// PORT_STATUS bits.
+const (
+	portUp      = 1 << 0
+	portFEC     = 1 << 3
+	portCabled  = 1 << 4
+	portPeerTiN = 1 << 5
+)
+
+// CONFIG_STATUS bits.
+const (
+	ConfigAddrConflict = 1 << 0
+	ConfigAddrRange    = 1 << 1
+	ConfigRoleMismatch = 1 << 2
+)
+
+// Latency sample classes (LAT_*[k], docs/tin.md).
+const (
+	LatIP     = 0 // IP: fabric RTT with REPLY, else one-way
+	LatBurst  = 1
+	LatRMAHi  = 2
+	LatRMALo  = 3
+	LatStream = 4
+)
+
+// TRACE_CTRL bits.
+const (
+	TraceIP    = 1 << 0
+	TraceBurst = 1 << 1
+	TraceRMA   = 1 << 2
+	TraceOrd   = 1 << 3
+)
+
+// Rack drives a TiN Clique through registers only: the same code runs the
+// emulated rack and ZCU102 boards on UART bridges or MMIO. A TG_CTRL write
+// on one board runs the whole fabric; an emulated board returns from it
+// when the run stops (docs/tin.md "Traffic and runs"), real hardware returns
+// at once. The driver polls TG_STATUS after every write, so both work, and
+// splits a run into CONTINUE writes whose emulator budget it adapts to the
+// wall time they take.
+type Rack struct {
+	Topo *Topology
+	regs map[string]*regmap.Regs
+	// Master receives the fabric-wide TG_CTRL strobes.
+	Master string
+	// Access bounds one register access; Settle bounds the polling of
+	// TG_STATUS after a run write on hardware that returns at once.
+	Access, Settle time.Duration
+	// WriteTarget is the wall time one START or CONTINUE write should take
+	// (the emulator's TG_BUDGET_KEVENTS is adapted to it).
+	WriteTarget time.Duration
+	Log         *slog.Logger
+
+	budget uint32 // thousands of emulator events per write
+}
+
+// NewRack binds the topology to the boards' registers; regs must hold every
+// board of the topology.
+func NewRack(t *Topology, regs map[string]*regmap.Regs) (*Rack, error) {
+	for _, b := range t.Boards {
+		if regs[b] == nil {
+			return nil, fmt.Errorf("tin rack: no registers for board %s", b)
+		}
+	}
+	return &Rack{Topo: t, regs: regs, Master: t.Boards[0], Access: 2 * time.Second, Settle: 30 * time.Second,
+		WriteTarget: 100 * time.Millisecond, Log: slog.New(slog.DiscardHandler), budget: 200}, nil
+}
+
+// Regs returns a board's registers.
+func (r *Rack) Regs(board string) *regmap.Regs { return r.regs[board] }
+
+func (r *Rack) access(ctx context.Context, n int) (context.Context, context.CancelFunc) {
+	return drivers.Deadline(ctx, r.Access*time.Duration(max(n, 1)))
+}
+
+// Read reads one register of a board.
+func (r *Rack) Read(ctx context.Context, board, name string) (uint32, error) {
+	actx, cancel := r.access(ctx, 1)
+	defer cancel()
+	return r.regs[board].Read(actx, name)
+}
+
+// Write writes one register of a board.
+func (r *Rack) Write(ctx context.Context, board, name string, v uint32) error {
+	actx, cancel := r.access(ctx, 1)
+	defer cancel()
+	return r.regs[board].Write(actx, name, v)
+}
+
+// WriteAll writes the same value into a register of every board.
+func (r *Rack) WriteAll(ctx context.Context, name string, v uint32) error {
+	for _, b := range r.Topo.Boards {
+		if err := r.Write(ctx, b, name, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Writes is a list of register writes for one board, applied in order.
+type Writes []RegWrite
+
+// RegWrite is one register write.
+type RegWrite struct {
+	Name  string
+	Value uint32
+}
+
+// Apply writes them.
+func (r *Rack) Apply(ctx context.Context, board string, ws Writes) error {
+	for _, w := range ws {
+		if err := r.Write(ctx, board, w.Name, w.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeCheck writes a configuration register and reads it back: a bus that
+// drops or garbles writes shows here, not as a mysterious traffic failure.
+func (r *Rack) writeCheck(ctx context.Context, board, name string, v uint32) error {
+	if err := r.Write(ctx, board, name, v); err != nil {
+		return err
+	}
+	got, err := r.Read(ctx, board, name)
+	if err != nil {
+		return err
+	}
+	if got != v {
+		return drivers.Infra(board, "configure "+name, "the register bus lost or changed a write",
+			fmt.Errorf("wrote 0x%x, read back 0x%x", v, got))
+	}
+	return nil
+}
+
+// Sum adds a register over the given boards (every board when none given).
+func (r *Rack) Sum(ctx context.Context, name string, boards ...string) (uint64, error) {
+	if len(boards) == 0 {
+		boards = r.Topo.Boards
+	}
+	var s uint64
+	for _, b := range boards {
+		v, err := r.Read(ctx, b, name)
+		if err != nil {
+			return 0, err
+		}
+		s += uint64(v)
+	}
+	return s, nil
+}
+
+// Defaults writes the manifest's reset value into each named register of
+// every board: tests change run knobs (modes, thresholds, loss) and put
+// them back this way, whatever the previous test left.
+func (r *Rack) Defaults(ctx context.Context, names ...string) error {
+	for _, b := range r.Topo.Boards {
+		for _, n := range names {
+			loc, err := r.regs[b].Lookup(n)
+			if err != nil {
+				return err
+			}
+			if err := r.Write(ctx, b, n, loc.Reg.Reset); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Knobs are the run-time registers the TiN plan's tests change: Quiet and
+// Defaults put every one back to its reset value.
+var Knobs = []string{
+	"IPG_CTRL", "IPG_RATE_MBPS", "IPG_BYTES", "IPG_COUNT", "IPG_DST_MASK_LO", "IPG_DST_MASK_HI", "IPG_DST_PORT", "IPG_COS",
+	"IPG_FLOWS", "IPG_REPLY_BYTES",
+	"BG_CTRL", "BG_DST", "BG_MSG_BYTES", "BG_RATE_MBPS", "BG_COUNT", "BG_MTU", "BG_COS",
+	"RG_CTRL", "RG_QPS", "RG_BYTES", "RG_COUNT", "RG_DST_MASK_LO", "RG_DST_MASK_HI",
+	"OG_CTRL", "OG_DST", "OG_STREAMS", "OG_LEN", "OG_BYTES", "OG_GAP_NS", "OG_STREAM_GAP_NS", "OG_CONCURRENT",
+	"TRACE_CTRL", "TRACE_EVERY", "ROUTE_MODE",
+	"ORD_TGT_CONNS", "ORD_SRC_CONNS", "ORD_LOSS_REQ_PPM", "ORD_LOSS_ACK_PPM", "ORD_JITTER_NS", "ORD_DROP_EVERY",
+	"ORD_MAX_OUTSTANDING", "ORD_ROB_ENTRIES",
+	"IP_CTD_THRESHOLD", "IP_ECN_THRESHOLD", "IP_CTS_WINDOW", "IP_PORT_MBPS",
+}
+
+// Quiet disables every generator, tracing and logging, puts the run knobs
+// back to their reset values and clears every board's counters, logs,
+// collector and samples: the state each test starts from.
+func (r *Rack) Quiet(ctx context.Context) error {
+	if err := r.Defaults(ctx, Knobs...); err != nil {
+		return err
+	}
+	return r.Clear(ctx)
+}
+
+// Clear zeroes every board's counters, marks, logs, collector and samples
+// (COUNTERS_CLEAR; credits are kept).
+func (r *Rack) Clear(ctx context.Context) error {
+	return r.WriteAll(ctx, "COUNTERS_CLEAR", 1)
+}
+
+// Configure writes every board's address and port roles, then its routing
+// tables (the recipe of Topology.Table), and reads a sample of each table
+// back.
+func (r *Rack) Configure(ctx context.Context) error {
+	for _, b := range r.Topo.Boards {
+		if err := r.writeCheck(ctx, b, "TIN_ADDR", uint32(r.Topo.Node[b].Addr())); err != nil {
+			return err
+		}
+		if err := r.writeCheck(ctx, b, "PORT_ROLE", r.Topo.RoleWord(b)); err != nil {
+			return err
+		}
+	}
+	for _, b := range r.Topo.Boards {
+		if err := r.LoadTables(ctx, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LoadTables writes a board's whole rt window and reads it back.
+func (r *Rack) LoadTables(ctx context.Context, board string) error {
+	img := r.Topo.TableImage(board)
+	const chunk = 256
+	for off := 0; off < len(img); off += chunk {
+		end := min(off+chunk, len(img))
+		actx, cancel := r.access(ctx, 1)
+		err := r.regs[board].WriteBurst(actx, tableBase+uint64(4*off), img[off:end])
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s: writing the routing tables: %w", board, err)
+		}
+	}
+	back := make([]uint32, chunk)
+	for off := 0; off < len(img); off += chunk {
+		end := min(off+chunk, len(img))
+		actx, cancel := r.access(ctx, 1)
+		err := r.regs[board].ReadBurst(actx, tableBase+uint64(4*off), back[:end-off])
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s: reading the routing tables back: %w", board, err)
+		}
+		for i := range back[:end-off] {
+			if back[i] != img[off+i] {
+				w := off + i
+				in, dst := w/(Destinations*tableWords), w/tableWords%Destinations
+				return drivers.Infra(board, "load routing tables", "the register bus lost or changed a write",
+					fmt.Errorf("input port %d, destination %s, word %d: wrote 0x%08x, read back 0x%08x", in, NodeOfIndex(dst), w%tableWords, img[w], back[i]))
+			}
+		}
+	}
+	return nil
+}
+
+// PortState is one cage as its PORT_STATUS, PORT_PEER and credit registers
+// describe it.
+type PortState struct {
+	Cage       int
+	Up, FEC    bool
+	Cabled     bool
+	PeerTiN    bool
+	Role       Role
+	Peer       Addr
+	CreditInit uint32
+	Credits    [32]uint32 // per VC
+}
+
+// Short lists the VCs holding fewer credits than CreditInit, as "vcN:have/init".
+func (p PortState) Short() []string {
+	var out []string
+	for vc, c := range p.Credits {
+		if c != p.CreditInit {
+			out = append(out, fmt.Sprintf("vc%d:%d/%d", vc, c, p.CreditInit))
+		}
+	}
+	return out
+}
+
+// Port reads one cage's state, credits included.
+func (r *Rack) Port(ctx context.Context, board string, cage int) (PortState, error) {
+	ix := "[" + strconv.Itoa(cage) + "]"
+	ps := PortState{Cage: cage}
+	st, err := r.Read(ctx, board, "PORT_STATUS"+ix)
+	if err != nil {
+		return ps, err
+	}
+	ps.Up, ps.FEC, ps.Cabled, ps.PeerTiN = st&portUp != 0, st&portFEC != 0, st&portCabled != 0, st&portPeerTiN != 0
+	ps.Role = Role(st >> 1 & 3)
+	peer, err := r.Read(ctx, board, "PORT_PEER"+ix)
+	if err != nil {
+		return ps, err
+	}
+	ps.Peer = Addr(peer)
+	if ps.CreditInit, err = r.Read(ctx, board, "CREDIT_INIT"+ix); err != nil {
+		return ps, err
+	}
+	loc, err := r.regs[board].Lookup("CREDITS[" + strconv.Itoa(cage*32) + "]")
+	if err != nil {
+		return ps, err
+	}
+	actx, cancel := r.access(ctx, 1)
+	defer cancel()
+	if err := r.regs[board].ReadBurst(actx, loc.Addr, ps.Credits[:]); err != nil {
+		return ps, err
+	}
+	return ps, nil
+}
+
+// WaitLinks polls until every cabled cage of every board is up, or the
+// deadline: real links take time to train after PORT_ROLE is written. It
+// returns the cages still down ("board:sfpK").
+func (r *Rack) WaitLinks(ctx context.Context, within time.Duration) ([]string, error) {
+	end := time.Now().Add(within)
+	for {
+		var down []string
+		for _, b := range r.Topo.Boards {
+			for k, p := range r.Topo.Ports[b] {
+				if p.Peer == "" {
+					continue
+				}
+				st, err := r.Read(ctx, b, "PORT_STATUS["+strconv.Itoa(k)+"]")
+				if err != nil {
+					return nil, err
+				}
+				if st&portUp == 0 {
+					down = append(down, Cage{b, k}.String())
+				}
+			}
+		}
+		if len(down) == 0 || time.Now().After(end) {
+			return down, nil
+		}
+		select {
+		case <-ctx.Done():
+			return down, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// RunResult is how a run ended.
+type RunResult struct {
+	Status    uint32 // TG_STATUS
+	ElapsedUS uint32 // emulated (or hardware) time since START
+	KEvents   uint32 // emulator work
+	OpsOpen   uint32 // operations left open (a stalled or limited run)
+	Writes    int    // TG_CTRL writes it took
+	Wall      time.Duration
+}
+
+// Done reports a run that finished with everything complete.
+func (rr RunResult) Done() bool { return rr.Status&StatusDone != 0 }
+
+// Describe names the status bits.
+func (rr RunResult) Describe() string {
+	var s []string
+	for _, b := range []struct {
+		bit  uint32
+		name string
+	}{{StatusDone, "DONE"}, {StatusLimit, "LIMIT"}, {StatusStalled, "STALLED"}, {StatusConfigError, "CONFIG_ERROR"}, {StatusIdle, "IDLE"}} {
+		if rr.Status&b.bit != 0 {
+			s = append(s, b.name)
+		}
+	}
+	if len(s) == 0 {
+		return fmt.Sprintf("TG_STATUS 0x%x", rr.Status)
+	}
+	return strings.Join(s, "|") + fmt.Sprintf(" after %d µs (%d operations open)", rr.ElapsedUS, rr.OpsOpen)
+}
+
+// ErrRunTooLong is returned when a run exceeds its emulated-time bound.
+var ErrRunTooLong = errors.New("the run did not finish within its time bound")
+
+// Run starts every enabled generator of the fabric (TG_CTRL.START on the
+// master) and carries the run on with CONTINUE until it is DONE, STALLED,
+// refused (CONFIG_ERROR) or IDLE, or until maxUS of fabric time have gone
+// (0: no bound; the context's deadline still applies). A STALLED or refused
+// run is returned with its status, not as an error: the caller judges it.
+func (r *Rack) Run(ctx context.Context, maxUS uint32) (RunResult, error) {
+	t0 := time.Now()
+	var rr RunResult
+	ctrl := uint32(ctrlStart)
+	for {
+		if err := r.Write(ctx, r.Master, "TG_BUDGET_KEVENTS", r.budget); err != nil {
+			return rr, err
+		}
+		w0 := time.Now()
+		if err := r.Write(ctx, r.Master, "TG_CTRL", ctrl); err != nil {
+			return rr, fmt.Errorf("run write %d: %w", rr.Writes+1, err)
+		}
+		rr.Writes++
+		st, err := r.settle(ctx)
+		if err != nil {
+			return rr, err
+		}
+		r.adapt(time.Since(w0))
+		rr.Status = st
+		if rr.ElapsedUS, err = r.Read(ctx, r.Master, "TG_ELAPSED_US"); err != nil {
+			return rr, err
+		}
+		if st&StatusLimit == 0 {
+			break
+		}
+		if maxUS > 0 && rr.ElapsedUS >= maxUS {
+			rr.Wall = time.Since(t0)
+			_ = r.Abort(ctx)
+			return rr, fmt.Errorf("%w: %d µs of fabric time, bound %d µs", ErrRunTooLong, rr.ElapsedUS, maxUS)
+		}
+		if err := ctx.Err(); err != nil {
+			_ = r.Abort(context.WithoutCancel(ctx))
+			return rr, drivers.Infra(r.Master, "run", "the run was cut short", err)
+		}
+		ctrl = ctrlContinue
+	}
+	var err error
+	if rr.KEvents, err = r.Read(ctx, r.Master, "TG_KEVENTS"); err != nil {
+		return rr, err
+	}
+	if rr.OpsOpen, err = r.Read(ctx, r.Master, "TG_OPS_OPEN"); err != nil {
+		return rr, err
+	}
+	rr.Wall = time.Since(t0)
+	r.Log.Debug("tin run", "status", rr.Describe(), "writes", rr.Writes, "kevents", rr.KEvents, "wall", rr.Wall)
+	return rr, nil
+}
+
+// settle polls TG_STATUS until the write's run slice has ended (at once on
+// the emulator, whose write returns at the end of the slice).
+func (r *Rack) settle(ctx context.Context) (uint32, error) {
+	end := time.Now().Add(r.Settle)
+	pause := time.Millisecond
+	for {
+		st, err := r.Read(ctx, r.Master, "TG_STATUS")
+		if err != nil {
+			return 0, err
+		}
+		if st != 0 {
+			return st, nil
+		}
+		if time.Now().After(end) {
+			return 0, drivers.Infra(r.Master, "run", "TG_STATUS stayed 0 (running): the run neither ended nor reached its limit",
+				fmt.Errorf("no status after %v", r.Settle))
+		}
+		select {
+		case <-ctx.Done():
+			return 0, drivers.Infra(r.Master, "run", "", ctx.Err())
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 50*time.Millisecond)
+	}
+}
+
+// adapt scales the emulator's event budget so that one run write takes
+// about WriteTarget of wall time.
+func (r *Rack) adapt(took time.Duration) {
+	if took <= 0 || r.WriteTarget <= 0 {
+		return
+	}
+	f := float64(r.WriteTarget) / float64(took)
+	f = min(max(f, 0.25), 4)
+	b := uint32(float64(r.budget) * f)
+	r.budget = min(max(b, 20), 20000)
+}
+
+// Abort abandons a loaded run (cells dropped, credits restored).
+func (r *Rack) Abort(ctx context.Context) error {
+	return r.Write(ctx, r.Master, "TG_CTRL", ctrlAbort)
+}
+
+// pop reads n records of words words from a pop register.
+func (r *Rack) pop(ctx context.Context, board, countReg, dataReg string, words int) ([][]uint32, error) {
+	n, err := r.Read(ctx, board, countReg)
+	if err != nil {
+		return nil, err
+	}
+	loc, err := r.regs[board].Lookup(dataReg)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]uint32, n)
+	for i := range out {
+		out[i] = make([]uint32, words)
+		for w := range out[i] {
+			actx, cancel := r.access(ctx, 1)
+			v, err := r.regs[board].ReadAddr(actx, loc.Addr)
+			cancel()
+			if err != nil {
+				return out[:i], fmt.Errorf("%s: popping %s record %d of %d: %w", board, dataReg, i+1, n, err)
+			}
+			out[i][w] = v
+		}
+	}
+	return out, nil
+}
+
+// Traces pops every record of a board's trace collector.
+func (r *Rack) Traces(ctx context.Context, board string) ([]TraceRecord, error) {
+	raw, err := r.pop(ctx, board, "TRACE_COUNT", "TRACE_DATA", TraceWords)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TraceRecord, 0, len(raw))
+	for _, w := range raw {
+		t, err := DecodeTrace(w)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", board, err)
+		}
+		t.Board = board
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// AllTraces pops every board's collector: the runner is the central
+// collector of §6.
+func (r *Rack) AllTraces(ctx context.Context) ([]TraceRecord, error) {
+	var all []TraceRecord
+	for _, b := range r.Topo.Boards {
+		t, err := r.Traces(ctx, b)
+		if err != nil {
+			return all, err
+		}
+		all = append(all, t...)
+	}
+	return all, nil
+}
+
+// Executions pops a target's ordering delivery log.
+func (r *Rack) Executions(ctx context.Context, board string) ([]Execution, error) {
+	raw, err := r.pop(ctx, board, "DLOG_COUNT", "DLOG_DATA", DLogWords)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Execution, 0, len(raw))
+	for _, w := range raw {
+		e, err := DecodeExecution(w)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", board, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Streams pops a source's ordering stream records.
+func (r *Rack) Streams(ctx context.Context, board string) ([]StreamRecord, error) {
+	raw, err := r.pop(ctx, board, "OREC_COUNT", "OREC_DATA", ORecWords)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]StreamRecord, 0, len(raw))
+	for _, w := range raw {
+		s, err := DecodeStreamRecord(w)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", board, err)
+		}
+		s.Board = board
+		s.SourceEnd = r.Topo.Node[board].Addr().WithEP(EPRMA)
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Deliveries pops a receiver's IP delivery log.
+func (r *Rack) Deliveries(ctx context.Context, board string) ([]Delivery, error) {
+	raw, err := r.pop(ctx, board, "IPLOG_COUNT", "IPLOG_DATA", IPLogWords)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Delivery, 0, len(raw))
+	for _, w := range raw {
+		d, err := DecodeDelivery(w)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", board, err)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Samples pops a board's latency samples of one class, ns.
+func (r *Rack) Samples(ctx context.Context, board string, class int) ([]float64, error) {
+	ix := "[" + strconv.Itoa(class) + "]"
+	raw, err := r.pop(ctx, board, "LAT_COUNT"+ix, "LAT_DATA"+ix, 1)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(raw))
+	for i, w := range raw {
+		out[i] = float64(w[0])
+	}
+	return out, nil
+}
+
+// AllSamples pops one class's samples from every board.
+func (r *Rack) AllSamples(ctx context.Context, class int) ([]float64, error) {
+	var all []float64
+	for _, b := range r.Topo.Boards {
+		s, err := r.Samples(ctx, b, class)
+		if err != nil {
+			return all, err
+		}
+		all = append(all, s...)
+	}
+	return all, nil
+}
+
+// Timing is what the build says about its own timing (the read-only
+// constants of tin.yaml): the figures a golden model must be fed to
+// predict this fabric.
+type Timing struct {
+	ClockKHz, LinkMbps, InjectMbps    uint32
+	FallThroughNS, PCSNS, FECNS       uint32
+	FECOverheadPct                    uint32
+	CellMin, CellMax, Header, DataTag uint32
+	DataPayload, RespPayload, OReqMax uint32
+}
+
+// ReadTiming reads the build's constants from a board.
+func (r *Rack) ReadTiming(ctx context.Context, board string) (Timing, error) {
+	var t Timing
+	for _, f := range []struct {
+		name string
+		dst  *uint32
+	}{
+		{"CLOCK_KHZ", &t.ClockKHz}, {"LINK_MBPS", &t.LinkMbps}, {"INJECT_MBPS", &t.InjectMbps},
+		{"FALLTHROUGH_NS", &t.FallThroughNS}, {"PCS_NS", &t.PCSNS}, {"FEC_NS", &t.FECNS}, {"FEC_OVERHEAD_PCT", &t.FECOverheadPct},
+		{"CELL_FORMAT.MIN", &t.CellMin}, {"CELL_FORMAT.MAX", &t.CellMax}, {"CELL_FORMAT.HEADER", &t.Header},
+		{"CELL_FORMAT.DATA_TAG", &t.DataTag}, {"CELL_PAYLOAD.DATA", &t.DataPayload}, {"CELL_PAYLOAD.RESP", &t.RespPayload},
+		{"CELL_PAYLOAD.OREQ_MAX", &t.OReqMax},
+	} {
+		v, err := r.Read(ctx, board, f.name)
+		if err != nil {
+			return t, err
+		}
+		*f.dst = v
+	}
+	if t.LinkMbps == 0 || t.InjectMbps == 0 || t.CellMax == 0 || t.DataPayload == 0 {
+		return t, drivers.Infra(board, "read the build's constants", "the design's identity registers read zero: is it programmed?",
+			fmt.Errorf("LINK_MBPS %d, INJECT_MBPS %d, CELL_FORMAT.MAX %d, CELL_PAYLOAD.DATA %d", t.LinkMbps, t.InjectMbps, t.CellMax, t.DataPayload))
+	}
+	return t, nil
+}
+
+// DataCells is this build's cellification of an IP packet of n bytes, from
+// its own CELL_FORMAT and CELL_PAYLOAD registers (docs/tin.md
+// "Cellification"): full cells of header + tag + DataPayload bytes, the
+// last header + tag + rest, at least CellMin.
+func (t Timing) DataCells(n int) []int {
+	if n < 1 || t.DataPayload == 0 {
+		return nil
+	}
+	per := int(t.DataPayload)
+	k := (n + per - 1) / per
+	out := make([]int, k)
+	for i := range out {
+		out[i] = int(t.Header + t.DataTag + t.DataPayload)
+	}
+	out[k-1] = max(int(t.Header+t.DataTag)+n-(k-1)*per, int(t.CellMin))
+	return out
+}
+
+// RouteModes are the ROUTE_MODE values that put every cell type into one of
+// §3.2's modes (docs/tin.md "Each routing mode's paths").
+var RouteModes = map[string]uint32{
+	"fully-adaptive":        0x0000,
+	"minimal-adaptive":      0x1555,
+	"deterministic":         0x2AAA,
+	"minimal-deterministic": 0x3FFF,
+}
