@@ -89,12 +89,15 @@ func (v *view) keep(step string, attempt int, unfinished map[string]int) bool {
 }
 
 func filterVerdicts(vs []Verdict, progress []Progress) []Verdict {
+	if !anyResumed(len(vs), func(i int) int { return vs[i].Attempt }) {
+		return vs // a run never resumed has one attempt: nothing to filter
+	}
 	v := newView(progress)
 	unfinished := map[string]int{}
 	for _, x := range vs {
 		v.latest(x.Step, x.Attempt, unfinished)
 	}
-	out := vs[:0:0]
+	out := make([]Verdict, 0, len(vs))
 	for _, x := range vs {
 		if v.keep(x.Step, x.Attempt, unfinished) {
 			out = append(out, x)
@@ -104,18 +107,32 @@ func filterVerdicts(vs []Verdict, progress []Progress) []Verdict {
 }
 
 func filterMeasurements(ms []Measurement, progress []Progress) []Measurement {
+	if !anyResumed(len(ms), func(i int) int { return ms[i].Attempt }) {
+		return ms
+	}
 	v := newView(progress)
 	unfinished := map[string]int{}
 	for _, x := range ms {
 		v.latest(x.Step, x.Attempt, unfinished)
 	}
-	out := ms[:0:0]
+	out := make([]Measurement, 0, len(ms))
 	for _, x := range ms {
 		if v.keep(x.Step, x.Attempt, unfinished) {
 			out = append(out, x)
 		}
 	}
 	return out
+}
+
+// anyResumed reports whether any record comes from an attempt after the
+// first: only then can a step have records from two attempts.
+func anyResumed(n int, attempt func(int) int) bool {
+	for i := 0; i < n; i++ {
+		if attempt(i) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Attempt is the attempt this Dir writes: 0 for a new run, one more than
