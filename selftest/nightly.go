@@ -448,18 +448,22 @@ func (n *Nightly) selectPlans() ([]*labconfig.Plan, error) {
 	for _, p := range n.Plans {
 		want[p] = true
 	}
+	found := map[string]bool{}
 	for i := range n.Lab.Plans {
 		p := &n.Lab.Plans[i]
 		if len(want) == 0 || want[p.Name] {
 			out = append(out, p)
-			delete(want, p.Name)
+			found[p.Name] = true
 		}
 	}
-	if len(want) > 0 {
-		var names []string
-		for p := range want {
+	var names []string
+	for p := range want {
+		if !found[p] {
 			names = append(names, p)
 		}
+	}
+	if len(names) > 0 {
+		sort.Strings(names)
 		return nil, fmt.Errorf("no plan named %s in the lab", strings.Join(names, ", "))
 	}
 	return out, nil

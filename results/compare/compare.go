@@ -81,6 +81,53 @@ type Change struct {
 	Better string `json:"better,omitempty"`
 }
 
+// changeJSON is Change on disk: JSON has no infinity, so a change from zero
+// is written with rel null and from_zero true.
+type changeJSON struct {
+	Plan      string         `json:"plan,omitempty"`
+	Test      string         `json:"test"`
+	Board     string         `json:"board"`
+	Metric    string         `json:"metric"`
+	Params    results.Params `json:"params,omitempty"`
+	Unit      string         `json:"unit,omitempty"`
+	A         float64        `json:"a"`
+	B         float64        `json:"b"`
+	Rel       *float64       `json:"rel"`
+	FromZero  bool           `json:"from_zero,omitempty"`
+	Threshold float64        `json:"threshold"`
+	Better    string         `json:"better,omitempty"`
+}
+
+// MarshalJSON writes a change from zero (Rel ±Inf) as rel null.
+func (c Change) MarshalJSON() ([]byte, error) {
+	j := changeJSON{Plan: c.Plan, Test: c.Test, Board: c.Board, Metric: c.Metric, Params: c.Params, Unit: c.Unit,
+		A: c.A, B: c.B, Threshold: c.Threshold, Better: c.Better}
+	if math.IsInf(c.Rel, 0) || math.IsNaN(c.Rel) {
+		j.FromZero = true
+	} else {
+		r := c.Rel
+		j.Rel = &r
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (c *Change) UnmarshalJSON(b []byte) error {
+	var j changeJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*c = Change{Plan: j.Plan, Test: j.Test, Board: j.Board, Metric: j.Metric, Params: j.Params, Unit: j.Unit,
+		A: j.A, B: j.B, Threshold: j.Threshold, Better: j.Better}
+	switch {
+	case j.Rel != nil:
+		c.Rel = *j.Rel
+	case j.FromZero:
+		c.Rel = math.Copysign(math.Inf(1), j.B)
+	}
+	return nil
+}
+
 // VerdictChange is a test case whose status changed.
 type VerdictChange struct {
 	Plan     string         `json:"plan,omitempty"`

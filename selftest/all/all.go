@@ -6,4 +6,5 @@ import (
 	_ "labrunner/selftest/exanet"
 	_ "labrunner/selftest/prr"
 	_ "labrunner/selftest/shoal"
+	_ "labrunner/selftest/tin"
 )

@@ -110,13 +110,13 @@ func init() {
 		Params: map[string]string{"load": "0.1", "bytes": "1500", "count": "150", "flows": "4", "seed": "plan seed"},
 		Doc:    "uniform-random IP under fully adaptive data routing: every flow's packets are delivered in the order they were sent (§3.3: RTS order), read from the receivers' delivery logs and IP_OOO_PKTS"})
 	selftest.Register(selftest.Test{Name: "routes", Design: design, Run: runRoutes,
-		Params: map[string]string{"modes": "fully-adaptive,minimal-adaptive,deterministic,minimal-deterministic", "load": "0.02", "count": "24", "seed": "plan seed"},
+		Params: map[string]string{"modes": "fully-adaptive,minimal-adaptive,deterministic,minimal-deterministic", "load": "0.02", "count": "8", "bytes": "600", "seed": "plan seed"},
 		Doc:    "with every cell type in one routing mode, traced paths (RTS, CTS, data) lie in golden/tin's route set of that mode, VCs included, and a hashed mode uses one path per address pair (§3.2)"})
 	selftest.Register(selftest.Test{Name: "rtt", Design: design, Run: runRTT,
 		Params: map[string]string{"loads": "0.05,0.1,0.2", "bytes": "1500", "reply": "64", "count": "200", "sim_packets": "4000", "replicas": "2", "seed": "plan seed"},
 		Doc:    "fabric RTT versus offered uniform-random load (§5.1), mean and 99th percentile, against golden/tin's simulation of the same Clique fed the build's timing registers and the lab's cables"})
 	selftest.Register(selftest.Test{Name: "rma_isolation", Design: design, Run: runRMAIsolation,
-		Params: map[string]string{"qps": "10000", "bytes": "4096", "reads": "40", "bulk_load": "0.1", "bulk_bytes": "9000", "slack": "1.25", "seed": "plan seed"},
+		Params: map[string]string{"qps": "10000", "bytes": "4096", "reads": "20", "bulk_load": "0.2", "bulk_bytes": "9000", "hipri_weight": "8", "slack": "1.25", "seed": "plan seed"},
 		Doc:    "§5.1 Fig. 9: 4 KB high-priority 1RMA reads alone and beside bulk IP, low-priority reads beside bulk IP; high priority is nearly unaffected, low priority slower"})
 	selftest.Register(selftest.Test{Name: "incast", Design: design, Run: runIncast,
 		Params: map[string]string{"victim": "seeded", "senders": "all", "bytes": "1500", "messages": "4", "message_bytes": "65536", "threshold": "16", "seed": "plan seed"},
@@ -130,7 +130,7 @@ func init() {
 		Params: map[string]string{"target": "last board", "sources": "3", "length": "20", "conns": "2", "seed": "plan seed"},
 		Doc:    "§IV-D with two receiver connections: more concurrent fast streams than connections; the extra ones are NACKed and fall back to slow mode as golden/ordering.Run predicts, the log stays correct, connections never exceed two"})
 	selftest.Register(selftest.Test{Name: "rob_occupancy", Design: design, Run: runROB,
-		Params: map[string]string{"target": "last board", "sources": "2", "streams": "4", "length": "40", "jitter_ns": "200", "buffer_packets": "20", "seed": "plan seed"},
+		Params: map[string]string{"target": "last board", "sources": "2", "streams": "4", "length": "40", "jitter_ns": "200", "gap_ns": "link", "buffer_packets": "20", "seed": "plan seed"},
 		Doc:    "reorder-buffer occupancy under reordering stays within golden/ordering's skew-sized capacity (§IV-D), the skew taken from golden/tin's path latencies of this Clique plus the injected jitter"})
 	selftest.Register(selftest.Test{Name: "trace_path", Design: design, Run: runTracePath,
 		Params: map[string]string{"src": "seeded", "dst": "seeded", "bytes": "1500", "seed": "plan seed"},

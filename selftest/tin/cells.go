@@ -1,0 +1,146 @@
+package tin
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"labrunner/results"
+	"labrunner/selftest"
+	tt "labrunner/traffic/tin"
+)
+
+// runCellification sends one traced message of each length as a single
+// packet and reads its data cells off the source switch's trace records
+// (docs/tin.md "Cellification bit-exact against traced cells"): LEN in
+// cell-index order, against golden/tin's cellification (§3.1, §3.3, §6)
+// and against the build's own CELL_FORMAT/CELL_PAYLOAD.
+func runCellification(ctx context.Context, env *selftest.Env) error {
+	c, err := cliqueOf(env)
+	if err != nil {
+		return err
+	}
+	lengths, err := env.Test.Params.Ints("packets", []int{1, 64, 148, 149, 1500, 4096})
+	if err != nil {
+		return err
+	}
+	src, err := boardParam(env, c, "src", c.topo.Boards[0])
+	if err != nil {
+		return err
+	}
+	dst, err := boardParam(env, c, "dst", c.topo.Boards[len(c.topo.Boards)-1])
+	if err != nil {
+		return err
+	}
+	if src == dst {
+		return fmt.Errorf("%s: cellification needs two boards, src and dst are both %s", env.Test.Pos, src)
+	}
+	strs := make([]string, len(lengths))
+	for i, l := range lengths {
+		if l < 1 || l >= 1<<14 {
+			return fmt.Errorf("%s: packet length %d: the burst generator's MTU takes 1..16383 bytes", env.Test.Pos, l)
+		}
+		strs[i] = strconv.Itoa(l)
+	}
+	es, err := c.golden(map[string]string{"packets": strings.Join(strs, ",")})
+	if err != nil {
+		return err
+	}
+	for _, l := range lengths {
+		p := results.Params{"bytes": strconv.Itoa(l)}
+		cells, err := tracedCells(ctx, c, src, dst, l)
+		if err != nil {
+			env.Error("cellification", src, p, err)
+			continue
+		}
+		var sizes []string
+		var bad []string
+		for i, r := range cells {
+			sizes = append(sizes, strconv.Itoa(r.Header.Len))
+			tag := tt.DecodeDataTag(r.P0)
+			if tag.Index != i {
+				bad = append(bad, fmt.Sprintf("cell %d carries index %d", i, tag.Index))
+			}
+			if tag.Last != (i == len(cells)-1) {
+				bad = append(bad, fmt.Sprintf("cell %d of %d has LAST=%v", i, len(cells), tag.Last))
+			}
+			if !r.Header.CRCOK() {
+				bad = append(bad, fmt.Sprintf("cell %d header CRC 0x%02x, want 0x%02x (CRC-8/SMBUS of bytes 0-6)", i, r.Header.CRC, tt.HeaderCRC(r.Header.Word())))
+			}
+			if r.Header.Dst.Node() != c.topo.Node[dst] || r.Header.Src.Node() != c.topo.Node[src] {
+				bad = append(bad, fmt.Sprintf("cell %d addressed %s -> %s", i, r.Header.Src, r.Header.Dst))
+			}
+		}
+		text := strings.Join(sizes, ",")
+		if len(cells) == 0 {
+			bad = append(bad, "no data cell of the packet was traced at the source switch")
+		}
+		env.Check("cellification.cells", results.Measurement{Board: src, Params: p, Metric: "tin.cell.format", Value: float64(len(bad)), Text: firstLines(bad, 4)},
+			len(bad) == 0, "indices 0..n-1, LAST on the last cell, header CRC-8 good, addressed to the packet's ends",
+			"Aquila §3.1 (routing header), docs/tin.md (data cell tag)", fmt.Sprintf("%d-byte packet from %s to %s: %s", l, src, dst, firstLines(bad, 4)))
+		// The build's own statement of its format.
+		own := tt.Timing.DataCells(c.timing, l)
+		ownText := joinInts(own)
+		env.Check("cellification.design", results.Measurement{Board: src, Params: p, Metric: "tin.cell.sizes_design", Text: text}, text == ownText,
+			ownText, fmt.Sprintf("this build's CELL_FORMAT/CELL_PAYLOAD (%d B header, %d B tag, %d B per cell)", c.timing.Header, c.timing.DataTag, c.timing.DataPayload),
+			fmt.Sprintf("%d-byte packet cut into cells %s, the build's own registers say %s", l, text, ownText))
+		// Against golden/tin.
+		if e, ok := expectation(es, "tin.cell.sizes", p); ok {
+			env.Record("cellification", results.Measurement{Board: src, Params: p, Metric: "tin.cell.sizes", Text: text, Unit: "bytes"}, e)
+		} else {
+			env.Error("cellification", src, p, fmt.Errorf("golden/tin predicted no tin.cell.sizes for %d bytes", l))
+		}
+		if e, ok := expectation(es, "tin.cell.count", p); ok {
+			env.Record("cellification.count", results.Measurement{Board: src, Params: p, Metric: "tin.cell.count", Value: float64(len(cells)), Unit: "cells"}, e)
+		}
+	}
+	return nil
+}
+
+// tracedCells sends one message of n bytes as one packet from src to dst
+// with tracing on and returns its data cells as the source switch recorded
+// their injection, in cell-index order.
+func tracedCells(ctx context.Context, c *clique, src, dst string, n int) ([]tt.TraceRecord, error) {
+	if err := c.fresh(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.r.Write(ctx, src, "TRACE_CTRL", tt.TraceBurst); err != nil {
+		return nil, err
+	}
+	ws, err := tt.Bursts{Pairs: map[string]string{src: dst}, MsgBytes: n, RateMbps: 600, Count: 1, MTU: max(n, 64), Port: tt.EPNIC}.Writes(c.topo)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.r.Load(ctx, ws); err != nil {
+		return nil, err
+	}
+	rr, err := c.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !rr.Done() {
+		return nil, fmt.Errorf("the traced %d-byte message from %s to %s did not complete: the run ended %s", n, src, dst, rr.Describe())
+	}
+	recs, err := c.r.Traces(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	var out []tt.TraceRecord
+	for _, r := range recs {
+		if r.Injected && r.Header.Type == tt.CellData {
+			out = append(out, r)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return tt.DecodeDataTag(out[i].P0).Index < tt.DecodeDataTag(out[j].P0).Index })
+	return out, nil
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}

@@ -1,0 +1,142 @@
+package tin
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"labrunner/results"
+	"labrunner/selftest"
+	tt "labrunner/traffic/tin"
+)
+
+// runIncast makes many sources burst messages to one destination port
+// (§3.3: "In the presence of severe incast, packets can be discarded while
+// conserving fabric bandwidth"): the victim's RTS queue must stop at the
+// CTD threshold, every RTS beyond it must be answered by a CTD that the
+// source acts on (the packet leaves its ingress buffer without its data
+// crossing the fabric), every other packet must arrive, and the queue depth
+// must drive ECN marking.
+func runIncast(ctx context.Context, env *selftest.Env) error {
+	c, err := cliqueOf(env)
+	if err != nil {
+		return err
+	}
+	victim, err := env.Test.Params.String("victim", "")
+	if err != nil {
+		return err
+	}
+	senders, err := env.Test.Params.Int("senders", 0)
+	if err != nil {
+		return err
+	}
+	bytes, err := env.Test.Params.Int("bytes", 1500)
+	if err != nil {
+		return err
+	}
+	messages, err := env.Test.Params.Int("messages", 4)
+	if err != nil {
+		return err
+	}
+	msgBytes, err := env.Test.Params.Int("message_bytes", 65536)
+	if err != nil {
+		return err
+	}
+	threshold, err := env.Test.Params.Int("threshold", 16)
+	if err != nil {
+		return err
+	}
+	seed, err := c.seedOf(env)
+	if err != nil {
+		return err
+	}
+	victim, srcs, err := tt.Incast(c.topo, victim, senders, seed)
+	if err != nil {
+		return fmt.Errorf("%s: %w", env.Test.Pos, err)
+	}
+	if threshold < 2 {
+		return fmt.Errorf("%s: threshold %d: the CTD threshold must let at least two RTSs queue", env.Test.Pos, threshold)
+	}
+	if err := c.fresh(ctx); err != nil {
+		return err
+	}
+	if err := c.r.Write(ctx, victim, "IP_CTD_THRESHOLD", uint32(threshold)); err != nil {
+		return err
+	}
+	ecn := threshold / 2
+	if err := c.r.Write(ctx, victim, "IP_ECN_THRESHOLD", uint32(ecn)); err != nil {
+		return err
+	}
+	pairs := map[string]string{}
+	for _, s := range srcs {
+		pairs[s] = victim
+	}
+	// Messages injected at the full injection rate: the burst is the incast.
+	ws, err := tt.Bursts{Pairs: pairs, MsgBytes: msgBytes, RateMbps: int(c.timing.InjectMbps), Count: messages, MTU: bytes, Port: tt.EPNIC}.Writes(c.topo)
+	if err != nil {
+		return err
+	}
+	if err := c.r.Load(ctx, ws); err != nil {
+		return err
+	}
+	rr, err := c.run(ctx)
+	if err != nil {
+		return err
+	}
+	p := results.Params{"victim": victim, "senders": strconv.Itoa(len(srcs)), "threshold": strconv.Itoa(threshold)}
+	if !runStatus(env, "incast", rr, p, fmt.Sprintf("incast of %d senders on %s", len(srcs), victim)) {
+		return nil
+	}
+	rd := func(b, n string) uint64 {
+		if err != nil {
+			return 0
+		}
+		var v uint32
+		v, err = c.r.Read(ctx, b, n)
+		return uint64(v)
+	}
+	sum := func(n string) uint64 {
+		if err != nil {
+			return 0
+		}
+		var v uint64
+		v, err = c.r.Sum(ctx, n, srcs...)
+		return v
+	}
+	hwm := rd(victim, "IP_RTSQ_HWM")
+	ctdSent := rd(victim, "IP_CTD_SENT")
+	delivered := rd(victim, "IP_PKTS_DELIVERED")
+	ecnMarked := rd(victim, "IP_ECN_MARKED")
+	cellsIn := rd(victim, "IP_DATA_CELLS_RECEIVED")
+	reasm := rd(victim, "IP_REASM_TIMEOUTS")
+	pkts := sum("IP_PKTS_SENT")
+	ctdRecv := sum("IP_CTD_RECEIVED")
+	cellsOut := sum("IP_DATA_CELLS_SENT")
+	fetch := sum("IP_FETCH_TIMEOUTS")
+	if err != nil {
+		return err
+	}
+	perPacket := len(c.timing.DataCells(bytes))
+	env.Check("incast.queue", results.Measurement{Board: victim, Params: p, Metric: "tin.ip.rtsq_hwm", Value: float64(hwm), Unit: "packets"},
+		hwm <= uint64(threshold), fmt.Sprintf("at most %d (IP_CTD_THRESHOLD)", threshold), "Aquila §3.3 (a CTD is sent when an RTS finds its queue over the threshold)",
+		fmt.Sprintf("the RTS queue of %s reached %d packets, past the CTD threshold of %d: RTSs beyond it were queued instead of answered by CTD", victim, hwm, threshold))
+	env.Check("incast.ctd", results.Measurement{Board: victim, Params: p, Metric: "tin.ip.ctd", Value: float64(ctdSent), Unit: "packets",
+		Text: fmt.Sprintf("%d CTD sent, %d received by the sources", ctdSent, ctdRecv)},
+		ctdSent > 0 && ctdSent == ctdRecv, "CTDs sent under the incast, each acted on by its source", "Aquila §3.3 (Clear To Drop)",
+		fmt.Sprintf("%s sent %d CTDs, the sources dropped %d packets on CTD (IP_CTD_RECEIVED): %s", victim, ctdSent, ctdRecv,
+			map[bool]string{true: "the incast never crossed the threshold (raise messages or lower threshold)", false: "CTDs lost or ignored"}[ctdSent == 0]))
+	env.Check("incast.conserved", results.Measurement{Board: victim, Params: p, Metric: "tin.ip.incast_accounted", Value: float64(delivered + ctdRecv), Unit: "packets",
+		Text: fmt.Sprintf("%d sent, %d delivered, %d dropped by CTD, %d fetch and %d reassembly timeouts", pkts, delivered, ctdRecv, fetch, reasm)},
+		delivered+ctdRecv == pkts && fetch == 0 && reasm == 0, fmt.Sprintf("%d packets delivered or dropped by CTD, no timeout", pkts),
+		"Aquila §3.3 (the egress drops a packet only by CTD)",
+		fmt.Sprintf("of %d packets %d were delivered and %d dropped by CTD; %d fetch and %d reassembly timeouts", pkts, delivered, ctdRecv, fetch, reasm))
+	env.Check("incast.data", results.Measurement{Board: victim, Params: p, Metric: "tin.ip.incast_data_cells", Value: float64(cellsIn), Unit: "cells",
+		Text: fmt.Sprintf("%d data cells sent, %d received, %d per delivered packet", cellsOut, cellsIn, perPacket)},
+		cellsIn == cellsOut && cellsIn == delivered*uint64(perPacket), fmt.Sprintf("%d cells: only delivered packets' data crosses the fabric", delivered*uint64(perPacket)),
+		"Aquila §3.3 (dropped packets are discarded without their data traversing the cell fabric)",
+		fmt.Sprintf("%d data cells sent, %d received for %d delivered packets of %d cells: dropped packets' data crossed the fabric, or cells were lost", cellsOut, cellsIn, delivered, perPacket))
+	env.Check("incast.ecn", results.Measurement{Board: victim, Params: p, Metric: "tin.ip.ecn_marked", Value: float64(ecnMarked), Unit: "packets"},
+		ecnMarked > 0, fmt.Sprintf("packets marked while the RTS queue held more than %d (IP_ECN_THRESHOLD)", ecn), "Aquila §3.3 (the RTS queue's depth is the ECN signal)",
+		fmt.Sprintf("no packet ECN-marked at %s although its RTS queue reached %d, above the marking threshold %d", victim, hwm, ecn))
+	return nil
+}

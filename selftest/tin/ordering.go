@@ -1,0 +1,445 @@
+package tin
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+
+	gor "labrunner/golden/ordering"
+	gt "labrunner/golden/tin"
+	"labrunner/results"
+	"labrunner/selftest"
+	tt "labrunner/traffic/tin"
+)
+
+// orderingMode is one kind of transfer the ordering test runs.
+type orderingMode struct {
+	name            string
+	sync, eod, slow bool
+}
+
+var orderingModes = map[string]orderingMode{
+	"ordered":     {name: "ordered"},
+	"ordered-eod": {name: "ordered-eod", eod: true},
+	"slow":        {name: "slow", slow: true},
+	"slow-eod":    {name: "slow-eod", slow: true, eod: true},
+	"sync":        {name: "sync", sync: true},
+}
+
+// streamsRun is what one run of stream traffic left behind.
+type streamsRun struct {
+	target  string
+	sources []string
+	records []tt.StreamRecord
+	execs   []tt.Execution
+	rr      tt.RunResult
+}
+
+// runStreams loads the stream generators, runs the fabric and reads the
+// sources' stream records and the target's delivery log.
+func runStreams(ctx context.Context, c *clique, s tt.Streams, knobs map[string]tt.Writes) (*streamsRun, error) {
+	ws, _, err := s.Writes(c.topo)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.r.Load(ctx, knobs); err != nil {
+		return nil, err
+	}
+	if err := c.r.Load(ctx, ws); err != nil {
+		return nil, err
+	}
+	rr, err := c.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &streamsRun{target: s.Target, sources: s.Sources, rr: rr}
+	for _, src := range s.Sources {
+		recs, err := c.r.Streams(ctx, src)
+		if err != nil {
+			return nil, err
+		}
+		out.records = append(out.records, recs...)
+	}
+	if out.execs, err = c.r.Executions(ctx, s.Target); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// golden turns the run into golden/ordering's terms: one Stream per stream
+// record (source board, mode, length, EOD), the executions of the delivery
+// log mapped onto them, and which streams finished. Executions of no known
+// stream are returned as problems.
+func (sr *streamsRun) golden(c *clique) ([]gor.Stream, []gor.Exec, []bool, []string) {
+	srcIndex := map[string]int{}
+	for i, s := range sr.sources {
+		srcIndex[s] = i
+	}
+	type key struct {
+		node tt.Node
+		tag  uint16
+	}
+	index := map[key]int{}
+	var streams []gor.Stream
+	var complete []bool
+	for _, r := range sr.records {
+		mode := gor.Fast
+		switch {
+		case r.Flags&tt.ORecSync != 0:
+			mode = gor.Sync
+		case r.Flags&(tt.ORecSlow|tt.ORecNoCID) != 0:
+			mode = gor.Slow
+		}
+		index[key{c.topo.Node[r.Board], r.Tag}] = len(streams)
+		streams = append(streams, gor.Stream{Src: srcIndex[r.Board], Mode: mode, N: r.Len, EOD: r.Flags&tt.ORecEOD != 0})
+		complete = append(complete, r.ClosedNS != 0)
+	}
+	var execs []gor.Exec
+	var problems []string
+	for _, e := range sr.execs {
+		i, ok := index[key{e.Src.Node(), e.Tag}]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("an execution of %s tag %d SEQ %d belongs to no stream a source recorded", e.Src, e.Tag, e.Seq))
+			continue
+		}
+		execs = append(execs, gor.Exec{Stream: i, Seq: e.Seq})
+	}
+	return streams, execs, complete, problems
+}
+
+// streamSetup reads the target and sources of an ordering test.
+func streamSetup(env *selftest.Env, c *clique, defSources int) (string, []string, uint64, error) {
+	target, err := boardParam(env, c, "target", c.topo.Boards[len(c.topo.Boards)-1])
+	if err != nil {
+		return "", nil, 0, err
+	}
+	n, err := env.Test.Params.Int("sources", defSources)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	seed, err := c.seedOf(env)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	_, srcs, err := tt.Incast(c.topo, target, n, seed)
+	if err != nil {
+		return "", nil, 0, fmt.Errorf("%s: %w", env.Test.Pos, err)
+	}
+	return target, srcs, seed, nil
+}
+
+// runOrdering runs each transfer mode under the ordering knobs (REQ loss at
+// the target, ACK loss and injection jitter at the sources, a fixed drop
+// pattern) and judges the target's delivery log with golden/ordering's
+// CheckLog: ordered streams' first executions in issue order, no REQ of an
+// exactly-once stream (or any synchronization operation) executed twice,
+// every synchronization operation after all of its data, every finished
+// stream executed entirely (SC'18 §III-D, §III-E).
+func runOrdering(ctx context.Context, env *selftest.Env) error {
+	c, err := cliqueOf(env)
+	if err != nil {
+		return err
+	}
+	modes, err := env.Test.Params.Strings("modes", []string{"ordered", "ordered-eod", "sync"})
+	if err != nil {
+		return err
+	}
+	target, srcs, seed, err := streamSetup(env, c, 3)
+	if err != nil {
+		return err
+	}
+	perSource, err := env.Test.Params.Int("streams", 4)
+	if err != nil {
+		return err
+	}
+	lengths, err := env.Test.Params.Ints("lengths", []int{10, 20, 40})
+	if err != nil {
+		return err
+	}
+	conc, err := env.Test.Params.Int("concurrent", 2)
+	if err != nil {
+		return err
+	}
+	knob := map[string]int{}
+	for k, def := range map[string]int{"loss_req_ppm": 20000, "loss_ack_ppm": 20000, "drop_every": 7, "jitter_ns": 200} {
+		if knob[k], err = env.Test.Params.Int(k, def); err != nil {
+			return err
+		}
+	}
+	knobs := map[string]tt.Writes{target: {tt.Set("ORD_LOSS_REQ_PPM", uint32(knob["loss_req_ppm"])), tt.Set("ORD_DROP_EVERY", uint32(knob["drop_every"]))}}
+	for _, s := range srcs {
+		knobs[s] = tt.Writes{tt.Set("ORD_LOSS_ACK_PPM", uint32(knob["loss_ack_ppm"])), tt.Set("ORD_JITTER_NS", uint32(knob["jitter_ns"]))}
+	}
+	stress := knob["loss_req_ppm"] > 0 || knob["loss_ack_ppm"] > 0 || knob["drop_every"] > 0
+	for _, name := range modes {
+		om, ok := orderingModes[name]
+		if !ok {
+			return fmt.Errorf("%s: ordering mode %q: want one of ordered, ordered-eod, slow, slow-eod, sync", env.Test.Pos, name)
+		}
+		p := results.Params{"mode": om.name, "target": target}
+		if err := c.fresh(ctx); err != nil {
+			return err
+		}
+		sr, err := runStreams(ctx, c, tt.Streams{Target: target, Sources: srcs, PerSource: perSource, Lengths: lengths, Bytes: 64,
+			Concurrent: conc, Sync: om.sync, EOD: om.eod, Slow: om.slow, Seed: seed}, knobs)
+		if err != nil {
+			return err
+		}
+		runStatus(env, "ordering", sr.rr, p, "ordering streams, mode "+om.name)
+		judgeLog(env, c, "ordering", sr, p, len(srcs)*perSource)
+		if stress {
+			lost, err := c.r.Sum(ctx, "ORD_DROPPED_REQ", target)
+			if err != nil {
+				return err
+			}
+			lostAck, err := c.r.Sum(ctx, "ORD_DROPPED_ACK", srcs...)
+			if err != nil {
+				return err
+			}
+			retx, err := c.r.Sum(ctx, "ORD_RETX", srcs...)
+			if err != nil {
+				return err
+			}
+			env.Check("ordering.stress", results.Measurement{Board: target, Params: p, Metric: "tin.ord.lost", Value: float64(lost + lostAck), Unit: "packets",
+				Text: fmt.Sprintf("%d REQs and %d ACKs dropped by the knobs, %d retransmissions", lost, lostAck, retx)},
+				lost+lostAck > 0 && retx > 0, "REQs or ACKs lost and retransmitted", "test setup (ORD_* knobs, docs/tin.md)",
+				"the loss knobs dropped nothing, or nothing was retransmitted: the run did not test recovery from loss")
+		}
+	}
+	return nil
+}
+
+// judgeLog records CheckLog's verdict on a run's delivery log, and that
+// every stream the sources were given completed.
+func judgeLog(env *selftest.Env, c *clique, name string, sr *streamsRun, p results.Params, want int) {
+	streams, execs, complete, problems := sr.golden(c)
+	bad := append(problems, gor.CheckLog(streams, execs, complete)...)
+	released := 0
+	for _, e := range sr.execs {
+		if e.Flags&tt.DLogReleased != 0 {
+			released++
+		}
+	}
+	m := results.Measurement{Board: sr.target, Params: p, Metric: "tin.ord.log_violations", Value: float64(len(bad)), Unit: "violations",
+		Text: fmt.Sprintf("%d executions of %d streams", len(execs), len(streams))}
+	if len(bad) > 0 {
+		m.Text += ": " + firstLines(bad, 3)
+	}
+	msg := fmt.Sprintf("%s's delivery log breaks SC'18 §III in %d places (golden/ordering.CheckLog): %s", sr.target, len(bad), firstLines(bad, 4))
+	if released > 0 {
+		msg += fmt.Sprintf("; %d executions were released from the reorder buffer before their predecessors arrived", released)
+	}
+	env.Check(name, m, len(bad) == 0, "every stream's executions as its mode guarantees (order, exactly once, synchronization after data)",
+		"SC'18 §III-D, §III-E (golden/ordering.CheckLog)", msg)
+	done := 0
+	for _, ok := range complete {
+		if ok {
+			done++
+		}
+	}
+	env.Check(name+".complete", results.Measurement{Board: sr.target, Params: p, Metric: "tin.ord.streams_done", Value: float64(done), Unit: "streams",
+		Text: fmt.Sprintf("%d stream records, %d closed", len(complete), done)}, len(complete) == want && done == want,
+		fmt.Sprintf("%d streams closed by FIN-ACK", want), "SC'18 §III-D2 (FIN/FIN-ACK closes every stream)",
+		fmt.Sprintf("%d of %d streams recorded as closed: streams did not complete", done, want))
+}
+
+// runFallback runs more concurrent fast streams than the target has
+// receiver connections (SC'18 §IV-D's last experiment: two): the streams
+// that find none are NACKed and fall back to slow mode (§III-C) as many as
+// golden/ordering.Run predicts for the same streams, the log stays
+// correct, and the target never holds more than its connections.
+func runFallback(ctx context.Context, env *selftest.Env) error {
+	c, err := cliqueOf(env)
+	if err != nil {
+		return err
+	}
+	target, srcs, seed, err := streamSetup(env, c, 3)
+	if err != nil {
+		return err
+	}
+	length, err := env.Test.Params.Int("length", 20)
+	if err != nil {
+		return err
+	}
+	conns, err := env.Test.Params.Int("conns", 2)
+	if err != nil {
+		return err
+	}
+	if err := c.fresh(ctx); err != nil {
+		return err
+	}
+	rob, err := c.r.Read(ctx, target, "ORD_ROB_ENTRIES")
+	if err != nil {
+		return err
+	}
+	window, err := c.r.Read(ctx, srcs[0], "ORD_MAX_OUTSTANDING")
+	if err != nil {
+		return err
+	}
+	p := results.Params{"conns": strconv.Itoa(conns), "sources": strconv.Itoa(len(srcs))}
+	sr, err := runStreams(ctx, c, tt.Streams{Target: target, Sources: srcs, PerSource: 1, Lengths: []int{length}, Bytes: 64, Concurrent: 1, Seed: seed},
+		map[string]tt.Writes{target: {tt.Set("ORD_TGT_CONNS", uint32(conns))}})
+	if err != nil {
+		return err
+	}
+	runStatus(env, "fallback", sr.rr, p, "fast streams beyond the receiver connections")
+	judgeLog(env, c, "fallback.log", sr, p, len(srcs))
+	// golden/ordering plays the same streams: one per source, started
+	// together, in order, without loss.
+	gs := make([]gor.Stream, len(srcs))
+	for i := range gs {
+		gs[i] = gor.Stream{Src: i, Mode: gor.Fast, N: length}
+	}
+	ref, err := gor.Run(gor.Config{Target: gor.TargetConfig{Conns: conns, ROB: int(rob)}, Window: int(window)}, gs, nil)
+	if err != nil {
+		return err
+	}
+	want := 0
+	for _, s := range ref.Streams {
+		if s.FellBack {
+			want++
+		}
+	}
+	fell, err := c.r.Sum(ctx, "ORD_FALLBACKS", srcs...)
+	if err != nil {
+		return err
+	}
+	nacks, err := c.r.Read(ctx, target, "ORD_NACK_NOCONN")
+	if err != nil {
+		return err
+	}
+	env.Record("fallback", results.Measurement{Board: target, Params: p, Metric: "ordering.fallbacks", Value: float64(fell), Unit: "streams",
+		Text: fmt.Sprintf("%d NACKs for want of a connection (ORD_NACK_NOCONN)", nacks)},
+		results.Expectation{Metric: "ordering.fallbacks", Value: float64(want), Unit: "streams", Source: "SC'18 §III-C, §IV-D (golden/ordering.Run)",
+			Note: fmt.Sprintf("%d fast streams of %d REQs started together against %d receiver connections: the reference falls back %d to slow mode", len(srcs), length, conns, want)})
+	env.Check("fallback.nack", results.Measurement{Board: target, Params: p, Metric: "tin.ord.nack_noconn", Value: float64(nacks), Unit: "NACKs"},
+		nacks > 0 || len(srcs) <= conns, "NACKs (no connection) for the streams beyond the connections", "SC'18 §III-C",
+		fmt.Sprintf("%d streams against %d connections, but %s sent no NACK for want of a connection", len(srcs), conns, target))
+	es, err := gor.Model{}.Predict(map[string]string{"conns": strconv.Itoa(conns), "cases": "", "lengths": "", "latency_modes": ""})
+	if err != nil {
+		return err
+	}
+	hwm, err := c.r.Read(ctx, target, "ORD_CONN_HWM")
+	if err != nil {
+		return err
+	}
+	if e, ok := expectation(es, "ordering.connections", results.Params{"conns": strconv.Itoa(conns)}); ok {
+		env.Record("fallback.connections", results.Measurement{Board: target, Params: p, Metric: "ordering.connections", Value: float64(hwm), Unit: "connections"}, e)
+	} else {
+		env.Error("fallback.connections", target, p, fmt.Errorf("golden/ordering predicted no ordering.connections for %d connections", conns))
+	}
+	return nil
+}
+
+// runROB streams ordered transfers under reordering (adaptive routing and
+// injection jitter) and scores the target's peak reorder-buffer occupancy
+// against golden/ordering's skew-sized capacity (SC'18 §IV-D): the skew is
+// the spread of golden/tin's unloaded latencies over every route an ordering
+// REQ may take from a source to the target, plus the jitter; a packet's
+// time is an OREQ cell's serialization on a link.
+func runROB(ctx context.Context, env *selftest.Env) error {
+	c, err := cliqueOf(env)
+	if err != nil {
+		return err
+	}
+	target, srcs, seed, err := streamSetup(env, c, 2)
+	if err != nil {
+		return err
+	}
+	perSource, err := env.Test.Params.Int("streams", 4)
+	if err != nil {
+		return err
+	}
+	length, err := env.Test.Params.Int("length", 40)
+	if err != nil {
+		return err
+	}
+	jitter, err := env.Test.Params.Int("jitter_ns", 200)
+	if err != nil {
+		return err
+	}
+	buffer, err := env.Test.Params.Int("buffer_packets", 20)
+	if err != nil {
+		return err
+	}
+	gapParam, err := env.Test.Params.String("gap_ns", "link")
+	if err != nil {
+		return err
+	}
+	if err := c.fresh(ctx); err != nil {
+		return err
+	}
+	rmaTC, err := c.r.Read(ctx, target, "RMA_TC.ORD")
+	if err != nil {
+		return err
+	}
+	const reqBytes = 64
+	oreq := int(c.timing.CellMax-c.timing.OReqMax) + reqBytes // 24 B of header and REQ fields + data
+	pl, err := c.goldenPlan(nil)
+	if err != nil {
+		return err
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range srcs {
+		rs, err := pl.Clique.Routes(goldenAddr(c.topo.Node[s].Addr()), goldenAddr(c.topo.Node[target].Addr()), gt.FullyAdaptive, int(rmaTC))
+		if err != nil {
+			return err
+		}
+		for _, path := range rs.All() {
+			l := pl.Timing.CellLatency(path, oreq)
+			lo, hi = math.Min(lo, l), math.Max(hi, l)
+		}
+	}
+	skew := hi - lo + float64(jitter)
+	packetNS := pl.Timing.Serialization(oreq, gt.Local)
+	// §IV-D's sources inject "bursts of back-to-back packets" at the full
+	// link rate; a TiN endpoint injects at 4x a link's rate (100 Gb/s into
+	// 25 Gb/s links) and would queue its own REQs at its outputs, a
+	// congestion delay §IV-D leaves out of the sizing (its footnote 12).
+	// By default REQs leave one link packet time apart (OG_GAP_NS).
+	gap := int(math.Ceil(packetNS))
+	if gapParam != "link" {
+		if gap, err = strconv.Atoi(gapParam); err != nil || gap < 0 {
+			return fmt.Errorf("%s: gap_ns %q: want \"link\" or a number of ns", env.Test.Pos, gapParam)
+		}
+	}
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	es, err := gor.Model{}.Predict(map[string]string{"skew_ns": g(skew), "packet_ns": g(packetNS), "buffer_packets": strconv.Itoa(buffer),
+		"cases": "", "lengths": "", "latency_modes": ""})
+	if err != nil {
+		return err
+	}
+	knobs := map[string]tt.Writes{}
+	for _, s := range srcs {
+		knobs[s] = tt.Writes{tt.Set("ORD_JITTER_NS", uint32(jitter))}
+	}
+	p := results.Params{"target": target, "sources": strconv.Itoa(len(srcs)), "jitter_ns": strconv.Itoa(jitter), "gap_ns": strconv.Itoa(gap)}
+	sr, err := runStreams(ctx, c, tt.Streams{Target: target, Sources: srcs, PerSource: perSource, Lengths: []int{length}, Bytes: reqBytes,
+		Concurrent: 1, GapNS: gap, Seed: seed}, knobs)
+	if err != nil {
+		return err
+	}
+	runStatus(env, "rob_occupancy", sr.rr, p, "ordered streams under reordering")
+	judgeLog(env, c, "rob_occupancy.log", sr, p, len(srcs)*perSource)
+	hwm, err := c.r.Read(ctx, target, "ORD_ROB_HWM")
+	if err != nil {
+		return err
+	}
+	inserts, err := c.r.Read(ctx, target, "ORD_ROB_INSERTS")
+	if err != nil {
+		return err
+	}
+	env.Check("rob_occupancy.reordered", results.Measurement{Board: target, Params: p, Metric: "tin.ord.rob_inserts", Value: float64(inserts), Unit: "REQs"},
+		inserts > 0, "REQs arrived out of order and waited in the reorder buffer", "SC'18 §IV-D (adaptive routing reorders)",
+		"no REQ waited in the reorder buffer: nothing was reordered, so the occupancy bound was not exercised (raise jitter_ns)")
+	e, ok := expectation(es, "ordering.rob.occupancy", results.Params{})
+	if !ok {
+		return fmt.Errorf("golden/ordering predicted no ordering.rob.occupancy")
+	}
+	e.Note += fmt.Sprintf("; skew %.0f ns = %.0f ns route spread (golden/tin, %d-byte OREQ cells, class %d) + %d ns jitter, %.1f ns per packet, REQs %d ns apart",
+		skew, hi-lo, oreq, rmaTC, jitter, packetNS, gap)
+	env.Record("rob_occupancy", results.Measurement{Board: target, Params: p, Metric: "ordering.rob.occupancy", Value: float64(hwm), Unit: "packets",
+		Text: fmt.Sprintf("%d REQs waited in the buffer", inserts)}, e)
+	return nil
+}

@@ -1,0 +1,271 @@
+package tin
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	gt "labrunner/golden/tin"
+	"labrunner/results"
+	"labrunner/selftest"
+	tt "labrunner/traffic/tin"
+)
+
+// goldenAddr converts a design address to golden/tin's.
+func goldenAddr(a tt.Addr) gt.Addr { return gt.Addr{Pod: a.Pod(), TiN: a.TiN(), EP: a.EP()} }
+
+// pathJudge checks stitched paths against golden/tin's route sets.
+type pathJudge struct {
+	pl   *gt.Plan
+	sets map[string]gt.RouteSet
+}
+
+func newPathJudge(c *clique) (*pathJudge, error) {
+	pl, err := c.goldenPlan(nil)
+	if err != nil {
+		return nil, err
+	}
+	return &pathJudge{pl: pl, sets: map[string]gt.RouteSet{}}, nil
+}
+
+// set returns the golden route set of a cell's addresses, mode and class.
+func (j *pathJudge) set(id tt.CellID, mode gt.Mode, class int) (gt.RouteSet, error) {
+	k := fmt.Sprintf("%s>%s/%d/%d", id.Src.Node(), id.Dst.Node(), mode, class)
+	if rs, ok := j.sets[k]; ok {
+		return rs, nil
+	}
+	rs, err := j.pl.Clique.Routes(goldenAddr(id.Src), goldenAddr(id.Dst), mode, class)
+	if err != nil {
+		return rs, err
+	}
+	j.sets[k] = rs
+	return rs, nil
+}
+
+// judge reports whether a complete path lies in the golden set, with the
+// set rendered for messages.
+func (j *pathJudge) judge(p tt.CellPath, mode gt.Mode) (bool, string, error) {
+	rs, err := j.set(p.ID, mode, p.Class())
+	if err != nil {
+		return false, "", err
+	}
+	in, err := gt.PathInSet(p.Text(), rs)
+	if err != nil {
+		return false, "", err
+	}
+	all := rs.All()
+	names := make([]string, 0, len(all))
+	for _, q := range all {
+		names = append(names, q.String())
+	}
+	return in, strings.Join(names, " | "), nil
+}
+
+// routeMode is a mode's name, ROUTE_MODE value and golden mode.
+type routeMode struct {
+	name  string
+	value uint32
+	mode  gt.Mode
+}
+
+func parseRouteModes(names []string) ([]routeMode, error) {
+	var out []routeMode
+	for _, n := range names {
+		m, err := gt.ParseMode(n)
+		if err != nil {
+			return nil, err
+		}
+		v, ok := tt.RouteModes[m.String()]
+		if !ok {
+			return nil, fmt.Errorf("routing mode %s has no ROUTE_MODE value", m)
+		}
+		out = append(out, routeMode{m.String(), v, m})
+	}
+	return out, nil
+}
+
+// runRoutes puts every cell type in one routing mode at a time (ROUTE_MODE
+// all 0, 0x1555, 0x2AAA or 0x3FFF), traces light uniform-random traffic
+// between every pair of boards, stitches the RTS, CTS and data cells'
+// paths and judges them against golden/tin's route set of that mode and
+// traffic class (§3.2): TiN sequence, hop count and VCs. In a hashed mode
+// every cell of an address pair and class must take one path.
+func runRoutes(ctx context.Context, env *selftest.Env) error {
+	c, err := cliqueOf(env)
+	if err != nil {
+		return err
+	}
+	names, err := env.Test.Params.Strings("modes", []string{"fully-adaptive", "minimal-adaptive", "deterministic", "minimal-deterministic"})
+	if err != nil {
+		return err
+	}
+	modes, err := parseRouteModes(names)
+	if err != nil {
+		return fmt.Errorf("%s: %w", env.Test.Pos, err)
+	}
+	load, err := env.Test.Params.Float("load", 0.02)
+	if err != nil {
+		return err
+	}
+	count, err := env.Test.Params.Int("count", 8)
+	if err != nil {
+		return err
+	}
+	// Packets of several cells: a packet's cells queue at the source's
+	// output faster than a link drains them (100 Gb/s injection, 25 Gb/s
+	// links), so adaptive modes take non-minimal entries too (§5.1
+	// self-congestion) and their whole route sets are exercised.
+	bytes, err := env.Test.Params.Int("bytes", 600)
+	if err != nil {
+		return err
+	}
+	seed, err := c.seedOf(env)
+	if err != nil {
+		return err
+	}
+	judge, err := newPathJudge(c)
+	if err != nil {
+		return err
+	}
+	es, err := c.golden(map[string]string{"modes": strings.Join(names, ",")})
+	if err != nil {
+		return err
+	}
+	for _, rm := range modes {
+		if err := c.fresh(ctx); err != nil {
+			return err
+		}
+		if err := c.r.WriteAll(ctx, "ROUTE_MODE", rm.value); err != nil {
+			return err
+		}
+		if err := c.r.WriteAll(ctx, "TRACE_CTRL", tt.TraceIP); err != nil {
+			return err
+		}
+		ws, err := tt.UniformRandom{Load: load, Bytes: bytes, Count: count, Port: tt.EPNIC, Seed: seed}.Writes(c.topo, c.timing.InjectMbps)
+		if err != nil {
+			return err
+		}
+		if err := c.r.Load(ctx, ws); err != nil {
+			return err
+		}
+		rr, err := c.run(ctx)
+		if err != nil {
+			return err
+		}
+		runStatus(env, "routes", rr, results.Params{"mode": rm.name}, "traced uniform-random traffic in mode "+rm.name)
+		recs, err := c.r.AllTraces(ctx)
+		if err != nil {
+			return err
+		}
+		paths := tt.Stitch(c.topo, recs)
+		judgeModePaths(env, c, judge, es, rm, paths)
+	}
+	return nil
+}
+
+// judgeModePaths records, per traffic class, the share of complete paths
+// in the golden sets, the paths that could not be stitched, and for a
+// hashed mode the distinct paths per address pair.
+func judgeModePaths(env *selftest.Env, c *clique, judge *pathJudge, es []results.Expectation, rm routeMode, paths []tt.CellPath) {
+	type tally struct {
+		total, in int
+		outside   []string
+		distinct  map[string]map[string]bool // address pair -> path texts
+		pairs     map[string]bool
+	}
+	byClass := map[int]*tally{}
+	var broken []string
+	for _, p := range paths {
+		if !p.Complete {
+			broken = append(broken, fmt.Sprintf("%s %s->%s: %s", p.ID.Type, p.ID.Src, p.ID.Dst, firstLines(p.Problems, 2)))
+			continue
+		}
+		t := byClass[p.Class()]
+		if t == nil {
+			t = &tally{distinct: map[string]map[string]bool{}, pairs: map[string]bool{}}
+			byClass[p.Class()] = t
+		}
+		t.total++
+		in, set, err := judge.judge(p, rm.mode)
+		if err != nil {
+			env.Error("routes", "", results.Params{"mode": rm.name}, err)
+			return
+		}
+		if in {
+			t.in++
+		} else if len(t.outside) < 4 {
+			t.outside = append(t.outside, fmt.Sprintf("%s %s: %s not in {%s}", p.ID.Type, p.ID.Src.Node().String()+">"+p.ID.Dst.Node().String(), p.Text(), set))
+		}
+		k := p.ID.Src.String() + ">" + p.ID.Dst.String()
+		if t.distinct[k] == nil {
+			t.distinct[k] = map[string]bool{}
+		}
+		t.distinct[k][p.Text()] = true
+		t.pairs[p.ID.Src.Node().String()+">"+p.ID.Dst.Node().String()] = true
+	}
+	p := results.Params{"mode": rm.name}
+	env.Check("routes.stitch", results.Measurement{Params: p, Metric: "tin.trace.broken_paths", Value: float64(len(broken)), Text: firstLines(broken, 3)},
+		len(broken) == 0 && len(byClass) > 0, "every traced cell stitched from injection to ejection along the cabling", "Aquila §6 (cell tracing)",
+		fmt.Sprintf("mode %s: %d traced cells could not be stitched into a path (%s)%s", rm.name, len(broken), firstLines(broken, 3),
+			map[bool]string{true: "; no traced cell at all"}[len(byClass) == 0]))
+	classes := make([]int, 0, len(byClass))
+	for k := range byClass {
+		classes = append(classes, k)
+	}
+	sort.Ints(classes)
+	for _, cls := range classes {
+		t := byClass[cls]
+		pc := results.Params{"mode": rm.name, "class": strconv.Itoa(cls)}
+		var e results.Expectation
+		found := false
+		for _, x := range es {
+			if x.Metric == "tin.route.in_set" && x.Params["mode"] == rm.name {
+				e, found = x, true
+				break
+			}
+		}
+		if !found {
+			env.Error("routes", "", pc, fmt.Errorf("golden/tin predicted no tin.route.in_set for mode %s", rm.name))
+			continue
+		}
+		e.Note = fmt.Sprintf("every traced path of class %d in golden/tin's %s route set of its pair (%d pairs traced)", cls, rm.name, len(t.pairs))
+		m := results.Measurement{Params: pc, Metric: "tin.route.in_set", Value: float64(t.in) / float64(t.total), Unit: "fraction",
+			Text: fmt.Sprintf("%d of %d paths in the golden set", t.in, t.total)}
+		if len(t.outside) > 0 {
+			m.Text += "; outside: " + strings.Join(t.outside, "; ")
+		}
+		env.Record("routes", m, e)
+		if !rm.mode.Hashed() {
+			continue
+		}
+		most, where := 0, ""
+		for k, set := range t.distinct {
+			if len(set) > most {
+				most, where = len(set), k
+				if len(set) > 1 {
+					var ps []string
+					for s := range set {
+						ps = append(ps, s)
+					}
+					sort.Strings(ps)
+					where = k + ": " + strings.Join(ps, " | ")
+				}
+			}
+		}
+		var d results.Expectation
+		found = false
+		for _, x := range es {
+			if x.Metric == "tin.route.distinct" && x.Params["mode"] == rm.name {
+				d, found = x, true
+				break
+			}
+		}
+		if !found {
+			env.Error("routes.distinct", "", pc, fmt.Errorf("golden/tin predicted no tin.route.distinct for mode %s", rm.name))
+			continue
+		}
+		env.Record("routes.distinct", results.Measurement{Params: pc, Metric: "tin.route.distinct", Value: float64(most), Unit: "paths", Text: where}, d)
+	}
+}

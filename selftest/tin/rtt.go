@@ -1,0 +1,123 @@
+package tin
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"labrunner/results"
+	"labrunner/selftest"
+	tt "labrunner/traffic/tin"
+)
+
+// runRTT measures the fabric RTT of uniform-random IP with Poisson arrivals
+// at several offered loads (§5.1: NIC timestamps, the reply sent at once by
+// the destination), mean and 99th percentile over every board's samples,
+// and scores them against golden/tin's simulation of the same Clique: same
+// shape and global wiring, the build's link rate, injection rate,
+// fall-through, PCS and FEC registers, the lab's cable delays, the
+// design's CTS window, the same packet and reply sizes.
+func runRTT(ctx context.Context, env *selftest.Env) error {
+	c, err := cliqueOf(env)
+	if err != nil {
+		return err
+	}
+	loads, err := env.Test.Params.Floats("loads", []float64{0.05, 0.1, 0.2})
+	if err != nil {
+		return err
+	}
+	bytes, err := env.Test.Params.Int("bytes", 1500)
+	if err != nil {
+		return err
+	}
+	reply, err := env.Test.Params.Int("reply", 64)
+	if err != nil {
+		return err
+	}
+	count, err := env.Test.Params.Int("count", 200)
+	if err != nil {
+		return err
+	}
+	simPackets, err := env.Test.Params.Int("sim_packets", 4000)
+	if err != nil {
+		return err
+	}
+	replicas, err := env.Test.Params.Int("replicas", 2)
+	if err != nil {
+		return err
+	}
+	seed, err := c.seedOf(env)
+	if err != nil {
+		return err
+	}
+	ls := make([]string, len(loads))
+	for i, l := range loads {
+		ls[i] = strconv.FormatFloat(l, 'g', -1, 64)
+	}
+	es, err := c.golden(map[string]string{"loads": strings.Join(ls, ","), "bytes": strconv.Itoa(bytes), "reply": strconv.Itoa(reply),
+		"sim_packets": strconv.Itoa(simPackets), "warmup": strconv.Itoa(simPackets / 4), "replicas": strconv.Itoa(replicas),
+		"seed": strconv.FormatUint(seed, 10), "sim_mode": "fully-adaptive"})
+	if err != nil {
+		return err
+	}
+	for i, load := range loads {
+		p := results.Params{"load": ls[i], "bytes": strconv.Itoa(bytes)}
+		if err := c.fresh(ctx); err != nil {
+			return err
+		}
+		ws, err := tt.UniformRandom{Load: load, Bytes: bytes, Count: count, Reply: true, ReplyBytes: reply, Port: tt.EPNIC, Seed: seed + uint64(i)}.
+			Writes(c.topo, c.timing.InjectMbps)
+		if err != nil {
+			return err
+		}
+		if err := c.r.Load(ctx, ws); err != nil {
+			return err
+		}
+		rr, err := c.run(ctx)
+		if err != nil {
+			return err
+		}
+		if !runStatus(env, "rtt", rr, p, fmt.Sprintf("uniform-random traffic at load %s", ls[i])) {
+			continue
+		}
+		s, err := c.r.AllSamples(ctx, tt.LatIP)
+		if err != nil {
+			env.Error("rtt", "", p, err)
+			continue
+		}
+		sent, err := c.r.Sum(ctx, "IPG_SENT")
+		if err != nil {
+			return err
+		}
+		if uint64(len(s)) != sent {
+			env.Check("rtt.samples", results.Measurement{Params: p, Metric: "tin.fabric.rtt_samples", Value: float64(len(s)), Unit: "samples"}, false,
+				fmt.Sprintf("%d samples, one per request", sent), "docs/tin.md (LAT class 0 with REPLY)",
+				fmt.Sprintf("%d RTT samples for %d requests: replies lost or samples overflowed", len(s), sent))
+		}
+		if len(s) == 0 {
+			continue
+		}
+		sort.Float64s(s)
+		for _, st := range []struct {
+			stat string
+			v    float64
+		}{{"mean", mean(s)}, {"p99", percentile(s, 0.99)}} {
+			pp := p.Clone()
+			pp["stat"] = st.stat
+			e, ok := expectation(es, "tin.fabric.rtt", pp)
+			if !ok {
+				env.Error("rtt", "", pp, fmt.Errorf("golden/tin predicted no tin.fabric.rtt for %v", pp))
+				continue
+			}
+			m := results.Measurement{Params: pp, Metric: "tin.fabric.rtt", Value: st.v, Unit: "ns",
+				Text: fmt.Sprintf("%d samples, p50 %.0f ns, max %.0f ns", len(s), percentile(s, 0.5), s[len(s)-1])}
+			if st.stat == "mean" {
+				m.Samples = s
+			}
+			env.Record("rtt", m, e)
+		}
+	}
+	return nil
+}
