@@ -40,6 +40,7 @@ func BenchmarkRack100kFlowsLoad05(b *testing.B) {
 		b.ReportMetric(time.Since(start).Seconds(), "s/run")
 		b.ReportMetric(float64(s.Flows)/time.Since(start).Seconds(), "flows/s")
 		b.ReportMetric(float64(s.MaxQueue), "max-queue")
+		b.ReportMetric(float64(s.Joined), "joined-flows")
 	}
 }
 

@@ -20,25 +20,42 @@ func QueueBoundEq5(incast int) int { return 1 + incast }
 // many epochs pass between two of its cells when nothing but the feedback
 // loop holds it back (§6.2: "Shoal's congestion control mechanism prevents a
 // node from sending its next cell to an intermediate node until it has
-// received feedback from it"): src sends in its slot to mid; mid acts on the
-// cell DelaySlots later; mid's next slot to src carries the feedback; src acts
-// on it DelaySlots after that and sends in its next slot to mid. The loop is
-// a whole number of epochs since src's slot to mid recurs once an epoch.
+// received feedback from it"): src sends in its slot to mid; mid puts the
+// whole cell into its queue DelaySlots later; mid's next slot to src carries
+// the feedback in its header; src can use it FeedbackSlots after the start of
+// that slot (ruling 2: once the header has arrived, not the whole cell) and
+// sends in its next slot to mid. The loop is a whole number of epochs since
+// src's slot to mid recurs once an epoch.
 func FeedbackLoop(c Config, s *Schedule, src, mid int) (int, error) {
+	return feedbackLoop(c, s, src, mid, c.DelaySlots())
+}
+
+// FastestFeedbackLoop is FeedbackLoop when mid may also report on a cell
+// as soon as its header has arrived (it names the queue the cell goes to,
+// Fig. 5), rather than once the whole cell is queued. §3.3.2 ("when node j
+// receives the cell, it records the index k") allows both readings; the
+// lead's ruling 2b uses this, the tightest loop the mechanism allows, for
+// the upper end of throughput bands only. The simulation and the fair rates
+// keep FeedbackLoop's reading.
+func FastestFeedbackLoop(c Config, s *Schedule, src, mid int) (int, error) {
+	return feedbackLoop(c, s, src, mid, c.FeedbackSlots())
+}
+
+func feedbackLoop(c Config, s *Schedule, src, mid, forward int) (int, error) {
 	a, _, ok1 := s.When(src, mid)
 	b, _, ok2 := s.When(mid, src)
 	if !ok1 || !ok2 {
 		return 0, fmt.Errorf("feedback loop: nodes %d and %d are not a pair of the %d-node schedule", src, mid, s.Nodes())
 	}
-	E, d := s.EpochSlots(), c.DelaySlots()
-	// mid's first slot to src at or after a+d.
+	E, f := s.EpochSlots(), c.FeedbackSlots()
+	// mid's first slot to src at or after a+forward.
 	back := b
-	for back < a+d {
+	for back < a+forward {
 		back += E
 	}
-	// src's first slot to mid at or after back+d, at least one epoch on.
+	// src's first slot to mid at or after back+f, at least one epoch on.
 	next := a + E
-	for next < back+d {
+	for next < back+f {
 		next += E
 	}
 	return (next - a) / E, nil

@@ -205,12 +205,33 @@ func (c Config) EpochSlots() int {
 // EpochNS is the epoch length (§3.4: epoch = (N-1)/channels slots).
 func (c Config) EpochNS() float64 { return float64(c.EpochSlots()) * c.SlotNS }
 
-// DelaySlots is how many slots after the start of its send slot a cell can be
-// acted upon by its receiver: the cell's last byte leaves at the end of the
-// slot and reaches the receiver PropNS later; the receiver acts at the next
-// slot boundary.
+// DelaySlots is how many slots after the start of its send slot a whole cell
+// can be acted upon by its receiver: the cell's last byte leaves at the end
+// of the slot and reaches the receiver PropNS later; the receiver acts at the
+// next slot boundary. An intermediate node needs the whole cell: it puts the
+// cell into Q_jk and only then records the queue for its feedback (§3.3.2:
+// "it records the index k of the queue that the cell is added to").
+// Prototype, 12-cycle slots: 1 + ceil(1576 / 76.8) = 1 + 21 = 22.
 func (c Config) DelaySlots() int {
 	return 1 + int(math.Ceil(c.PropNS/c.SlotNS-1e-9))
+}
+
+// HeaderNS is the time the 8 B cell header of Fig. 5 takes on one channel
+// (6.4 ns at the prototype's 10 Gb/s, 2.56 ns at the rack's 25 Gb/s).
+func (c Config) HeaderNS() float64 { return HeaderBytes * 8 / c.ChannelGbps }
+
+// FeedbackSlots is how many slots after the start of its send slot the
+// rate-limit feedback a cell's header carries can be used by its receiver
+// (the lead's ruling 2 on §3.3.2 and Fig. 5): the header follows the guard
+// band, reaches the receiver PropNS after it left, is complete HeaderNS
+// later and is checked by its own CRC, so the feedback is usable from the
+// first slot boundary at or after slot start + guard + propagation + header
+// time — no need to wait for the rest of the cell. It is never more than
+// DelaySlots (guard + header fit in a slot) and at least 1.
+// Prototype, 12-cycle slots: ceil((6.4 + 1576 + 6.4) / 76.8) = ceil(20.69) = 21.
+func (c Config) FeedbackSlots() int {
+	f := int(math.Ceil((c.GuardNS+c.PropNS+c.HeaderNS())/c.SlotNS - 1e-9))
+	return min(max(f, 1), c.DelaySlots())
 }
 
 // BufferBytes is the worst-case buffering per node (§3.3.4): N-1 queues, each

@@ -102,10 +102,81 @@
 //	queue bounds: Eq. 3 outcast + incast ≤ 2(N-1); Eq. 4 ready queue ≤ N-1; Eq. 5 1 + incast ≤ N
 //	buffers     = (N-1)·N·cell (§3.3.4: 16.7 MB "17 MB" at 512 nodes); on chip (N-1)·cell (32.7 KB "32 KB")
 //
-// Cells are acted on by their receiver DelaySlots = 1 + ceil(prop/slot) slots
-// after the start of their send slot (the last byte leaves at the slot's end
-// and takes the propagation latency); a cell's delivery time is the end of
-// its send slot plus the propagation latency.
+// # The lead's rulings on the paper's text
+//
+// Two readings of the paper were checked by the lead against its text; both
+// are about the paper, not about any implementation of it.
+//
+// Ruling 1 — a Shoal flow is the pair, not the transport connection. §3.3.2
+// (design insights): "In Shoal, a flow refers to all layer-2 packets being
+// exchanged between a pair of nodes. For network traffic, this includes all
+// transport connections between the nodes. … Each flow comprises N − 1
+// subflows". So workload flows (transport connections, §7.3's Pareto flows)
+// between the same source and destination are one Shoal flow: they share
+// that pair's N−1 subflows and its per-destination queue at the source NIC,
+// in arrival order (the queues of §3.3.1 are FIFO: a connection's cells are
+// released after the cells of earlier connections of the same pair that are
+// still queued), and they count once in any incast or outcast degree. A
+// workload flow's completion time is still measured per transport flow (its
+// last byte delivered minus its arrival), so a short flow queued behind a
+// long one of the same pair waits for it.
+//
+// Ruling 2 — when rate-limit feedback can be used. §3.3.2: "Let us assume
+// that node i receives this feedback at time T"; Fig. 5's cell header
+// carries the feedback and has its own header CRC, so a node can use the
+// feedback once the header has arrived and checked, without waiting for the
+// slot boundary after the whole cell; Appendix A speaks of a cell "received
+// at slot t + k". The feedback becomes usable when the header of the reply
+// cell has arrived: send-slot start + guard + propagation + header time (8 B
+// at the link rate), i.e. from the first slot boundary at or after that
+// instant (no extra +1). It applies to the simulation's feedback loop and to
+// the permutation throughput ceiling, whose upper end is thereby the best the
+// mechanism allows.
+//
+// # Timing of a cell and of its feedback (§3.3.2, Fig. 5, Appendix A)
+//
+// A slot begins with the guard band; the cell follows, header first, and its
+// last byte leaves at the end of the slot. Counting from the start of the
+// send slot, the receiver
+//
+//   - acts on the whole cell (queues, forwards or delivers it) after
+//     DelaySlots = 1 + ceil(prop/slot) slots: the last byte arrives prop after
+//     the slot's end and is taken at the next slot boundary. The intermediate
+//     node needs the whole cell before it reports on it: Eq. 1 reports "the
+//     queue that the cell is added to";
+//   - uses the rate-limit feedback of the cell's header after FeedbackSlots =
+//     ceil((guard + prop + header)/slot) slots (ruling 2), header = 8 B at the
+//     channel rate. FeedbackSlots ≤ DelaySlots always (guard + header fit in
+//     a slot).
+//
+// A cell's delivery time (for FCTs) is the end of its send slot plus prop.
+//
+// The prototype (§4: 6.4 ns cycles; §6.1: a guard band of 1 cycle, 6.4 ns;
+// §6.2: 1576 ns = 40 ns wire + 3 x 320 ns through the two-stage fabric's
+// three switches + 576 ns MAC and PHY, as the prototype measures it; Fig. 5:
+// 8 B header at 10 Gb/s = 6.4 ns): a reply's header is usable 6.4 + 1576 +
+// 6.4 = 1588.8 ns after its send slot starts. With the 8-node cyclic
+// schedule's 7-slot epoch, FeedbackLoop counts, over the 56 ordered pairs,
+// the epochs from one cell of a subflow to its next (loops with whole reply
+// cells, the previous reading, for comparison):
+//
+//	slot          ns       whole cell           header usable           loop (epochs x pairs)   whole reply
+//	12 cycles     76.8     1 + ceil(20.52) = 22  ceil(20.69) = 21 slots  7 x 56                  7 x 48, 8 x 8
+//	24 cycles     153.6    1 + ceil(10.26) = 12  ceil(10.34) = 11        4 x 48, 5 x 8           4 x 40, 5 x 16
+//	48 cycles     307.2    1 + ceil(5.13) = 7    ceil(5.17) = 6          2 x 16, 3 x 40          2 x 8, 3 x 48
+//	96 cycles     614.4    1 + ceil(2.57) = 4    ceil(2.59) = 3          1 x 8, 2 x 48           2 x 56
+//	192 cycles    1228.8   1 + ceil(1.28) = 3    ceil(1.29) = 2          1 x 24, 2 x 32          1 x 16, 2 x 40
+//
+// Worked example, 12-cycle slots: node 0 sends to node 4 in slot 3 (offset
+// 4); the whole cell is at node 4 in slot 3 + 22 = 25; node 4's next slot to
+// node 0 is slot 31 (slot 3 of the fifth epoch); the reply's header is in at
+// 31 x 76.8 + 1588.8 = 3969.6 ns, inside slot 51 (3916.8-3993.6 ns), so node
+// 0 uses it from slot 52 — its next slot to node 4, 49 slots = 7 epochs
+// after the first. Waiting for the whole reply (slot 31 + 22 = 53) would
+// miss slot 52 and cost an epoch more. At 96 cycles the pairs two apart close
+// the loop in one epoch (0→2: slot 1, cell at node 2 in slot 5, reply in slot
+// 5, usable in slot 8 = 1 + 7). The rack (§7.1): 2.75 + 15 + 2.56 (8 B at 25
+// Gb/s) = 20.31 ns < 23.25 ns: feedback after 1 slot, whole cells after 2.
 //
 // # Failed slots (Table 1, §3.5)
 //
@@ -134,7 +205,11 @@
 // direct), per-subflow max-min fairness ("we can achieve per-flow fairness by
 // ensuring per-subflow fairness"), each subflow also capped at one cell per
 // feedback loop (§6.2; FeedbackLoop: whole epochs from a cell to the next of
-// its subflow). Rates are fractions of a node's link (one cell per slot).
+// its subflow, with the feedback used once the reply's header is in, ruling
+// 2). Rates are fractions of a node's link (one cell per slot). Flows listed
+// for one pair are one Shoal flow (ruling 1): in both models the pair gets
+// one flow's share, all of it going to the first listed, 0 to the ones
+// queued behind it in the pair's FIFO.
 //
 // # The reference simulation (§3.3, §7)
 //
@@ -144,10 +219,25 @@
 //   - Each node i has one FIFO queue Q_ij per next hop j, holding forwarded
 //     cells bound for j and local cells whose intermediate node is j. In the
 //     slot that connects i to j, i sends the head of Q_ij, or an empty cell.
-//   - A flow s→d (all traffic of the pair, §3.3.2) is N-1 subflows, one
-//     through each other node j (j = d is the direct one). A subflow has at
-//     most one cell outstanding: after its cell leaves, the next may be
-//     released only once the feedback about it has come back (§6.2).
+//   - A Shoal flow s→d is all traffic of the pair (§3.3.2, ruling 1): every
+//     workload flow (Flow, a transport connection) from s to d joins the
+//     pair's live Shoal flow, or starts one. Its cells are released in
+//     arrival order of the workload flows (FIFO: a workload flow's first cell
+//     goes only after the last cell of the earlier ones of the pair), and the
+//     pair counts once in incast(d) and outcast(s) while any of its cells is
+//     undelivered (SimResult.MaxIncast, MaxOutcast). A Shoal flow lives until
+//     all its cells are delivered and none of its subflows awaits feedback,
+//     so a workload flow arriving meanwhile inherits the subflows' feedback
+//     state: Eq. 2 and "at most one cell per subflow in each queue" hold
+//     across the connections of a pair, which Eq. 5 with the pair counted
+//     once needs. FCTs stay per workload flow (SimResult.Joined counts the
+//     ones that joined a live Shoal flow).
+//   - A Shoal flow is N-1 subflows, one through each other node j (j = d is
+//     the direct one). A subflow has at most one cell outstanding: after its
+//     cell leaves, the next may be released only once the feedback about it
+//     has come back (§6.2): FeedbackSlots after the start of the reply's send
+//     slot (ruling 2; the intermediate reports on a cell it has wholly
+//     received and queued, DelaySlots after the cell's send slot).
 //   - Feedback (Eq. 1, Eq. 6): node j remembers the last local cell it
 //     received from i and the queue Q_jk it joined; in its next slot to i (in
 //     a data or an empty cell) it reports len(Q_jk) + len(R_jk), R_jk being
@@ -160,14 +250,17 @@
 //     A direct cell is reported with 0.
 //   - Release (Eq. 2): a cell of subflow i→j→k enters Q_ij when
 //     len(Q_ij(t)) + (t - T) ≥ feedback, in epochs, T being when j sampled its
-//     queue (j's slot to i — known to i from the static schedule; §3.3.2 says
-//     "receives", which differs by the propagation latency the paper treats
-//     as small, Appendix A). Without feedback yet (a new subflow) it may go.
+//     queue (the start of j's slot to i — known to i from the static
+//     schedule). §3.3.2 says "receives", which is FeedbackSlots later (ruling
+//     2); the paper writes the sample as Q_jk(T), treating the two as one,
+//     and the queue drains from the instant it was sampled. Without feedback
+//     yet (a new subflow) it may go.
 //   - Ready queues (§3.3.3, Eq. 4/5): at most one local cell in Q_ij; local
 //     subflows are served from their list in turn (round robin, a subflow
 //     rejoining at the tail when its feedback arrives). New-flow rule: a
 //     flow's cell enters Q_ij only while len(Q_ij) ≤ 2^age, age in whole
-//     epochs since the flow started. SimOptions turn either off (Fig. 14);
+//     epochs since the Shoal flow started (a workload flow joining a live
+//     Shoal flow is not a new flow). SimOptions turn either off (Fig. 14);
 //     without ready queues the bound checked is Eq. 3.
 //   - Releases happen in the slot connecting i to j, before it transmits,
 //     and when feedback arrives.
@@ -187,7 +280,8 @@
 // per node for 2 hops) and no run would show §7.3's bounded queues. Flows
 // carry ceil(bytes/56) cells. Short flows are ≤ 100 KB, long flows ≥ 1 MB;
 // goodput of a long flow is payload delivered over its time in the run (to
-// completion or to the end). A run ends when every flow has completed or at
+// completion or to the end). Both are per workload flow, though the
+// workload flows of one pair are served as one Shoal flow (ruling 1). A run ends when every flow has completed or at
 // the last arrival plus max(a quarter of the arrival span, 1000 epochs).
 //
 // # Metrics (the contract with the runner's Shoal tests)
@@ -207,7 +301,8 @@
 //	shoal.node_gbps                                 6.67 / 88.1: a cell every slot on every channel
 //	shoal.epoch_slots, shoal.epoch_us               7, 0.5376 / 128, 2.976
 //	shoal.prop_latency_us                           1.576 / 0.015 (§6.2)
-//	shoal.feedback_loop_epochs {stat: min|max}      whole epochs from a subflow's cell to its next (§6.2)
+//	shoal.feedback_loop_epochs {stat: min|max}      whole epochs from a subflow's cell to its next (§6.2;
+//	                                                prototype 7, 7 at 12-cycle slots; see Timing)
 //	shoal.buffer_bytes {memory: total|onchip}       §3.3.4
 //	shoal.failed_slots.fraction {failure}           Table 1, failure = node|node_link|leaf|leaf_spine_link|spine
 //
@@ -220,6 +315,7 @@
 //	shoal.permutation.throughput {pairs}            Fig. 12 (communicating pairs at the configured slot)
 //	                                                fraction of one cell per slot and channel; between 80%
 //	                                                of the simulation and the max-min fair ceiling
+//	                                                (subflows capped by their feedback loops, ruling 2)
 //	shoal.sim.max_queue {workload, load}            ≤ N (Eq. 5); Value: the simulation's peak
 //
 // Simulation figures (tolerance bands, each with a Note):
@@ -259,4 +355,25 @@
 //     peaks at 6-7 at load 0.5-0.7 (the band is Eq. 5); its maximum aggregate
 //     queue per node, ≈ 350 cells at load 0.5, is close to the paper's 336.
 //   - §7.1's 2.9 µs epoch is 2.976 µs by the paper's own figures.
+//   - What the two rulings changed (seed 1 unless said). Ruling 2: at 12-cycle
+//     slots every prototype loop is now 7 epochs (it was 8 for the 8 pairs
+//     four apart), so the full permutation reaches exactly 1/7 = 0.143, its
+//     ceiling (was 0.140 under a 0.140 ceiling); the Fig. 9 ceilings rise (24
+//     cycles 0.243 from 0.236, 96 cycles 0.518 from 0.500, 128 cycles 0.536
+//     from 0.527) while the simulated levels move by at most 0.014; on the
+//     rack, feedback after 1 slot instead of 2 leaves the 512-node FCTs within
+//     noise and lifts long-flow goodput a little (512 nodes 47.9 → 48.2 Gb/s,
+//     64 nodes 39.1 → 41.0). Ruling 1: on 512 nodes same-pair overlap is rare
+//     — 6 of 10,000 flows at load 0.5 (8 at 0.7) arrive while their pair's
+//     Shoal flow is live — and §7.3's figures stand (load 0.5: short-flow
+//     p50/p99/p99.9 6.85/21.9/29.7 µs, long-flow goodput 48.2 Gb/s, largest
+//     queue 6 cells, largest node queue 340, Eq. 5 never broken). On a small
+//     rack it is what §3.3.2 implies: on the prototype (600 flows, load 0.7,
+//     20 KB mean) 101 flows queue behind an earlier flow of their pair and the
+//     short-flow p99 grows from 680 to 809 µs; on 64 nodes with half of them
+//     failed, 58 of 1,500 flows do and the p99 grows from 67 to 93 µs. A
+//     pair also gets no more than one flow's share however many connections
+//     it carries (on the prototype at 12-cycle slots, one cell per epoch
+//     through its seven 7-epoch loops); counted per connection, k
+//     connections of a pair took k times that.
 package shoal

@@ -125,19 +125,64 @@ func ParseFlows(s string, n int) ([]FlowSpec, error) {
 // packet switch (§7.2's "ideal throughput"): every node can send one unit and
 // receive one unit; a flow crosses its source's uplink and its destination's
 // downlink. Rates are fractions of a node's link.
+//
+// Flows are Shoal flows (§3.3.2: all traffic of a node pair): flows listed
+// for the same pair are shared out as one, the pair's whole rate going to
+// the first listed and nothing to the later ones, which wait behind it in
+// the pair's FIFO (ruling 1) — the ideal that Shoal's own per-pair sharing
+// is compared with (ShoalFairRates).
 func IdealFairRates(n int, flows []FlowSpec) ([]float64, error) {
+	for _, fl := range flows {
+		if fl.Src < 0 || fl.Src >= n || fl.Dst < 0 || fl.Dst >= n || fl.Src == fl.Dst {
+			return nil, fmt.Errorf("flow %v: not a pair of distinct nodes of %d", fl, n)
+		}
+	}
+	pairs, lead := pairsOf(flows)
 	capacity := make([]float64, 2*n)
 	for i := range capacity {
 		capacity[i] = 1
 	}
-	paths := make([][]int, len(flows))
-	for f, fl := range flows {
-		if fl.Src < 0 || fl.Src >= n || fl.Dst < 0 || fl.Dst >= n || fl.Src == fl.Dst {
-			return nil, fmt.Errorf("flow %v: not a pair of distinct nodes of %d", fl, n)
-		}
+	paths := make([][]int, len(pairs))
+	for f, fl := range pairs {
 		paths[f] = []int{fl.Src, n + fl.Dst}
 	}
-	return WaterFill(capacity, paths)
+	rates, err := WaterFill(capacity, paths)
+	if err != nil {
+		return nil, err
+	}
+	return spread(rates, lead), nil
+}
+
+// pairsOf groups flows into Shoal flows (§3.3.2: "a flow refers to all
+// layer-2 packets being exchanged between a pair of nodes ... all transport
+// connections between the nodes"): pairs lists each node pair once, in the
+// order of its first flow; lead[f] is the index in pairs of flow f when f is
+// the first flow of its pair, -1 when an earlier flow of the pair is listed.
+func pairsOf(flows []FlowSpec) (pairs []FlowSpec, lead []int) {
+	seen := make(map[FlowSpec]bool, len(flows))
+	lead = make([]int, len(flows))
+	for f, fl := range flows {
+		if seen[fl] {
+			lead[f] = -1
+			continue
+		}
+		seen[fl] = true
+		lead[f] = len(pairs)
+		pairs = append(pairs, fl)
+	}
+	return pairs, lead
+}
+
+// spread gives each pair's rate to its first flow (the head of the pair's
+// FIFO) and 0 to the flows queued behind it.
+func spread(pairRates []float64, lead []int) []float64 {
+	out := make([]float64, len(lead))
+	for f, p := range lead {
+		if p >= 0 {
+			out[f] = pairRates[p]
+		}
+	}
+	return out
 }
 
 // MaxShoalFairNodes bounds ShoalFairRates: it fills N(N-1) virtual links with
@@ -150,10 +195,16 @@ const MaxShoalFairNodes = 512
 // link; flow s→d is N-1 subflows, one through each other node j (s→j→d, or
 // s→d directly when j = d), and Shoal is fair per subflow ("we can achieve
 // per-flow fairness by ensuring per-subflow fairness"). A flow's rate is the
-// sum of its subflows'. When loop > 0 every subflow is also capped at one cell
-// per loop epochs, the feedback loop of §6.2 (FeedbackLoop) that throttles the
-// prototype; loop[i*N+j] is src i's loop through j. Rates are fractions of a
-// node's link (1 = a cell every slot).
+// sum of its subflows'. When loop is not nil every subflow is also capped at
+// one cell per loop epochs, the feedback loop of §6.2 (FeedbackLoop, with
+// the feedback usable once the reply's header has arrived, ruling 2) that
+// throttles the prototype; loop[i*N+j] is src i's loop through j. Rates are
+// fractions of a node's link (1 = a cell every slot).
+//
+// A flow is all traffic of a node pair (§3.3.2, ruling 1): flows listed for
+// the same pair share that pair's N-1 subflows, and the pair's rate goes to
+// the first of them; the later ones wait behind it in the pair's FIFO and
+// get 0 while it lasts.
 func ShoalFairRates(n int, flows []FlowSpec, loop []int) ([]float64, error) {
 	if n < 2 || n > MaxShoalFairNodes {
 		return nil, fmt.Errorf("shoal fair rates: %d nodes: want 2..%d", n, MaxShoalFairNodes)
@@ -161,8 +212,14 @@ func ShoalFairRates(n int, flows []FlowSpec, loop []int) ([]float64, error) {
 	if loop != nil && len(loop) != n*n {
 		return nil, fmt.Errorf("shoal fair rates: %d feedback loops for %d nodes, want %d", len(loop), n, n*n)
 	}
+	for _, fl := range flows {
+		if fl.Src < 0 || fl.Src >= n || fl.Dst < 0 || fl.Dst >= n || fl.Src == fl.Dst {
+			return nil, fmt.Errorf("flow %v: not a pair of distinct nodes of %d", fl, n)
+		}
+	}
+	pairs, lead := pairsOf(flows)
 	per := 1 / float64(n-1)
-	capacity := make([]float64, n*n, n*n+len(flows)*(n-1))
+	capacity := make([]float64, n*n, n*n+len(pairs)*(n-1))
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
 			if i != j {
@@ -172,10 +229,7 @@ func ShoalFairRates(n int, flows []FlowSpec, loop []int) ([]float64, error) {
 	}
 	var paths [][]int
 	var owner []int
-	for f, fl := range flows {
-		if fl.Src < 0 || fl.Src >= n || fl.Dst < 0 || fl.Dst >= n || fl.Src == fl.Dst {
-			return nil, fmt.Errorf("flow %v: not a pair of distinct nodes of %d", fl, n)
-		}
+	for f, fl := range pairs {
 		for j := 0; j < n; j++ {
 			if j == fl.Src {
 				continue
@@ -200,11 +254,11 @@ func ShoalFairRates(n int, flows []FlowSpec, loop []int) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	rate := make([]float64, len(flows))
+	rate := make([]float64, len(pairs))
 	for k, r := range sub {
 		rate[owner[k]] += r
 	}
-	return rate, nil
+	return spread(rate, lead), nil
 }
 
 // FeedbackLoops returns FeedbackLoop for every ordered pair, [i*N+j] (0 on
@@ -218,6 +272,26 @@ func FeedbackLoops(c Config, s *Schedule) ([]int, error) {
 				continue
 			}
 			m, err := FeedbackLoop(c, s, i, j)
+			if err != nil {
+				return nil, err
+			}
+			out[i*n+j] = m
+		}
+	}
+	return out, nil
+}
+
+// FastestFeedbackLoops returns FastestFeedbackLoop for every ordered pair, [i*N+j] (0 on
+// the diagonal), for ShoalFairRates.
+func FastestFeedbackLoops(c Config, s *Schedule) ([]int, error) {
+	n := s.Nodes()
+	out := make([]int, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if i == j {
+				continue
+			}
+			m, err := FastestFeedbackLoop(c, s, i, j)
 			if err != nil {
 				return nil, err
 			}

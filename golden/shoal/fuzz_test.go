@@ -39,6 +39,10 @@ func FuzzParseConfig(f *testing.F) {
 		if c.CellBytes() <= HeaderBytes || c.EpochSlots() < 1 || c.DelaySlots() < 1 || c.UsableNS() <= 0 {
 			t.Fatalf("ParseConfig(%q): cell %d, epoch %d, delay %d, usable %v", s, c.CellBytes(), c.EpochSlots(), c.DelaySlots(), c.UsableNS())
 		}
+		// The header of a cell is in before the whole cell (ruling 2).
+		if f := c.FeedbackSlots(); f < 1 || f > c.DelaySlots() || (c.GuardNS+c.PropNS+c.HeaderNS())/c.SlotNS > float64(f)+1e-6 {
+			t.Fatalf("ParseConfig(%q): feedback after %d slots, cells after %d, header in after %v slots", s, f, c.DelaySlots(), (c.GuardNS+c.PropNS+c.HeaderNS())/c.SlotNS)
+		}
 		if c.Nodes > c.Radix*c.Radix/2 {
 			t.Fatalf("ParseConfig(%q): %d nodes on %d-port switches", s, c.Nodes, c.Radix)
 		}
@@ -168,6 +172,64 @@ func FuzzParseNames(f *testing.F) {
 		if k, err := ParseScheduleKind(s); err == nil {
 			if back, err := ParseScheduleKind(k.String()); err != nil || back != k {
 				t.Fatalf("schedule %q -> %v", s, k)
+			}
+		}
+	})
+}
+
+// FuzzSimulatePairs: any handful of flows on the prototype — many of them
+// of the same pair, overlapping in time — completes, keeps Eq. 5 with each
+// pair counted once in the incast degree (ruling 1), never counts a node's
+// incast past the pairs that send to it, and every flow either starts its
+// pair's Shoal flow or joins a live one.
+func FuzzSimulatePairs(f *testing.F) {
+	f.Add([]byte{0, 4, 60, 0, 0, 4, 1, 1, 1, 4, 1, 1})
+	f.Add([]byte{1, 0, 7, 0, 2, 0, 7, 0, 3, 0, 7, 0, 1, 0, 7, 3})
+	f.Add([]byte{5, 6, 200, 9, 5, 6, 3, 9, 5, 6, 3, 9, 6, 5, 3, 9})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c := Prototype()
+		var flows []Flow
+		senders := map[int]map[int]bool{}
+		for k := 0; k+3 < len(b) && len(flows) < 24; k += 4 {
+			src, dst := int(b[k]%8), int(b[k+1]%8)
+			if src == dst {
+				continue
+			}
+			// Up to 64 cells, starts within 64 slots (many overlaps).
+			flows = append(flows, Flow{Src: src, Dst: dst, Cells: 1 + int64(b[k+2]%64), StartNS: float64(b[k+3]%64) * c.SlotNS * 0.5})
+			if senders[dst] == nil {
+				senders[dst] = map[int]bool{}
+			}
+			senders[dst][src] = true
+		}
+		// A pair is one Shoal flow: at 12-cycle slots its seven subflows
+		// carry one cell per epoch between them however many connections
+		// it has (7-epoch feedback loops), so allow every cell of the rack
+		// 16 epochs (loop + Eq. 2's wait) one after another.
+		var cells int64
+		for _, f := range flows {
+			cells += f.Cells
+		}
+		r, err := Simulate(c, flows, SimOptions{UntilNS: float64(cells+50) * 16 * c.EpochNS()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.BoundViolations != 0 {
+			t.Fatalf("%v: %d enqueues past Eq. 5", flows, r.BoundViolations)
+		}
+		most := 0
+		for _, s := range senders {
+			most = max(most, len(s))
+		}
+		if r.MaxIncast > most {
+			t.Fatalf("%v: incast degree %d, but at most %d pairs send to one node", flows, r.MaxIncast, most)
+		}
+		if r.Joined+r.ShoalFlows != len(flows) {
+			t.Fatalf("%v: %d joined + %d Shoal flows started != %d flows", flows, r.Joined, r.ShoalFlows, len(flows))
+		}
+		for k, fr := range r.Flows {
+			if !fr.Done || fr.Delivered != flows[k].Cells || fr.EndNS < flows[k].StartNS+c.PropNS {
+				t.Fatalf("flow %d %+v: %+v", k, flows[k], fr)
 			}
 		}
 	})

@@ -266,7 +266,9 @@ func (p *predictor) arithmetic() error {
 		}
 	}
 	src := "Shoal §6.2: a node cannot send its next cell to an intermediate node until it has received feedback from it"
-	note := fmt.Sprintf("whole epochs from a cell to the next cell of its subflow; cells are acted on %d slots after their send slot", c.DelaySlots())
+	note := fmt.Sprintf("whole epochs from a cell to the next cell of its subflow: the intermediate queues the whole cell %d slots after its send slot (1 + ceil(%.4g / %.4g ns)); "+
+		"the source uses the feedback in the reply's header %d slots after the reply's send slot (ceil((guard %.4g + propagation %.4g + 8 B header %.4g ns) / %.4g ns), ruling 2 on §3.3.2 and Fig. 5)",
+		c.DelaySlots(), c.PropNS, c.SlotNS, c.FeedbackSlots(), c.GuardNS, c.PropNS, c.HeaderNS(), c.SlotNS)
 	p.exactly("shoal.feedback_loop_epochs", results.Params{"stat": "min"}, float64(lo), "epochs", src, note)
 	p.exactly("shoal.feedback_loop_epochs", results.Params{"stat": "max"}, float64(hi), "epochs", src, note)
 	return nil
@@ -377,8 +379,9 @@ func (p *predictor) permutation() error {
 		// window (a cell per subflow more or less).
 		hi = math.Max(hi, r.Throughput) * 1.02
 		p.add(bounded("shoal.permutation.throughput", params, r.Throughput, results.Float(0.8*r.Throughput), results.Float(hi), "fraction",
-			src, fmt.Sprintf("useful cells per destination per slot and channel; golden slot simulation (%d epochs after %d); ceiling: max-min fair share per subflow capped by the feedback loop, +2%% for the window's edges (%.3f); floor: 80%% of the simulation",
-				meas, warm, hi)))
+			src, fmt.Sprintf("useful cells per destination per slot and channel; golden slot simulation (%d epochs after %d); ceiling: max-min fair share per subflow capped by its feedback loop "+
+				"(feedback used once the reply's header is in, %d slots after the reply's send slot: the best the mechanism allows), +2%% for the window's edges (%.3f); floor: 80%% of the simulation",
+				meas, warm, c.FeedbackSlots(), hi)))
 		return nil
 	}
 	for _, sc := range p.permSlots {
@@ -400,14 +403,22 @@ func (p *predictor) permutation() error {
 }
 
 // permutationCeiling is the throughput the permutation would reach if every
-// subflow got its max-min fair share, capped by its feedback loop; for racks
-// too large for ShoalFairRates, the loop cap and the one-half detour bound.
+// subflow got its max-min fair share, capped by its feedback loop with the
+// feedback used as early as the mechanism allows (headers on both legs,
+// rulings 2 and 2b; FastestFeedbackLoop); for racks too large for
+// ShoalFairRates, the loop cap alone.
 func permutationCeiling(c Config, pairs int, seed uint64) (float64, error) {
+	return permutationCeilingWith(c, pairs, seed, FastestFeedbackLoops)
+}
+
+// permutationCeilingWith is permutationCeiling with the feedback loops of a
+// given reading (the simulation's own, FeedbackLoops, for its tests).
+func permutationCeilingWith(c Config, pairs int, seed uint64, loopsOf func(Config, *Schedule) ([]int, error)) (float64, error) {
 	s, err := NewSchedule(c.Nodes, c.Channels, c.Schedule)
 	if err != nil {
 		return 0, err
 	}
-	loops, err := FeedbackLoops(c, s)
+	loops, err := loopsOf(c, s)
 	if err != nil {
 		return 0, err
 	}
@@ -466,8 +477,8 @@ func (p *predictor) fairness() error {
 		if shoal != nil {
 			p.add(results.Expectation{Metric: "shoal.fair_rate", Params: results.Params{"flow": fl.String(), "model": "shoal"},
 				Value: shoal[f], Unit: "fraction", RelTol: 0.1,
-				Source: "Shoal §3.3.2: per-subflow max-min fairness over virtual links of 1/(N-1) of the link; §6.2 feedback loop",
-				Note:   "water-filling over the N(N-1) virtual links, each subflow capped at one cell per feedback loop; fraction of a node's cells per slot"})
+				Source: "Shoal §3.3.2: a flow is all traffic of a node pair; per-subflow max-min fairness over virtual links of 1/(N-1) of the link; §6.2 feedback loop",
+				Note:   "water-filling over the N(N-1) virtual links, each subflow capped at one cell per feedback loop (feedback usable once the reply's header is in); fraction of a node's cells per slot"})
 		}
 	}
 	return nil
@@ -514,7 +525,8 @@ func (p *predictor) simulate() error {
 			if wk == Skewed {
 				src = "Shoal §7.4, Fig. 18: skewed mix, 84% of flows among a third of the nodes"
 			}
-			note := fmt.Sprintf("golden slot simulation, %d flows, seed %d, R = %g Gb/s; %d of %d short flows completed", p.flows, p.seed, p.loadGbps, sum.ShortDone, sum.Short)
+			note := fmt.Sprintf("golden slot simulation, %d flows, seed %d, R = %g Gb/s; %d of %d short flows completed; %d flows arrived while their pair's Shoal flow was live and joined it, behind its earlier flows (§3.3.2: a flow is the pair; §3.3.1: FIFO per-destination queues)",
+				p.flows, p.seed, p.loadGbps, sum.ShortDone, sum.Short, sum.Joined)
 			for _, q := range []struct {
 				name string
 				v    float64
@@ -552,11 +564,16 @@ type WorkloadSummary struct {
 	MaxQueue, MaxNodeQueue        int
 	BoundViolations               int64
 	EndNS                         float64
+	// Joined counts the workload flows that arrived while their pair's
+	// Shoal flow was live and joined it (SimResult.Joined, §3.3.2).
+	Joined int
 }
 
 // RunWorkload draws the workload's flows for the configuration's cell
 // payload, simulates them and summarises: FCT percentiles of short flows (≤
 // 100 KB), mean goodput of long flows (≥ 1 MB), the largest queues (§7.3).
+// FCTs and goodputs are per workload (transport) flow, though the flows of
+// one node pair are served as one Shoal flow (§3.3.2).
 func RunWorkload(c Config, w Workload, o SimOptions) (WorkloadSummary, error) {
 	if len(o.Failed) == 0 {
 		o.Failed = w.Failed
@@ -574,7 +591,7 @@ func RunWorkload(c Config, w Workload, o SimOptions) (WorkloadSummary, error) {
 
 // Summarise computes the §7.3 figures of a simulation.
 func Summarise(c Config, flows []Flow, r *SimResult) WorkloadSummary {
-	s := WorkloadSummary{Flows: len(flows), MaxQueue: r.MaxQueue, MaxNodeQueue: r.MaxNodeQueue, BoundViolations: r.BoundViolations, EndNS: r.EndNS}
+	s := WorkloadSummary{Flows: len(flows), MaxQueue: r.MaxQueue, MaxNodeQueue: r.MaxNodeQueue, BoundViolations: r.BoundViolations, EndNS: r.EndNS, Joined: r.Joined}
 	var fct []float64
 	var gp float64
 	payload := int64(c.PayloadBytes())

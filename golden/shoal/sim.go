@@ -6,9 +6,18 @@ import (
 	"sort"
 )
 
-// Flow is one flow of a simulation: Cells cells from Src to Dst, arriving at
-// StartNS. Bytes is the payload it carries, for goodput (0: Cells times the
-// cell payload).
+// Flow is one workload flow of a simulation — a transport connection, §7.3's
+// Pareto flow: Cells cells from Src to Dst, arriving at StartNS. Bytes is the
+// payload it carries, for goodput (0: Cells times the cell payload).
+//
+// Workload flows are not Shoal's flows. §3.3.2: "In Shoal, a flow refers to
+// all layer-2 packets being exchanged between a pair of nodes. For network
+// traffic, this includes all transport connections between the nodes."
+// Simulate therefore serves the workload flows of one pair as one Shoal flow:
+// they share the pair's N-1 subflows and its queue at the source, in arrival
+// order, and count once in every incast and outcast degree (the lead's
+// ruling 1, see the package documentation). A workload flow's completion
+// time is still its own: its last cell delivered minus its arrival.
 type Flow struct {
 	Src, Dst int
 	Cells    int64
@@ -43,7 +52,7 @@ type SimOptions struct {
 	IgnoreFeedback bool
 }
 
-// FlowResult is what happened to one flow.
+// FlowResult is what happened to one workload flow.
 type FlowResult struct {
 	Delivered int64 // cells received by the destination
 	Window    int64 // of those, cells received at or after MeasureFromNS
@@ -68,6 +77,20 @@ type SimResult struct {
 	// that instant: Eq. 5, 1 + incast degree of the destination (Eq. 3,
 	// outcast of the node + incast of the destination, with NoReadyQueues).
 	BoundViolations int64
+	// MaxIncast and MaxOutcast are the largest incast and outcast degrees
+	// any node reached: Shoal flows — node pairs with cells not yet
+	// delivered — into (out of) one node (§3.3.2: a flow is a pair, so two
+	// workload flows of one pair count once).
+	MaxIncast, MaxOutcast int
+	// Joined counts the workload flows that arrived while a Shoal flow of
+	// their pair was still live and joined it: queued behind the cells of
+	// the pair's earlier workload flows still in the rack, or, when all of
+	// those were delivered, inheriting its subflows' pending feedback
+	// (§3.3.2).
+	Joined int
+	// ShoalFlows counts the Shoal flows the run started: one per pair and
+	// period of activity.
+	ShoalFlows int
 	// Cells sent with data, empty transmissions (nothing queued, §3.3.1),
 	// and cells forwarded by intermediate nodes.
 	DataCells, EmptyCells, Forwarded int64
@@ -90,23 +113,46 @@ const (
 // slot touches in one cache line.
 type pair struct {
 	qHead, qTail, qLen, qLocal int32
-	cHead, cTail, cCount       int32
-	recvFlow, recvQueue        int32
+	cHead, cTail               int32
+	recvFlow, recvQueue        int32 // recvFlow: a Shoal flow
 }
 
-// cellEntry is a cell waiting in a queue.
+// cellEntry is a cell waiting in a queue; flow is its workload flow.
 type cellEntry struct {
 	next, flow int32
 	local      bool
 }
 
-type inflight struct {
+// shoalFlow is one Shoal flow (§3.3.2): all traffic of one node pair while
+// the pair has cells in the rack or a subflow awaiting feedback. Its workload
+// flows are kept in arrival order; cells are assigned to its subflows from
+// the first one that has cells left.
+type shoalFlow struct {
+	src, dst   int32
+	slab       int32 // subflow state at [slab*N + intermediate]
+	head, tail int32 // workload flows with cells left to release, FIFO
+	unassigned int64 // cells of its workload flows not yet released
+	pending    int64 // cells not yet delivered
+	waiting    int32 // subflows awaiting feedback (sfOutstanding)
+	startSlot  int64 // for the new-flow rule's age (§3.3.3)
+	ended      bool
+}
+
+// dataCell is a cell on its way to its receiver, acted on DelaySlots after
+// the start of its send slot.
+type dataCell struct {
 	to, from int32
-	flow     int32 // -1: no data
+	flow     int32 // workload flow
 	final    int32
 	local    bool // first hop of the cell (from == source of the flow)
-	fbFlow   int32
-	fbLen    int32
+}
+
+// feedback is the rate-limit feedback of a cell's header (Eq. 1, Eq. 6),
+// usable FeedbackSlots after the start of its send slot (ruling 2).
+type feedback struct {
+	to, from int32
+	flow     int32 // Shoal flow
+	length   int32
 }
 
 // sim holds the flat arrays of one run. Per ordered pair (a, b) the index is
@@ -117,35 +163,40 @@ type sim struct {
 	o         SimOptions
 	s         *Schedule
 	n, E      int
-	d         int
+	d, fb     int // DelaySlots (whole cells), FeedbackSlots (headers)
 	slotNS    float64
 	failed    []bool
 	anyFailed bool
 	flows     []Flow
-	// per flow
-	dst        []int32
+	// per workload flow
 	unassigned []int64
 	delivered  []int64
 	window     []int64
 	startSlot  []int64
 	done       []bool
-	slab       []int32
 	endNS      []float64
-	// per active flow slab, [slab*N + intermediate]
-	sfState []uint8
-	sfT     []int64
-	sfLen   []int32
-	free    []int32
+	owner      []int32 // its Shoal flow
+	next       []int32 // the next workload flow of the same Shoal flow
+	// Shoal flows, in the order they started; the live one of each pair
+	sf       []shoalFlow
+	pairFlow []int32 // [src*N + dst], -1 none
+	// per Shoal-flow slab, [slab*N + intermediate]
+	sfState  []uint8
+	sfInList []bool // an entry of the subflow is on its candidate list
+	sfT      []int64
+	sfLen    []int32
+	free     []int32
 	// per ordered pair
 	p []pair
 	// cell and candidate pools (singly linked lists)
 	cells              []cellEntry
 	cellFree           int32
-	candNext, candFlow []int32
+	candNext, candFlow []int32 // candFlow: a Shoal flow
 	candFree           int32
 	// per node
 	nodeQ, incast, outcast []int32
-	ring                   [][]inflight
+	dataRing               [][]dataCell
+	fbRing                 [][]feedback
 	res                    *SimResult
 	measureFrom            float64
 }
@@ -154,9 +205,10 @@ type sim struct {
 // schedule, detour routing through one intermediate node, per-destination
 // queues served once per epoch, empty cells when nothing is queued, the
 // rate-limit feedback of Eq. 1/6 and the release rule of Eq. 2, and, unless
-// turned off, the ready queues and new-flow rule of §3.3.3. It is
-// deterministic: the same flows give the same result. See the package
-// documentation for the exact rules.
+// turned off, the ready queues and new-flow rule of §3.3.3. The workload
+// flows of one node pair form one Shoal flow (§3.3.2). It is deterministic:
+// the same flows give the same result. See the package documentation for
+// the exact rules.
 func Simulate(c Config, flows []Flow, o SimOptions) (*SimResult, error) {
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
@@ -165,7 +217,7 @@ func Simulate(c Config, flows []Flow, o SimOptions) (*SimResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
 	}
-	m := &sim{c: c, o: o, s: s, n: c.Nodes, E: s.EpochSlots(), d: c.DelaySlots(), slotNS: c.SlotNS,
+	m := &sim{c: c, o: o, s: s, n: c.Nodes, E: s.EpochSlots(), d: c.DelaySlots(), fb: c.FeedbackSlots(), slotNS: c.SlotNS,
 		failed: make([]bool, c.Nodes), flows: flows, measureFrom: o.MeasureFromNS}
 	for _, f := range o.Failed {
 		if f < 0 || f >= c.Nodes {
@@ -204,19 +256,22 @@ func Simulate(c Config, flows []Flow, o SimOptions) (*SimResult, error) {
 
 func (m *sim) init() {
 	n, F := m.n, len(m.flows)
-	m.dst = make([]int32, F)
 	m.unassigned = make([]int64, F)
 	m.delivered = make([]int64, F)
 	m.window = make([]int64, F)
 	m.startSlot = make([]int64, F)
 	m.done = make([]bool, F)
-	m.slab = make([]int32, F)
 	m.endNS = make([]float64, F)
+	m.owner = make([]int32, F)
+	m.next = make([]int32, F)
 	for k, f := range m.flows {
-		m.dst[k] = int32(f.Dst)
 		m.unassigned[k] = f.Cells
 		m.startSlot[k] = int64(math.Ceil(f.StartNS/m.slotNS - 1e-9))
-		m.slab[k] = -1
+		m.owner[k], m.next[k] = -1, -1
+	}
+	m.pairFlow = make([]int32, n*n)
+	for i := range m.pairFlow {
+		m.pairFlow[i] = -1
 	}
 	m.p = make([]pair, n*n)
 	for i := range m.p {
@@ -224,9 +279,13 @@ func (m *sim) init() {
 	}
 	m.cellFree, m.candFree = -1, -1
 	m.nodeQ, m.incast, m.outcast = make([]int32, n), make([]int32, n), make([]int32, n)
-	m.ring = make([][]inflight, m.d+1)
-	for i := range m.ring {
-		m.ring[i] = make([]inflight, 0, n*m.c.Channels)
+	m.dataRing = make([][]dataCell, m.d+1)
+	for i := range m.dataRing {
+		m.dataRing[i] = make([]dataCell, 0, n*m.c.Channels)
+	}
+	m.fbRing = make([][]feedback, m.fb+1)
+	for i := range m.fbRing {
+		m.fbRing[i] = make([]feedback, 0, n*m.c.Channels)
 	}
 	m.res = &SimResult{Flows: make([]FlowResult, F), DeliveredPerNode: make([]int64, n)}
 }
@@ -240,11 +299,13 @@ func (m *sim) idx(a, b int) int {
 }
 
 func (m *sim) run(until float64) {
+	// Workload flows start in arrival order (ties by index): the order in
+	// which the NIC appends their cells to their pair's Shoal flow.
 	order := make([]int32, len(m.flows))
 	for k := range order {
 		order[k] = int32(k)
 	}
-	sort.SliceStable(order, func(a, b int) bool { return m.startSlot[order[a]] < m.startSlot[order[b]] })
+	sort.SliceStable(order, func(a, b int) bool { return m.flows[order[a]].StartNS < m.flows[order[b]].StartNS })
 	next, remaining := 0, len(m.flows)
 	n := m.n
 	var slot int64
@@ -253,10 +314,17 @@ func (m *sim) run(until float64) {
 			break
 		}
 		for next < len(order) && m.startSlot[order[next]] <= slot {
-			m.activate(int(order[next]))
+			m.activate(int(order[next]), slot)
 			next++
 		}
-		bucket := &m.ring[slot%int64(m.d+1)]
+		// Headers first: feedback is usable from the slot boundary after
+		// the reply cell's header arrived, cells once wholly received.
+		fbBucket := &m.fbRing[slot%int64(m.fb+1)]
+		for _, f := range *fbBucket {
+			m.feedback(f, slot)
+		}
+		*fbBucket = (*fbBucket)[:0]
+		bucket := &m.dataRing[slot%int64(m.d+1)]
 		for _, cell := range *bucket {
 			if m.arrive(cell, slot) {
 				remaining--
@@ -268,7 +336,8 @@ func (m *sim) run(until float64) {
 			break
 		}
 		es := int(slot % int64(m.E))
-		out := &m.ring[(slot+int64(m.d))%int64(m.d+1)]
+		out := &m.dataRing[(slot+int64(m.d))%int64(m.d+1)]
+		fbOut := &m.fbRing[(slot+int64(m.fb))%int64(m.fb+1)]
 		for ch := 0; ch < m.c.Channels; ch++ {
 			col := m.s.Column(es, ch)
 			if col.Offset == 0 {
@@ -295,12 +364,13 @@ func (m *sim) run(until float64) {
 					m.res.EmptyCells++
 					continue
 				}
-				m.transmit(i, j, x, slot, out)
+				m.transmit(i, j, x, slot, out, fbOut)
 			}
 		}
 	}
 	m.res.Slots = slot
 	m.res.EndNS = float64(slot) * m.slotNS
+	m.res.ShoalFlows = len(m.sf)
 	for k := range m.flows {
 		r := &m.res.Flows[k]
 		r.Delivered, r.Window, r.Done = m.delivered[k], m.window[k], m.done[k]
@@ -312,33 +382,87 @@ func (m *sim) run(until float64) {
 	}
 }
 
-// activate starts a flow: its subflow through every working node goes on the
-// candidate list of (source, intermediate).
-func (m *sim) activate(f int) {
-	fl := m.flows[f]
+// activate hands a workload flow to its pair's Shoal flow, starting one if
+// the pair has none live: its cells queue behind those of the pair's earlier
+// workload flows, and every idle subflow of the pair through a working node
+// goes on the candidate list of (source, intermediate).
+func (m *sim) activate(k int, slot int64) {
+	fl := m.flows[k]
+	key := fl.Src*m.n + fl.Dst
+	f := m.pairFlow[key]
+	if f < 0 {
+		f = m.start(fl.Src, fl.Dst, slot)
+	} else {
+		m.res.Joined++
+	}
+	m.pairFlow[key] = f
+	m.owner[k] = f
+	s := &m.sf[f]
+	if s.head < 0 {
+		s.head, s.tail = int32(k), int32(k)
+	} else {
+		m.next[s.tail] = int32(k)
+		s.tail = int32(k)
+	}
+	if s.pending == 0 {
+		// The pair has cells in the rack again: it counts in the degrees.
+		m.incast[fl.Dst]++
+		m.outcast[fl.Src]++
+		m.res.MaxIncast = max(m.res.MaxIncast, int(m.incast[fl.Dst]))
+		m.res.MaxOutcast = max(m.res.MaxOutcast, int(m.outcast[fl.Src]))
+	}
+	s.pending += fl.Cells
+	wasEmpty := s.unassigned == 0
+	s.unassigned += fl.Cells
+	if !wasEmpty {
+		return // its subflows are listed, queued or awaiting feedback already
+	}
+	base := int(s.slab) * m.n
+	for j := 0; j < m.n; j++ {
+		sf := base + j
+		if j == fl.Src || m.failed[j] || m.sfState[sf] != sfIdle {
+			continue
+		}
+		m.sfState[sf] = sfListed
+		if !m.sfInList[sf] {
+			m.listAppend(m.idx(fl.Src, j), f)
+			m.sfInList[sf] = true
+		}
+	}
+}
+
+// start creates the Shoal flow of a pair, with fresh subflows.
+func (m *sim) start(src, dst int, slot int64) int32 {
 	var sl int32
 	if k := len(m.free); k > 0 {
 		sl, m.free = m.free[k-1], m.free[:k-1]
 	} else {
 		sl = int32(len(m.sfState) / m.n)
 		m.sfState = append(m.sfState, make([]uint8, m.n)...)
+		m.sfInList = append(m.sfInList, make([]bool, m.n)...)
 		m.sfT = append(m.sfT, make([]int64, m.n)...)
 		m.sfLen = append(m.sfLen, make([]int32, m.n)...)
 	}
-	m.slab[f] = sl
 	base := int(sl) * m.n
-	m.incast[fl.Dst]++
-	m.outcast[fl.Src]++
 	for j := 0; j < m.n; j++ {
-		m.sfLen[base+j] = -1
-		m.sfT[base+j] = 0
-		if j == fl.Src || m.failed[j] {
-			m.sfState[base+j] = sfIdle
-			continue
-		}
-		m.sfState[base+j] = sfListed
-		m.listAppend(m.idx(fl.Src, j), int32(f))
+		m.sfState[base+j], m.sfInList[base+j] = sfIdle, false
+		m.sfLen[base+j], m.sfT[base+j] = -1, 0
 	}
+	m.sf = append(m.sf, shoalFlow{src: int32(src), dst: int32(dst), slab: sl, head: -1, tail: -1, startSlot: slot})
+	return int32(len(m.sf) - 1)
+}
+
+// maybeEnd ends a Shoal flow once all its cells are delivered and none of
+// its subflows awaits feedback: until then a new workload flow of the pair
+// joins it and inherits its subflows' rate-limit state.
+func (m *sim) maybeEnd(f int32) {
+	s := &m.sf[f]
+	if s.ended || s.pending > 0 || s.waiting > 0 {
+		return
+	}
+	s.ended = true
+	m.free = append(m.free, s.slab)
+	m.pairFlow[int(s.src)*m.n+int(s.dst)] = -1
 }
 
 func (m *sim) listAppend(x int, f int32) {
@@ -358,25 +482,27 @@ func (m *sim) listAppend(x int, f int32) {
 		m.p[x].cHead = e
 	}
 	m.p[x].cTail = e
-	m.p[x].cCount++
 }
 
 // release moves eligible local subflows of (i, j) into Q_ij: the first one
-// (ready queues: at most one local cell in Q_ij) or all of them.
+// (ready queues: at most one local cell in Q_ij) or all of them. A released
+// subflow carries the next cell of its Shoal flow, which belongs to the
+// earliest of the pair's workload flows with cells left (FIFO).
 func (m *sim) release(i, j, x int, slot int64) {
 	prev, e := int32(-1), m.p[x].cHead
 	for e >= 0 {
 		nx := m.candNext[e]
 		f := m.candFlow[e]
+		s := &m.sf[f]
 		ok, stale := false, true
-		if !m.done[f] && m.unassigned[f] > 0 {
-			sf := int(m.slab[f])*m.n + j
-			if m.sfState[sf] == sfListed {
+		sf := -1
+		if !s.ended {
+			sf = int(s.slab)*m.n + j
+			if s.unassigned > 0 && m.sfState[sf] == sfListed {
 				stale = false
-				ok = m.eligible(f, sf, x, slot)
+				ok = m.eligible(s, sf, x, slot)
 				if ok {
 					m.sfState[sf] = sfQueued
-					m.p[x].cCount--
 				}
 			}
 		}
@@ -391,14 +517,25 @@ func (m *sim) release(i, j, x int, slot int64) {
 			}
 			m.candNext[e] = m.candFree
 			m.candFree = e
+			if sf >= 0 {
+				m.sfInList[sf] = false
+			}
 		} else {
 			prev = e
 		}
 		if ok {
-			m.enqueue(i, x, f, true, j)
-			m.unassigned[f]--
-			if m.unassigned[f] == 0 {
-				m.unlist(int(f))
+			k := s.head
+			m.enqueue(i, x, k, true, j)
+			m.unassigned[k]--
+			s.unassigned--
+			if m.unassigned[k] == 0 {
+				s.head = m.next[k]
+				if s.head < 0 {
+					s.tail = -1
+				}
+			}
+			if s.unassigned == 0 {
+				m.unlist(f)
 			}
 			if !m.o.NoReadyQueues {
 				return
@@ -409,15 +546,15 @@ func (m *sim) release(i, j, x int, slot int64) {
 }
 
 // eligible applies the release rule (Eq. 2) and, unless turned off, the
-// new-flow rule of §3.3.3 to subflow sf of flow f at pair x.
-func (m *sim) eligible(f int32, sf, x int, slot int64) bool {
+// new-flow rule of §3.3.3 to subflow sf of Shoal flow s at pair x.
+func (m *sim) eligible(s *shoalFlow, sf, x int, slot int64) bool {
 	E := int64(m.E)
 	qlen := int64(m.p[x].qLen)
 	if m.sfLen[sf] >= 0 && (slot-m.sfT[sf])+qlen*E < int64(m.sfLen[sf])*E {
 		return false
 	}
 	if !m.o.NoNewFlowRule {
-		if age := (slot - m.startSlot[f]) / E; age < 40 && qlen > int64(1)<<age {
+		if age := (slot - s.startSlot) / E; age < 40 && qlen > int64(1)<<age {
 			return false
 		}
 	}
@@ -426,46 +563,45 @@ func (m *sim) eligible(f int32, sf, x int, slot int64) bool {
 
 // ready counts the local subflows of node i through k that satisfy the
 // release rule now: len(R_ik) of Eq. 4 and 6.
-func (m *sim) ready(i, k, y int, slot int64) int32 {
+func (m *sim) ready(k, y int, slot int64) int32 {
 	var r int32
 	for e := m.p[y].cHead; e >= 0; e = m.candNext[e] {
-		f := m.candFlow[e]
-		if m.done[f] || m.unassigned[f] == 0 {
+		s := &m.sf[m.candFlow[e]]
+		if s.ended || s.unassigned == 0 {
 			continue
 		}
-		sf := int(m.slab[f])*m.n + k
-		if m.sfState[sf] == sfListed && m.eligible(f, sf, y, slot) {
+		sf := int(s.slab)*m.n + k
+		if m.sfState[sf] == sfListed && m.eligible(s, sf, y, slot) {
 			r++
 		}
 	}
 	return r
 }
 
-// unlist drops a flow that has no cells left to assign from every candidate
-// list it is on (its entries are freed lazily by release).
-func (m *sim) unlist(f int) {
-	base := int(m.slab[f]) * m.n
-	src := m.flows[f].Src
+// unlist takes the subflows of a Shoal flow that has no cells left to assign
+// off their candidate lists (their entries are freed lazily by release, or
+// used again if a new workload flow of the pair arrives first).
+func (m *sim) unlist(f int32) {
+	base := int(m.sf[f].slab) * m.n
 	for j := 0; j < m.n; j++ {
 		if m.sfState[base+j] == sfListed {
 			m.sfState[base+j] = sfIdle
-			m.p[m.idx(src, j)].cCount--
 		}
 	}
 }
 
-// enqueue appends a cell of flow f to the queue at pair index x of node i,
-// the queue whose cells go to node next: forwarded cells bound for next,
-// local cells passing through it.
-func (m *sim) enqueue(i, x int, f int32, local bool, next int) {
+// enqueue appends a cell of workload flow k to the queue at pair index x of
+// node i, the queue whose cells go to node next: forwarded cells bound for
+// next, local cells passing through it.
+func (m *sim) enqueue(i, x int, k int32, local bool, next int) {
 	var e int32
 	if m.cellFree >= 0 {
 		e = m.cellFree
 		m.cellFree = m.cells[e].next
-		m.cells[e] = cellEntry{next: -1, flow: f, local: local}
+		m.cells[e] = cellEntry{next: -1, flow: k, local: local}
 	} else {
 		e = int32(len(m.cells))
-		m.cells = append(m.cells, cellEntry{next: -1, flow: f, local: local})
+		m.cells = append(m.cells, cellEntry{next: -1, flow: k, local: local})
 	}
 	pp := &m.p[x]
 	if pp.qTail >= 0 {
@@ -494,15 +630,14 @@ func (m *sim) enqueue(i, x int, f int32, local bool, next int) {
 	}
 }
 
-func (m *sim) transmit(i, j, x int, slot int64, out *[]inflight) {
+func (m *sim) transmit(i, j, x int, slot int64, out *[]dataCell, fbOut *[]feedback) {
 	pp := &m.p[x]
 	if pp.cHead >= 0 && (m.o.NoReadyQueues || pp.qLocal == 0) {
 		m.release(i, j, x, slot)
 	}
-	cell := inflight{to: int32(j), from: int32(i), flow: -1, fbFlow: -1}
 	if h := pp.qHead; h >= 0 {
 		ce := &m.cells[h]
-		f, local := ce.flow, ce.local
+		k, local := ce.flow, ce.local
 		pp.qHead = ce.next
 		if pp.qHead < 0 {
 			pp.qTail = -1
@@ -511,21 +646,29 @@ func (m *sim) transmit(i, j, x int, slot int64, out *[]inflight) {
 		m.cellFree = h
 		pp.qLen--
 		m.nodeQ[i]--
-		cell.flow, cell.local = f, local
+		cell := dataCell{to: int32(j), from: int32(i), flow: k, local: local, final: int32(j)}
 		if local {
 			pp.qLocal--
-			cell.final = m.dst[f]
-			sf := int(m.slab[f])*m.n + j
-			m.sfState[sf] = sfOutstanding
-			if m.o.IgnoreFeedback && m.unassigned[f] > 0 {
+			f := m.owner[k]
+			s := &m.sf[f]
+			cell.final = s.dst
+			sf := int(s.slab)*m.n + j
+			switch {
+			case !m.o.IgnoreFeedback:
+				m.sfState[sf] = sfOutstanding
+				s.waiting++
+			case s.unassigned > 0:
 				m.sfState[sf] = sfListed
 				m.listAppend(x, f)
+				m.sfInList[sf] = true
+			default:
+				m.sfState[sf] = sfIdle
 			}
 		} else {
-			cell.final = int32(j)
 			m.res.Forwarded++
 		}
 		m.res.DataCells++
+		*out = append(*out, cell)
 	} else {
 		m.res.EmptyCells++
 	}
@@ -533,73 +676,89 @@ func (m *sim) transmit(i, j, x int, slot int64, out *[]inflight) {
 		// Rate-limit feedback about the queue the last local cell from j
 		// went into (Eq. 1; Eq. 6 with ready queues): what stands in
 		// front of j's subflow on the link i→k.
-		cell.fbFlow = f
+		fb := feedback{to: int32(j), from: int32(i), flow: f}
 		if k := pp.recvQueue; k >= 0 {
 			y := m.idx(i, int(k))
-			cell.fbLen = m.p[y].qLen
+			fb.length = m.p[y].qLen
 			if !m.o.NoReadyQueues {
-				cell.fbLen += m.ready(i, int(k), y, slot)
+				fb.length += m.ready(int(k), y, slot)
 			}
 		}
 		pp.recvFlow = -1
-	}
-	if cell.flow >= 0 || cell.fbFlow >= 0 {
-		*out = append(*out, cell)
+		*fbOut = append(*fbOut, fb)
 	}
 }
 
-// arrive processes a cell at its receiver; it reports whether a flow
-// completed.
-func (m *sim) arrive(c inflight, slot int64) bool {
-	j, i := int(c.to), int(c.from)
-	if f := c.fbFlow; f >= 0 && !m.done[f] {
-		sf := int(m.slab[f])*m.n + i
-		if m.sfState[sf] == sfOutstanding {
-			m.sfT[sf], m.sfLen[sf] = slot-int64(m.d), c.fbLen
-			if m.unassigned[f] > 0 {
-				m.sfState[sf] = sfListed
-				y := m.idx(j, i)
-				m.listAppend(y, f)
-				if m.o.NoReadyQueues || m.p[y].qLocal == 0 {
-					m.release(j, i, y, slot)
-				}
-			} else {
-				m.sfState[sf] = sfIdle
-			}
+// feedback acts on the rate-limit feedback in a header that node fb.to has
+// received from fb.from: the subflow of Shoal flow fb.flow through fb.from
+// may be listed again, and Eq. 2 measures time from the reply's send slot.
+func (m *sim) feedback(fb feedback, slot int64) {
+	f := fb.flow
+	s := &m.sf[f]
+	if s.ended {
+		return
+	}
+	j, i := int(fb.to), int(fb.from)
+	sf := int(s.slab)*m.n + i
+	if m.sfState[sf] != sfOutstanding {
+		return
+	}
+	m.sfT[sf], m.sfLen[sf] = slot-int64(m.fb), fb.length
+	s.waiting--
+	if s.unassigned > 0 {
+		m.sfState[sf] = sfListed
+		y := m.idx(j, i)
+		if !m.sfInList[sf] {
+			m.listAppend(y, f)
+			m.sfInList[sf] = true
 		}
+		if m.o.NoReadyQueues || m.p[y].qLocal == 0 {
+			m.release(j, i, y, slot)
+		}
+		return
 	}
-	if c.flow < 0 {
-		return false
-	}
-	f := c.flow
+	m.sfState[sf] = sfIdle
+	m.maybeEnd(f)
+}
+
+// arrive processes a whole cell at its receiver; it reports whether a
+// workload flow completed.
+func (m *sim) arrive(c dataCell, slot int64) bool {
+	j, i := int(c.to), int(c.from)
+	k := c.flow
 	x := m.idx(j, i)
 	if int(c.final) != j {
-		// First hop: j is the intermediate node; the cell joins Q_jk.
-		k := int(c.final)
-		m.enqueue(j, m.idx(j, k), f, false, k)
-		m.p[x].recvFlow, m.p[x].recvQueue = f, c.final
+		// First hop: j is the intermediate node; the cell joins Q_jk and
+		// j records it for its next feedback to i (§3.3.2).
+		q := int(c.final)
+		m.enqueue(j, m.idx(j, q), k, false, q)
+		m.p[x].recvFlow, m.p[x].recvQueue = m.owner[k], c.final
 		return false
 	}
 	if c.local {
 		// Direct subflow: no queue at j to report, but the source still
 		// waits for feedback.
-		m.p[x].recvFlow, m.p[x].recvQueue = f, -1
+		m.p[x].recvFlow, m.p[x].recvQueue = m.owner[k], -1
 	}
 	// The cell's last byte left at the end of its send slot and took PropNS.
 	at := float64(slot-int64(m.d)+1)*m.slotNS + m.c.PropNS
-	m.delivered[f]++
+	m.delivered[k]++
 	m.res.DeliveredPerNode[j]++
 	if at >= m.measureFrom {
-		m.window[f]++
+		m.window[k]++
 	}
-	if m.delivered[f] < m.flows[f].Cells {
+	f := m.owner[k]
+	s := &m.sf[f]
+	s.pending--
+	if s.pending == 0 {
+		m.incast[s.dst]--
+		m.outcast[s.src]--
+		m.maybeEnd(f)
+	}
+	if m.delivered[k] < m.flows[k].Cells {
 		return false
 	}
-	m.done[f] = true
-	m.endNS[f] = at
-	fl := m.flows[f]
-	m.incast[fl.Dst]--
-	m.outcast[fl.Src]--
-	m.free = append(m.free, m.slab[f])
+	m.done[k] = true
+	m.endNS[k] = at
 	return true
 }

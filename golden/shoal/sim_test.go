@@ -100,8 +100,10 @@ func TestPermutationFigure9(t *testing.T) {
 		prev = r.Throughput
 		switch sc {
 		case 12:
-			if r.Throughput > 0.2 {
-				t.Errorf("12 cycles: throughput %.3f; with a 7-8 epoch feedback loop it cannot pass 1/7", r.Throughput)
+			// Every loop is 7 epochs (ruling 2) and nothing else holds
+			// the subflows back: exactly 1/7, not more, not less.
+			if math.Abs(r.Throughput-1.0/7) > 0.005/7 {
+				t.Errorf("12 cycles: throughput %.4f; with 7-epoch feedback loops every destination gets 1/7", r.Throughput)
 			}
 		case 512:
 			if r.Throughput < 0.35 || ceil < 0.5 {
@@ -275,25 +277,26 @@ func TestFailuresCostGoodput(t *testing.T) {
 }
 
 // §7.3 epoch size: on the 512-node rack, 2 x 50 Gb/s channels double the
-// epoch and lengthen the tail of short flows (the paper: 1.26x at low load).
+// epoch and lengthen the tail of short flows (the paper: 1.26x at low load;
+// this run: 1.19-1.22x over seeds). 1,500 flows keep it short under -race.
 func TestLongerEpochLongerTail(t *testing.T) {
 	var tail []float64
 	for _, ch := range []int{4, 2} {
 		c := Rack()
 		c.Channels, c.ChannelGbps = ch, 100/float64(ch)
-		w := NewWorkload(Uniform, c.Nodes, 3000, 0.3, 5)
+		w := NewWorkload(Uniform, c.Nodes, 1500, 0.3, 5)
 		flows, err := w.Generate(c.PayloadBytes())
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := Simulate(c, flows, SimOptions{UntilNS: flows[len(flows)-1].StartNS + 300e3})
+		r, err := Simulate(c, flows, SimOptions{UntilNS: flows[len(flows)-1].StartNS + 200e3})
 		if err != nil {
 			t.Fatal(err)
 		}
 		tail = append(tail, Summarise(c, flows, r).ShortP99)
 	}
-	if tail[1] < 1.05*tail[0] {
-		t.Errorf("p99 short FCT %.1f µs with 4 channels, %.1f µs with 2: want longer with the longer epoch", tail[0]/1e3, tail[1]/1e3)
+	if r := tail[1] / tail[0]; r < 1.1 || r > 1.5 {
+		t.Errorf("p99 short FCT %.1f µs with 4 channels, %.1f µs with 2 (x%.2f): want about the paper's 1.26x longer with the longer epoch", tail[0]/1e3, tail[1]/1e3, r)
 	}
 }
 
@@ -301,7 +304,7 @@ func TestLongerEpochLongerTail(t *testing.T) {
 // handful of cells, far below Eq. 5's N.
 func TestSmallQueuesAtHighLoad(t *testing.T) {
 	c := midRack()
-	w := NewWorkload(Uniform, c.Nodes, 2500, 0.7, 2)
+	w := NewWorkload(Uniform, c.Nodes, 1500, 0.7, 2)
 	s, err := RunWorkload(c, w, SimOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -392,5 +395,103 @@ func TestIgnoringFeedbackIsCaught(t *testing.T) {
 	}
 	if bad.BoundViolations == 0 {
 		t.Error("a NIC ignoring feedback kept Eq. 5")
+	}
+}
+
+// Ruling 1 (§3.3.1: "a flow refers to all layer-2 packets being exchanged
+// between a pair of nodes ... all transport connections between the
+// nodes"): two workload flows of one pair are one Shoal flow. The later one
+// waits behind the earlier in the pair's FIFO, the earlier one is served
+// exactly as if it were alone, and the pair counts once in the incast and
+// outcast degrees.
+func TestWorkloadFlowsOfOnePairShareAShoalFlow(t *testing.T) {
+	c := Prototype()
+	E := c.EpochNS()
+	long := Flow{Src: 0, Dst: 4, Cells: 60}
+	short := Flow{Src: 0, Dst: 4, Cells: 1, StartNS: 100}
+	run := func(flows ...Flow) *SimResult {
+		t.Helper()
+		r, err := Simulate(c, flows, SimOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, f := range r.Flows {
+			if !f.Done {
+				t.Fatalf("flow %d (%v) did not complete", k, flows[k])
+			}
+		}
+		if r.BoundViolations != 0 {
+			t.Errorf("%d enqueues past Eq. 5", r.BoundViolations)
+		}
+		return r
+	}
+	alone := run(long)
+	shortAlone := run(short)
+	// Listed short first: the order is the arrival order, not the list's.
+	both := run(short, long)
+	if both.Flows[1] != alone.Flows[0] {
+		t.Errorf("the earlier flow is served differently with a later one of its pair queued: %+v, alone %+v", both.Flows[1], alone.Flows[0])
+	}
+	fctLong, fctShort := alone.Flows[0].FCTNS(long), both.Flows[0].FCTNS(short)
+	if fctShort < fctLong/2 || fctShort < 3*shortAlone.Flows[0].FCTNS(short) {
+		t.Errorf("one-cell flow behind a %d-cell flow of its pair done in %.2f µs (alone %.2f µs, the long flow %.2f µs): it must wait for the long flow's cells",
+			long.Cells, fctShort/1e3, shortAlone.Flows[0].FCTNS(short)/1e3, fctLong/1e3)
+	}
+	if both.ShoalFlows != 1 || both.Joined != 1 || both.MaxIncast != 1 || both.MaxOutcast != 1 {
+		t.Errorf("%d Shoal flows, %d joined, incast %d, outcast %d; want 1, 1, 1, 1", both.ShoalFlows, both.Joined, both.MaxIncast, both.MaxOutcast)
+	}
+	// Another source into node 4 is a second Shoal flow into it, served
+	// alongside: incast 2, not 3.
+	other := Flow{Src: 1, Dst: 4, Cells: 1, StartNS: 100}
+	three := run(long, short, other)
+	if three.MaxIncast != 2 || three.MaxOutcast != 1 || three.ShoalFlows != 2 {
+		t.Errorf("incast %d, outcast %d, %d Shoal flows; want 2, 1, 2", three.MaxIncast, three.MaxOutcast, three.ShoalFlows)
+	}
+	if got := three.Flows[2].FCTNS(other); got > 2*shortAlone.Flows[0].FCTNS(short) {
+		t.Errorf("flow 1→4 took %.2f µs; another pair does not queue behind 0→4", got/1e3)
+	}
+	// Once a pair's Shoal flow has delivered everything and heard back from
+	// every intermediate, it ends: a later flow of the pair starts afresh
+	// and, started at the same point of the schedule, fares as if alone.
+	later := short
+	later.StartNS = math.Ceil(alone.Flows[0].EndNS/E+100) * E
+	ref := Flow{Src: 0, Dst: 4, Cells: 1}
+	first := run(ref).Flows[0].FCTNS(ref)
+	apart := run(long, later)
+	if apart.ShoalFlows != 2 || apart.Joined != 0 {
+		t.Errorf("%d Shoal flows, %d joined; want 2 and 0", apart.ShoalFlows, apart.Joined)
+	}
+	if got := apart.Flows[1].FCTNS(later); math.Abs(got-first) > 1e-6 {
+		t.Errorf("a later flow of an ended pair took %.4f µs, alone %.4f µs", got/1e3, first/1e3)
+	}
+}
+
+// Ruling 2 in the simulation: a lone pair is held back by nothing but its
+// feedback loops, so at the slot sizes where Eq. 2 never holds a cell back
+// (the reply finds the queue at the intermediate empty) its throughput is
+// exactly the loop-capped share FeedbackLoop predicts — with the feedback
+// used once the reply's header is in (at 12 cycles 1/7; waiting for the
+// whole reply would make one loop in seven 8 epochs, 0.1403; at 24 cycles
+// 0.2429 against 0.2357).
+func TestSimFeedbackLoopMatchesFeedbackLoop(t *testing.T) {
+	for _, sc := range []int{12, 24} {
+		c := Prototype()
+		c.SlotNS = float64(sc) * CycleNS
+		r, err := Permutation(c, 1, 1, 100, 700)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The simulation's own reading of the forward leg (whole cells):
+		// FeedbackLoops. The band's ceiling uses the faster reading (2b).
+		ceil, err := permutationCeilingWith(c, 1, 1, FeedbackLoops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fast, _ := permutationCeiling(c, 1, 1); fast < ceil {
+			t.Errorf("%d-cycle slots: the fastest loops allow %.4f, below the simulation's reading %.4f", sc, fast, ceil)
+		}
+		if math.Abs(r.Throughput-ceil) > 0.003*ceil {
+			t.Errorf("%d-cycle slots: one pair reaches %.4f, its feedback loops allow %.4f", sc, r.Throughput, ceil)
+		}
 	}
 }

@@ -128,7 +128,9 @@ func permutationExpect(c gs.Config, flows []ts.Flow, warmup, epochs int) (result
 	if err != nil {
 		return e, 0, err
 	}
-	loops, err := gs.FeedbackLoops(c, s)
+	// The ceiling uses the tightest feedback loop the paper allows (the
+	// lead's ruling 2b: headers on both legs), the upper end of the band.
+	loops, err := gs.FastestFeedbackLoops(c, s)
 	if err != nil {
 		return e, 0, err
 	}

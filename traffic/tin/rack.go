@@ -78,8 +78,10 @@ type Rack struct {
 	// (the emulator's TG_BUDGET_KEVENTS is adapted to it).
 	WriteTarget time.Duration
 	Log         *slog.Logger
-
-	budget uint32 // thousands of emulator events per write
+	// Budget is the emulator's event budget of the next run write
+	// (TG_BUDGET_KEVENTS, thousands of events), adapted after every write
+	// to WriteTarget within 1..MaxBudget.
+	Budget uint32
 }
 
 // NewRack binds the topology to the boards' registers; regs must hold every
@@ -91,7 +93,7 @@ func NewRack(t *Topology, regs map[string]*regmap.Regs) (*Rack, error) {
 		}
 	}
 	return &Rack{Topo: t, regs: regs, Master: t.Boards[0], Access: 2 * time.Second, Settle: 30 * time.Second,
-		WriteTarget: 100 * time.Millisecond, Log: slog.New(slog.DiscardHandler), budget: 200}, nil
+		WriteTarget: 100 * time.Millisecond, Log: slog.New(slog.DiscardHandler), Budget: 200}, nil
 }
 
 // Regs returns a board's registers.
@@ -207,6 +209,8 @@ var Knobs = []string{
 	"ORD_TGT_CONNS", "ORD_SRC_CONNS", "ORD_LOSS_REQ_PPM", "ORD_LOSS_ACK_PPM", "ORD_JITTER_NS", "ORD_DROP_EVERY",
 	"ORD_MAX_OUTSTANDING", "ORD_ROB_ENTRIES",
 	"IP_CTD_THRESHOLD", "IP_ECN_THRESHOLD", "IP_CTS_WINDOW", "IP_PORT_MBPS",
+	"QOS_STRICT", "COS_TC", "RMA_TC", "QOS_WEIGHT[0]", "QOS_WEIGHT[1]", "QOS_WEIGHT[2]", "QOS_WEIGHT[3]", "QOS_WEIGHT[4]",
+	"QOS_WEIGHT[5]", "QOS_WEIGHT[6]", "QOS_WEIGHT[7]", "QOS_WEIGHT[8]", "QOS_WEIGHT[9]",
 }
 
 // Quiet disables every generator, tracing and logging, puts the run knobs
@@ -408,7 +412,7 @@ func (r *Rack) Run(ctx context.Context, maxUS uint32) (RunResult, error) {
 	var rr RunResult
 	ctrl := uint32(ctrlStart)
 	for {
-		if err := r.Write(ctx, r.Master, "TG_BUDGET_KEVENTS", r.budget); err != nil {
+		if err := r.Write(ctx, r.Master, "TG_BUDGET_KEVENTS", min(max(r.Budget, 1), MaxBudget)); err != nil {
 			return rr, err
 		}
 		w0 := time.Now()
@@ -484,10 +488,16 @@ func (r *Rack) adapt(took time.Duration) {
 		return
 	}
 	f := float64(r.WriteTarget) / float64(took)
-	f = min(max(f, 0.25), 4)
-	b := uint32(float64(r.budget) * f)
-	r.budget = min(max(b, 20), 20000)
+	f = min(max(f, 0.25), 2)
+	b := uint32(float64(r.Budget) * f)
+	r.Budget = min(max(b, 1), MaxBudget)
 }
+
+// MaxBudget bounds the emulator's event budget per write: docs/tin.md gives
+// 0.2-0.6 s of wall time for 1000 thousand events on the 8-board Clique,
+// and a UART bridge attempt waits about a second, so a write must never
+// grow past that whatever the traffic's event density.
+const MaxBudget = 600
 
 // Abort abandons a loaded run (cells dropped, credits restored).
 func (r *Rack) Abort(ctx context.Context) error {
@@ -695,3 +705,6 @@ var RouteModes = map[string]uint32{
 	"deterministic":         0x2AAA,
 	"minimal-deterministic": 0x3FFF,
 }
+
+// Set is one register write, for Writes literals outside this package.
+func Set(name string, v uint32) RegWrite { return RegWrite{Name: name, Value: v} }

@@ -60,9 +60,19 @@ func (h Header) Word() uint64 {
 // polynomial 0x07, initial value 0, no reflection (CRC-8/SMBUS,
 // docs/tin.md).
 func HeaderCRC(w uint64) uint8 {
+	var b [7]byte
+	for i := range b {
+		b[i] = uint8(w >> (56 - 8*i))
+	}
+	return CRC8(b[:])
+}
+
+// CRC8 is CRC-8/SMBUS: polynomial 0x07, initial value 0, no reflection, no
+// final XOR (check value of "123456789": 0xF4).
+func CRC8(p []byte) uint8 {
 	var crc uint8
-	for i := 0; i < 7; i++ {
-		crc ^= uint8(w >> (56 - 8*i))
+	for _, x := range p {
+		crc ^= x
 		for b := 0; b < 8; b++ {
 			if crc&0x80 != 0 {
 				crc = crc<<1 ^ 0x07

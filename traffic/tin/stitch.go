@@ -142,7 +142,6 @@ func Stitch(t *Topology, recs []TraceRecord) []CellPath {
 			}
 			last := p.Records[len(p.Records)-1]
 			first := p.Records[0]
-			p.Complete = len(p.Problems) == 0 && last.Ejected() && last.At.Node() == id.Dst.Node() && first.At.Node() == id.Src.Node()
 			if last.Ejected() && last.At.Node() != id.Dst.Node() {
 				p.Problems = append(p.Problems, fmt.Sprintf("ejected at %s, but addressed to %s", last.At.Node(), id.Dst))
 			}
@@ -154,6 +153,7 @@ func Stitch(t *Topology, recs []TraceRecord) []CellPath {
 					p.Problems = append(p.Problems, fmt.Sprintf("%s recorded header 0x%016x with CRC 0x%02x, want 0x%02x", r.Board, r.Header.Word(), r.Header.CRC, HeaderCRC(r.Header.Word())))
 				}
 			}
+			p.Complete = len(p.Problems) == 0 && last.Ejected() && last.At.Node() == id.Dst.Node() && first.At.Node() == id.Src.Node()
 			out = append(out, p)
 		}
 		// Records no injection led to.

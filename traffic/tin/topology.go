@@ -21,10 +21,10 @@ import (
 const (
 	MaxPods       = 8
 	MaxTiNs       = 8
-	Cages         = 4  // GNet ports: the four SFP+ cages of a ZCU102
-	PortIP        = 4  // switch port of the IP endpoint
-	PortRMA       = 5  // switch port of the 1RMA endpoint
-	SwitchPorts   = 6  // cages + the two intra-chip ports
+	Cages         = 4 // GNet ports: the four SFP+ cages of a ZCU102
+	PortIP        = 4 // switch port of the IP endpoint
+	PortRMA       = 5 // switch port of the 1RMA endpoint
+	SwitchPorts   = 6 // cages + the two intra-chip ports
 	Destinations  = MaxPods * MaxTiNs
 	MinimalSlots  = 8  // §3.2: eight minimal candidates per (input port, destination)
 	NonMinSlots   = 24 // §3.2: 24 non-minimal candidates

@@ -419,7 +419,10 @@ func (o *ordEngine) sendREQ(s *ostream, k int, slow bool, now int64) {
 	}
 	cnt := 0
 	if s.sync && k == s.n-1 {
-		flags |= ofSYNCOP
+		// SC'18 §III-E: "Since the synchronization operation is a
+		// non-idempotent operation, the EOD flag is set", whatever the
+		// stream's data asked for.
+		flags |= ofSYNCOP | ofEOD
 		cnt = s.n
 	}
 	c := d.newCell(TypeOReq, s.dst, MakeAddr(d.addr.Pod(), d.addr.TiN(), epRMA), HeaderSize+OReqHdr+s.bytes, vcOf(o.tc()), s.traced[k], now)

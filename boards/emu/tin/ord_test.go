@@ -228,6 +228,43 @@ func TestSynchronizedTransfers(t *testing.T) {
 	}
 }
 
+// The synchronization operation is non-idempotent, so it always travels
+// with EOD whatever OG_CTRL.EOD says (SC'18 §III-E: "Since the
+// synchronization operation is a non-idempotent operation, the EOD flag is
+// set"): under ACK loss its retransmitted copies are answered from the
+// replay buffer, never executed again. Data REQs without EOD may be.
+func TestSyncOperationExactlyOnceWithoutEOD(t *testing.T) {
+	tr := newTestRack(t, rackOpts{seed: 12})
+	c := ordCfg{streams: 8, length: 10, conc: 2, ctrl: ogSync, jitterNS: 200, lossReq: 20000, lossAck: 50000, dropEvery: 7, srcConns: -1}
+	ordRun(t, tr, fourSources, ordTarget, c)
+	log := tr.dlog(ordTarget.board())
+	ops := map[string]int{}
+	for _, r := range log {
+		if r.flags&dlSyncOp == 0 {
+			continue
+		}
+		if r.seq != 9 {
+			t.Errorf("stream %v/%d: SEQ %d carries the sync operation, want the last, 9", r.src, r.tag, r.seq)
+		}
+		if r.flags&dlEOD == 0 {
+			t.Errorf("stream %v/%d: sync operation executed without EOD (flags %#x)", r.src, r.tag, r.flags)
+		}
+		ops[fmt.Sprintf("%v/%d", r.src, r.tag)]++
+	}
+	if len(ops) != 4*8 {
+		t.Errorf("%d sync operations executed, want one per stream, 32", len(ops))
+	}
+	for k, n := range ops {
+		if n != 1 {
+			t.Errorf("stream %s: sync operation executed %d times, a non-idempotent operation must run exactly once", k, n)
+		}
+	}
+	if tr.sum("ORD_DROPPED_ACK") == 0 || tr.rd(ordTarget.board(), "ORD_DUP_SUPPRESSED") == 0 {
+		t.Errorf("no ACK lost (%d) or no duplicate answered from the replay buffer (%d): the test did not retransmit a sync operation",
+			tr.sum("ORD_DROPPED_ACK"), tr.rd(ordTarget.board(), "ORD_DUP_SUPPRESSED"))
+	}
+}
+
 // Slow mode (source-side ordering, §III-D1): one REQ outstanding, so the
 // reorder buffer is never used and a stream takes about a round trip per
 // REQ, far longer than fast mode (§IV-A, Fig. 8b).

@@ -1,0 +1,377 @@
+package bringup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"labrunner/bitstreams"
+	"labrunner/boards"
+	"labrunner/drivers"
+	"labrunner/labconfig"
+	"labrunner/results"
+	"labrunner/selftest"
+)
+
+// PlanName names the bring-up in run directories (the plan of its records).
+const PlanName = "bringup"
+
+// Options configure a bring-up.
+type Options struct {
+	Lab       *labconfig.Lab
+	Catalogue *bitstreams.Catalogue
+	// Emulator serves the lab's emulated boards (nil: none).
+	Emulator boards.Emulator
+	// Rec receives measurements, expectations and verdicts (a run
+	// directory); required.
+	Rec selftest.Recorder
+	// Transcripts opens a file for a board's console traffic (the run
+	// directory's consoles/<board>.log); nil keeps none.
+	Transcripts func(board string) (io.WriteCloser, error)
+	Log         *slog.Logger
+	// Out receives the live progress a person follows (nil: none).
+	Out io.Writer
+	// Boards restricts the bring-up to these boards (all when empty). An
+	// in-band board still needs its rack's bootstrap, which runs whole;
+	// only the named boards are judged.
+	Boards []string
+	// Design overrides the design programmed on the named boards.
+	Design string
+	// From skips the stages before it: they are not judged, and what later
+	// stages need from them (power, a loaded design, the management
+	// network) is re-established quietly.
+	From      Stage
+	Deadlines Deadlines
+}
+
+// run is one bring-up in progress.
+type run struct {
+	opts   Options
+	top    *Topology
+	env    *selftest.Env
+	log    *slog.Logger
+	out    *printer
+	gate   *gate
+	mgmt   *bitstreams.Manifest
+	nodes  []*node
+	byName map[string]*node
+	racks  []*rackRun
+	judge  map[string]bool
+	start  time.Time
+}
+
+// Run brings the lab's boards (or Options.Boards) up stage by stage and
+// returns the report; verdicts go to Options.Rec. The error is for what
+// prevented the bring-up from starting (bad options, a lab the bring-up
+// cannot read); everything a board does wrong is in the report.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	if opts.Lab == nil || opts.Rec == nil {
+		return nil, errors.New("bring-up: a lab and a recorder are required")
+	}
+	if opts.Catalogue == nil {
+		opts.Catalogue = bitstreams.Default()
+	}
+	if opts.Log == nil {
+		opts.Log = discard()
+	}
+	for i := range opts.Deadlines {
+		if opts.Deadlines[i] <= 0 {
+			opts.Deadlines[i] = DefaultDeadlines(opts.Lab.Deadlines)[i]
+		}
+	}
+	top, err := NewTopology(opts.Lab, opts.Catalogue)
+	if err != nil {
+		return nil, drivers.Setup("", "bring-up topology", "fix the lab file", err)
+	}
+	mgmt, err := opts.Catalogue.Design("mgmt")
+	if err != nil {
+		return nil, drivers.Setup("", "bring-up", "the catalogue needs the builtin mgmt map (bitstreams/catalogue/mgmt.yaml)", err)
+	}
+	r := &run{opts: opts, top: top, log: opts.Log, out: newPrinter(opts.Out), gate: &gate{}, mgmt: mgmt,
+		byName: map[string]*node{}, judge: map[string]bool{}, start: time.Now()}
+	plan := &labconfig.Plan{Name: PlanName, Design: "mgmt"}
+	r.env = selftest.NewEnv(opts.Lab, plan, opts.Rec, opts.Log)
+	r.env.Design = mgmt
+
+	// Which racks take part, and which boards are judged.
+	var racks []*Rack
+	if len(opts.Boards) == 0 {
+		racks = top.Racks
+		for _, b := range top.Boards {
+			r.judge[b.Name] = true
+		}
+	} else {
+		seen := map[*Rack]bool{}
+		for _, name := range opts.Boards {
+			b, ok := top.Board(name)
+			if !ok {
+				var names []string
+				for _, x := range top.Boards {
+					names = append(names, x.Name)
+				}
+				return nil, drivers.Setup("", "bring-up", "", fmt.Errorf("no board %q in lab %s (boards: %s)", name, opts.Lab.Name, strings.Join(names, ", ")))
+			}
+			r.judge[name] = true
+			if !seen[b.Rack] {
+				seen[b.Rack] = true
+				racks = append(racks, b.Rack)
+			}
+		}
+		sort.Slice(racks, func(i, j int) bool { return racks[i].Boards[0].Index < racks[j].Boards[0].Index })
+	}
+	if opts.Design != "" {
+		m, err := opts.Catalogue.Design(opts.Design)
+		if err != nil {
+			return nil, drivers.Setup("", "bring-up --design", "", err)
+		}
+		for _, name := range opts.Boards {
+			b, _ := top.Board(name)
+			b.Design, b.Plan = m, ""
+		}
+	}
+	for _, rk := range racks {
+		rr := &rackRun{Rack: rk, run: r}
+		for _, b := range rk.Boards {
+			n := &node{Board: b}
+			r.nodes = append(r.nodes, n)
+			r.byName[b.Name] = n
+			rr.nodes = append(rr.nodes, n)
+		}
+		r.racks = append(r.racks, rr)
+	}
+	defer r.close()
+	r.out.header(r)
+	r.stages(ctx)
+	return r.report(), nil
+}
+
+// judged says whether a board's verdicts are recorded (the boards of a
+// --board run; every board otherwise).
+func (r *run) judged(b *Board) bool { return r.judge[b.Name] }
+
+func (r *run) close() {
+	for _, rr := range r.racks {
+		if rr.client != nil {
+			rr.client.Close()
+		}
+	}
+	for _, n := range r.nodes {
+		if n.open != nil {
+			n.open.Close()
+		}
+	}
+}
+
+// stages runs the stages in order. Boards reached directly take identity,
+// scratch and links before the bootstrap; in-band boards after it, once the
+// bootstrap has reached them.
+func (r *run) stages(ctx context.Context) {
+	direct := func(n *node) bool { return n.DCN }
+	inBand := func(n *node) bool { return !n.DCN }
+	r.stage(ctx, StagePower, nil, r.power)
+	r.stage(ctx, StageProgram, nil, r.program)
+	for _, s := range []Stage{StageIdentity, StageScratch, StageLinks} {
+		r.stage(ctx, s, direct, r.boardStage(s))
+	}
+	r.rackStage(ctx, StageBootstrap, (*rackRun).bootstrap)
+	for _, s := range []Stage{StageIdentity, StageScratch, StageLinks} {
+		r.stage(ctx, s, inBand, r.boardStage(s))
+	}
+	r.reconcileAll(ctx, "after identity, scratch and links")
+	r.rackStage(ctx, StageTimeSync, (*rackRun).timesync)
+	r.rackStage(ctx, StageLoopback, (*rackRun).loopback)
+	r.reconcileAll(ctx, "at the end")
+}
+
+// stage runs a per-board stage on every board (of filter) in parallel,
+// under the stage's deadline.
+func (r *run) stage(ctx context.Context, s Stage, filter func(*node) bool, f func(context.Context, *node, bool) *StageResult) {
+	sctx, cancel := context.WithTimeout(ctx, r.opts.Deadlines[s])
+	defer cancel()
+	quiet := s < r.opts.From
+	var wg sync.WaitGroup
+	for _, n := range r.nodes {
+		if filter != nil && !filter(n) {
+			continue
+		}
+		if prev := n.failedBefore(s); prev != nil {
+			r.done(n, &StageResult{Stage: s, Status: Blocked, Summary: "not run: " + prev.Stage.String() + " failed"})
+			continue
+		}
+		wg.Add(1)
+		go func(n *node) {
+			defer wg.Done()
+			t0 := time.Now()
+			res := r.guard(sctx, s, n, quiet, f)
+			res.Duration = time.Since(t0)
+			if sctx.Err() != nil && res.Status == Failed && res.Class == "" {
+				res.Class = drivers.ClassInfra.String()
+				res.Seen += fmt.Sprintf(" (the %s stage's deadline of %s ran out)", s, r.opts.Deadlines[s])
+			}
+			if quiet {
+				r.quiet(n, res)
+				return
+			}
+			r.done(n, res)
+		}(n)
+	}
+	wg.Wait()
+}
+
+// rackStage runs a rack-wide stage (bootstrap, timesync, loopback) on every
+// rack in parallel; the rack sets its boards' results.
+func (r *run) rackStage(ctx context.Context, s Stage, f func(*rackRun, context.Context, bool)) {
+	sctx, cancel := context.WithTimeout(ctx, r.opts.Deadlines[s])
+	defer cancel()
+	quiet := s < r.opts.From
+	var wg sync.WaitGroup
+	for _, rr := range r.racks {
+		wg.Add(1)
+		go func(rr *rackRun) {
+			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					r.log.Error("bring-up stage panicked", "stage", s, "rack", rr.Name, "panic", p)
+					for _, n := range rr.nodes {
+						if n.result(s) == nil {
+							r.done(n, &StageResult{Stage: s, Status: Failed, Class: drivers.ClassDesign.String(),
+								Seen: fmt.Sprintf("the runner's %s stage panicked: %v", s, p), Check: "report this to the runner's authors"})
+						}
+					}
+				}
+			}()
+			f(rr, sctx, quiet)
+		}(rr)
+	}
+	wg.Wait()
+}
+
+// guard runs a board stage, turning a panic into a failure.
+func (r *run) guard(ctx context.Context, s Stage, n *node, quiet bool, f func(context.Context, *node, bool) *StageResult) (res *StageResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = &StageResult{Stage: s, Status: Failed, Class: drivers.ClassDesign.String(),
+				Seen: fmt.Sprintf("the runner's %s stage panicked: %v", s, p), Check: "report this to the runner's authors"}
+		}
+	}()
+	res = f(ctx, n, quiet)
+	res.Stage = s
+	return res
+}
+
+// quiet records a prerequisite re-established before --from: a failure
+// still blocks the later stages, but nothing is judged.
+func (r *run) quiet(n *node, res *StageResult) {
+	if res.Status == Passed {
+		res.Status, res.Summary = Skipped, "before --from: "+res.Summary
+	}
+	n.setResult(res)
+	r.out.stage(res, n.Name, true)
+}
+
+// done sets a board's stage result, prints it and records its verdict.
+func (r *run) done(n *node, res *StageResult) {
+	n.setResult(res)
+	r.out.stage(res, n.Name, false)
+	if !r.judged(n.Board) {
+		return
+	}
+	name := "bringup." + res.Stage.String()
+	m := results.Measurement{Board: n.Name, Metric: name, Design: r.designOf(n), Text: res.Summary}
+	switch res.Status {
+	case Passed:
+		r.env.Check(name, m, true, "stage passes: "+res.Stage.Doc(), "bring-up stages (DESIGN.md)", "")
+	case Failed:
+		msg := res.Diagnosis()
+		if res.Class == drivers.ClassInfra.String() || res.Class == drivers.ClassSetup.String() {
+			cls := drivers.ClassInfra
+			if res.Class == drivers.ClassSetup.String() {
+				cls = drivers.ClassSetup
+			}
+			r.env.Error(name, n.Name, nil, &drivers.Error{Class: cls, Board: n.Name, Op: res.Stage.String(), Err: errors.New(msg)})
+			return
+		}
+		r.env.Check(name, m, false, res.Expected, "bring-up stages (DESIGN.md)", msg)
+	}
+}
+
+func (r *run) designOf(n *node) string {
+	if n.Design != nil {
+		return n.Design.Name
+	}
+	return "mgmt"
+}
+
+// record scores a measurement against a golden expectation (found by key
+// in the rack's predictions) for a judged board; a measurement without
+// one is a failed check naming the metric.
+func (rr *rackRun) record(test string, board *Board, m results.Measurement, missing string) {
+	if board != nil && !rr.run.judged(board) {
+		return
+	}
+	if board == nil && !rr.judgedRack() {
+		return
+	}
+	m.Params = m.Params.Clone()
+	if m.Params == nil {
+		m.Params = results.Params{}
+	}
+	key := results.Key(m.Metric, m.Params)
+	exp, ok := rr.expect[key]
+	m.Params["rack"] = rr.Name
+	if board != nil {
+		m.Board = board.Name
+	}
+	if m.Design == "" {
+		m.Design = "mgmt"
+	}
+	if !ok {
+		if missing == "" {
+			missing = fmt.Sprintf("the golden model has no expectation %s for this rack", key)
+		}
+		rr.run.env.Check(test, m, false, "a golden expectation for "+key, "golden/bringup", missing)
+		return
+	}
+	rr.run.env.Record(test, m, exp)
+}
+
+// judgedRack says whether rack-wide figures are judged (a --board run
+// judges its boards only).
+func (rr *rackRun) judgedRack() bool {
+	for _, b := range rr.Boards {
+		if !rr.run.judged(b) {
+			return false
+		}
+	}
+	return true
+}
+
+// info records a measurement without a verdict (figures a person reads:
+// bootstrap times, retransmission counts, the recommended Shoal slot).
+func (r *run) info(m results.Measurement) {
+	if m.Time.IsZero() {
+		m.Time = time.Now()
+	}
+	m.Plan = PlanName
+	if m.Test == "" {
+		m.Test = m.Metric
+	}
+	if err := r.opts.Rec.AddMeasurement(m); err != nil {
+		r.log.Error("recording a measurement failed", "metric", m.Metric, "err", err)
+	}
+}
+
+// fail builds a failed result from an error, classed by drivers.ClassOf.
+func fail(expected, check string, err error) *StageResult {
+	return &StageResult{Status: Failed, Expected: expected, Seen: err.Error(), Check: check, Class: drivers.ClassOf(err).String()}
+}
+
+func ok(format string, a ...any) *StageResult {
+	return &StageResult{Status: Passed, Summary: fmt.Sprintf(format, a...)}
+}

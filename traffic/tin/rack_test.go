@@ -1,0 +1,169 @@
+package tin_test
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	gor "labrunner/golden/ordering"
+	"labrunner/labconfig"
+	tt "labrunner/traffic/tin"
+)
+
+// Configure brings the documented Clique up through registers alone: every
+// cabled cage trains with its role and learns its peer.
+func TestConfigureBringsTheCliqueUp(t *testing.T) {
+	g := newRig(t)
+	for _, b := range g.topo.Boards {
+		if cs, err := g.rack.Read(g.ctx, b, "CONFIG_STATUS"); err != nil || cs != 0 {
+			t.Errorf("%s: CONFIG_STATUS %#x (%v)", b, cs, err)
+		}
+		for k, p := range g.topo.Ports[b] {
+			ps, err := g.rack.Port(g.ctx, b, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ps.Up || ps.Role != p.Role || ps.Peer != g.topo.Node[p.Peer].Addr() || ps.CreditInit != 640 || len(ps.Short()) != 0 {
+				t.Errorf("%s:sfp%d: %+v, want up as %s to %s with 640 credits on every VC", b, k, ps, p.Role, p.Peer)
+			}
+		}
+	}
+	tm, err := g.rack.ReadTiming(g.ctx, "tin-p0b0")
+	if err != nil || tm.LinkMbps != 25000 || tm.InjectMbps != 100000 || tm.DataPayload != 148 {
+		t.Errorf("timing %+v (%v)", tm, err)
+	}
+}
+
+// A run split into many CONTINUE writes ends exactly as one in a few
+// (docs/tin.md: "splitting changes nothing").
+func TestRunSplitByContinueIsTheSameRun(t *testing.T) {
+	run := func(target time.Duration) (tt.RunResult, []float64) {
+		g := newRig(t)
+		g.rack.WriteTarget = target
+		if target < time.Millisecond {
+			g.rack.Budget = 1
+		}
+		g.load(tt.UniformRandom{Load: 0.2, Bytes: 1500, Count: 40, Reply: true, ReplyBytes: 64, Seed: 2}.Writes(g.topo, 100000))
+		rr := g.run()
+		s, err := g.rack.AllSamples(g.ctx, tt.LatIP)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rr, s
+	}
+	few, a := run(time.Second)
+	many, b := run(time.Nanosecond)
+	if many.Writes <= few.Writes || many.Writes < 3 {
+		t.Errorf("%d and %d writes: the budget did not shrink", few.Writes, many.Writes)
+	}
+	if len(a) != 320 || !reflect.DeepEqual(a, b) || few.ElapsedUS != many.ElapsedUS {
+		t.Errorf("%d samples in %d µs in %d writes, %d in %d µs in %d writes: splitting changed the run",
+			len(a), few.ElapsedUS, few.Writes, len(b), many.ElapsedUS, many.Writes)
+	}
+}
+
+// Every traced cell of uniform-random traffic stitches into a complete
+// path, and every packet gathers its RTS, CTS and data cells.
+func TestTracedTrafficStitches(t *testing.T) {
+	g := newRig(t)
+	if err := g.rack.WriteAll(g.ctx, "TRACE_CTRL", tt.TraceIP); err != nil {
+		t.Fatal(err)
+	}
+	g.load(tt.UniformRandom{Load: 0.05, Bytes: 600, Count: 6, Seed: 4}.Writes(g.topo, 100000))
+	g.run()
+	recs, err := g.rack.AllTraces(g.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := tt.Stitch(g.topo, recs)
+	for _, p := range paths {
+		if !p.Complete {
+			t.Errorf("%s %s -> %s: %v", p.ID.Type, p.ID.Src, p.ID.Dst, p.Problems)
+		}
+	}
+	pk := tt.Packets(paths)
+	if len(pk) != 48 {
+		t.Fatalf("%d packets stitched, 48 sent", len(pk))
+	}
+	for _, p := range pk {
+		if p.CTS == nil || len(p.Data) != 5 || p.Length != 600 {
+			t.Errorf("packet %s -> %s: CTS %v, %d data cells, length %d", p.Src, p.Dst, p.CTS != nil, len(p.Data), p.Length)
+		}
+	}
+}
+
+// Ordered streams under loss: the logs decode, every execution belongs to
+// a recorded stream, and golden/ordering's CheckLog finds nothing wrong.
+func TestStreamLogsDecode(t *testing.T) {
+	g := newRig(t)
+	target, srcs := "tin-p1b3", []string{"tin-p0b0", "tin-p0b3"}
+	if err := g.rack.Load(g.ctx, map[string]tt.Writes{target: {tt.Set("ORD_LOSS_REQ_PPM", 30000)}}); err != nil {
+		t.Fatal(err)
+	}
+	ws, lens, err := tt.Streams{Target: target, Sources: srcs, PerSource: 3, Lengths: []int{12}, Bytes: 32, Concurrent: 1, EOD: true, Seed: 1}.Writes(g.topo)
+	g.load(ws, err)
+	g.run()
+	idx := map[[2]int]int{}
+	var streams []gor.Stream
+	for i, s := range srcs {
+		recs, err := g.rack.Streams(g.ctx, s)
+		if err != nil || len(recs) != 3 {
+			t.Fatalf("%s: %d stream records (%v)", s, len(recs), err)
+		}
+		for _, r := range recs {
+			if r.Len != lens[s] || r.ClosedNS == 0 || r.Dst != g.topo.Node[target].Addr() {
+				t.Errorf("%s: record %+v", s, r)
+			}
+			idx[[2]int{g.topo.Node[s].Index(), int(r.Tag)}] = len(streams)
+			streams = append(streams, gor.Stream{Src: i, Mode: gor.Fast, N: r.Len, EOD: true})
+		}
+	}
+	ex, err := g.rack.Executions(g.ctx, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var execs []gor.Exec
+	for _, e := range ex {
+		i, ok := idx[[2]int{e.Src.Node().Index(), int(e.Tag)}]
+		if !ok {
+			t.Fatalf("execution of unknown stream %+v", e)
+		}
+		execs = append(execs, gor.Exec{Stream: i, Seq: e.Seq})
+	}
+	complete := make([]bool, len(streams))
+	for i := range complete {
+		complete[i] = true
+	}
+	if bad := gor.CheckLog(streams, execs, complete); len(bad) > 0 {
+		t.Errorf("delivery log: %v", bad)
+	}
+	if lost := g.sum("ORD_DROPPED_REQ"); lost == 0 {
+		t.Error("the loss knob dropped nothing")
+	}
+}
+
+// A credit leak shows as credits short at rest on the cage facing the
+// faulty receiver, and nowhere else.
+func TestCreditLeakShowsAtRest(t *testing.T) {
+	g := newRig(t, labconfig.Fault{Name: "tin-credit-leak", Link: "tin-p0b1:sfp0", Params: labconfig.Params{"count": {Values: []string{"3"}}}})
+	g.load(tt.UniformRandom{Load: 0.1, Bytes: 1500, Count: 30, Seed: 3}.Writes(g.topo, 100000))
+	g.run()
+	short := map[string][]string{}
+	for _, b := range g.topo.Boards {
+		for k, p := range g.topo.Ports[b] {
+			if p.Peer == "" {
+				continue
+			}
+			ps, err := g.rack.Port(g.ctx, b, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := ps.Short(); len(s) > 0 {
+				short[tt.Cage{Board: b, Index: k}.String()] = s
+			}
+		}
+	}
+	if len(short) != 1 || short["tin-p0b2:sfp2"] == nil {
+		t.Errorf("cages short of credit: %v, want only tin-p0b2:sfp2 (cabled to the leaking tin-p0b1:sfp0)", short)
+	}
+}
