@@ -31,7 +31,7 @@ type Progress struct {
 // ReadProgress reads progress.jsonl.
 func ReadProgress(dir string) ([]Progress, error) {
 	var out []Progress
-	err := readLines(filepath.Join(dir, ProgressFile), func(b []byte) error {
+	err := readLines(filepath.Join(dir, ProgressFile), nil, func(b []byte) error {
 		var p Progress
 		if err := json.Unmarshal(b, &p); err != nil {
 			return err

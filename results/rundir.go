@@ -1,7 +1,7 @@
 package results
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 
 	// The run directory's logs are read whole by export and report:
@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	fastjson "github.com/goccy/go-json"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -387,7 +386,7 @@ func ReadMeasurements(dir string) ([]Measurement, error) {
 
 func readMeasurementsRaw(dir string) ([]Measurement, error) {
 	var out []Measurement
-	err := readLines(filepath.Join(dir, MeasurementsFile), func(b []byte) error {
+	err := readLines(filepath.Join(dir, MeasurementsFile), func(n int) { out = make([]Measurement, 0, n) }, func(b []byte) error {
 		var m Measurement
 		if err := fastjson.Unmarshal(b, &m); err != nil {
 			return err
@@ -414,7 +413,7 @@ func ReadVerdictLog(dir string) ([]Verdict, error) {
 
 func readVerdictLogRaw(dir string) ([]Verdict, error) {
 	var out []Verdict
-	err := readLines(filepath.Join(dir, VerdictsLogFile), func(b []byte) error {
+	err := readLines(filepath.Join(dir, VerdictsLogFile), func(n int) { out = make([]Verdict, 0, n) }, func(b []byte) error {
 		var v Verdict
 		if err := fastjson.Unmarshal(b, &v); err != nil {
 			return err
@@ -425,34 +424,65 @@ func readVerdictLogRaw(dir string) ([]Verdict, error) {
 	return out, err
 }
 
-func readLines(path string, each func([]byte) error) error {
-	f, err := os.Open(path)
+// readLines calls each with every non-blank line of a JSON-lines file
+// (nil, no error, when the file does not exist), after telling lines (when
+// not nil) how many lines there are at most: growing a slice of large
+// structs record by record costs more than decoding them. The file is read whole and lines are slices of
+// that one buffer: a run's logs are at most tens of megabytes, and one read
+// instead of a copy per line is what makes export and report fast
+// (BenchmarkExport in results/influx). A last line cut short by a crash
+// that does not decode is dropped; any other bad line is an error naming
+// path:line.
+func readLines(path string, lines func(n int), each func([]byte) error) error {
+	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<16)
-	for n := 1; ; n++ {
-		line, err := r.ReadBytes('\n')
-		if len(strings.TrimSpace(string(line))) > 0 {
-			complete := line[len(line)-1] == '\n'
-			if perr := each(line); perr != nil {
-				if !complete {
-					return nil // cut short by a crash while being written
-				}
-				return fmt.Errorf("%s:%d: %w", path, n, perr)
+	if lines != nil {
+		lines(bytes.Count(data, []byte{'\n'}) + 1)
+	}
+	for n := 1; len(data) > 0; n++ {
+		line := data
+		complete := false
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data, complete = data[:i+1], data[i+1:], true
+		} else {
+			data = nil
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		perr := validJSON(line)
+		if perr == nil {
+			perr = each(line)
+		}
+		if perr != nil {
+			if !complete {
+				return nil // cut short by a crash while being written
 			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
+			return fmt.Errorf("%s:%d: %w", path, n, perr)
 		}
 	}
+	return nil
+}
+
+// validJSON checks a line with the standard library's scanner before the
+// fast decoder sees it: goccy/go-json is known to panic or loop on some
+// malformed inputs (goccy/go-json#604, #575; the fuzzer of this package
+// stalled on one), and a run directory cut short by a crash is exactly
+// that. Valid JSON is what it decodes well.
+func validJSON(line []byte) error {
+	if json.Valid(line) {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(line, &v); err != nil {
+		return err
+	}
+	return errors.New("not valid JSON")
 }
 
 // WriteFileAtomic replaces path with data: it writes a temporary file in the

@@ -165,6 +165,14 @@ func (mb *mgmtBoard) tsSend() {
 	ts := &mb.ts
 	defer mb.tsArmInterval()
 	if ts.deadAt >= 0 && mb.f.now >= ts.deadAt {
+		// tsync-dead: the transmitter is dead, the logic above it is not:
+		// TS_TX_COUNT keeps counting the attempts (the fault's
+		// documentation), while nothing reaches the wire.
+		for i, p := range mb.ports {
+			if ts.txPorts&(1<<uint(i)) != 0 && p.peer != nil {
+				ts.txCount++
+			}
+		}
 		return
 	}
 	status := uint8(0)

@@ -228,9 +228,14 @@ func TestTimeSyncPrimaryDies(t *testing.T) {
 	if l, f, _ := tsFlags(b); !l || f {
 		t.Fatalf("b locked %v failed %v", l, f)
 	}
+	tx := a.rd("TS_TX_COUNT")
 	a.wait(3000)
 	if _, f, _ := tsFlags(b); !f || b.rd("TS_MISSED") == 0 {
 		t.Fatalf("b did not notice the dead primary: failed %v missed %d", f, b.rd("TS_MISSED"))
+	}
+	// The fault's documentation: TS_TX_COUNT keeps counting attempts.
+	if got := a.rd("TS_TX_COUNT"); got < tx+20 {
+		t.Errorf("a dead primary's TS_TX_COUNT went from %d to %d in 3 ms of 100 us intervals", tx, got)
 	}
 }
 

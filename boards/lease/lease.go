@@ -40,10 +40,10 @@ import (
 
 // Info is a lease as stored.
 type Info struct {
-	Board   string    `json:"board"`
-	Owner   string    `json:"owner"`
-	Host    string    `json:"host"`
-	PID     int       `json:"pid"`
+	Board string `json:"board"`
+	Owner string `json:"owner"`
+	Host  string `json:"host"`
+	PID   int    `json:"pid"`
 	// Start is the holder process's start time (clock ticks since boot,
 	// from /proc/<pid>/stat) so that a recycled pid is not mistaken for
 	// the holder; 0 when unknown.

@@ -93,6 +93,7 @@ func newApp() *cli.App {
 		},
 		Commands: []*cli.Command{
 			nightlyCommand(),
+			bringupCommand(),
 			selftestCommand(),
 			programCommand(),
 			regsCommand(),

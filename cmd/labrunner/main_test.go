@@ -211,3 +211,20 @@ func TestEmbeddedDefaultLabIsValid(t *testing.T) {
 		t.Fatalf("lab check of the embedded default lab: exit %d", code)
 	}
 }
+
+// An unknown plan name is a usage error before anything runs: no run
+// directory is created (a typo used to give an empty "setup-error" run).
+func TestUnknownPlanExitsTwoAndCreatesNoRun(t *testing.T) {
+	out := t.TempDir()
+	for _, args := range [][]string{
+		{"labrunner", "nightly", "--lab", "testdata/mini.yaml", "--out", out, "--plan", "no-such-plan"},
+		{"labrunner", "selftest", "--lab", "testdata/mini.yaml", "--out", out, "no-such-plan"},
+	} {
+		if code := run(args); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args[1:], code)
+		}
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("a run directory was created for an unknown plan: %v", entries)
+	}
+}

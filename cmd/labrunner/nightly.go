@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -88,6 +89,9 @@ func runNightly(c *cli.Context, plans []string) error {
 	if err != nil {
 		return err
 	}
+	if err := knownPlans(lab, plans); err != nil {
+		return withCode(selftest.ExitConfig, err)
+	}
 	var shard selftest.Shard
 	if s := c.String("shard"); s != "" {
 		if shard, err = selftest.ParseShard(s); err != nil {
@@ -127,16 +131,7 @@ func runNightly(c *cli.Context, plans []string) error {
 	if rack != nil {
 		defer rack.Close()
 	}
-	root := c.String("out")
-	if root == "" {
-		root = lab.Results.Root
-		if root != "" && !filepath.IsAbs(root) && lab.Pos.File != "" && !isEmbedded(lab) {
-			root = filepath.Join(filepath.Dir(lab.Pos.File), root)
-		}
-	}
-	if root == "" {
-		root = "runs"
-	}
+	root := resultsRoot(c, lab)
 	labFile := lab.Pos.File
 	run := results.Run{
 		Lab: lab.Name, LabFile: labFile, Plans: planNames(lab, plans), Host: hostname(), Seed: lab.Seed,
@@ -216,6 +211,35 @@ func runNightly(c *cli.Context, plans []string) error {
 func isEmbedded(lab *labconfig.Lab) bool {
 	_, err := os.Stat(lab.Pos.File)
 	return err != nil
+}
+
+// resultsRoot is where run directories go: --out, else the lab file's
+// results.root (relative to the lab file), else ./runs.
+func resultsRoot(c *cli.Context, lab *labconfig.Lab) string {
+	if root := c.String("out"); root != "" {
+		return root
+	}
+	root := lab.Results.Root
+	if root != "" && !filepath.IsAbs(root) && lab.Pos.File != "" && !isEmbedded(lab) {
+		root = filepath.Join(filepath.Dir(lab.Pos.File), root)
+	}
+	if root == "" {
+		return "runs"
+	}
+	return root
+}
+
+// knownPlans refuses plan names the lab does not define before anything
+// runs: a typo would otherwise give an empty run that looks like a setup
+// error.
+func knownPlans(lab *labconfig.Lab, only []string) error {
+	have := planNames(lab, nil)
+	for _, p := range only {
+		if !slices.Contains(have, p) {
+			return fmt.Errorf("%s: no plan %q; the lab's plans are %s", lab.Pos.File, p, strings.Join(have, ", "))
+		}
+	}
+	return nil
 }
 
 func planNames(lab *labconfig.Lab, only []string) []string {

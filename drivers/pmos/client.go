@@ -2,7 +2,6 @@ package pmos
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +24,10 @@ import (
 // (mgmt.md §2: the emulator's clock moves only with accesses; on hardware it
 // is real time), read from the CYCLES counter of the board whose mailbox
 // sent it: wall time says nothing about how far the management plane got.
-// Between empty polls the poller writes DELAY_US, which lets that time pass.
+// A request counts as unanswered only once that deadline has passed and the
+// mailbox was found empty: an answer already queued behind other messages
+// is on its way. Between empty polls the poller pauses in wall time; its
+// polls let management time pass.
 type Client struct {
 	cfg ClientConfig
 	log *slog.Logger
@@ -36,7 +38,7 @@ type Client struct {
 	waiters map[uint16]*waiter
 	nextTag uint16
 	listen  bool
-	filter  func(dna uint32, proxy uint16) bool
+	filter  func(proxy uint16, port uint8) bool
 	relays  chan Relayed
 	onMsg   func(via string, m Msg)
 	stats   ClientStats
@@ -48,16 +50,29 @@ type Client struct {
 // ClientConfig sets a Client's figures; zero fields take the defaults.
 type ClientConfig struct {
 	// TimeoutNS is how long a request waits for its answer, in management
-	// time, before it is sent again (mgmt.md §7: "give up after 20 ms").
+	// time from the end of its mailbox burst, before it is sent again
+	// (mgmt.md §7: "give up after 20 ms", the default). The mailbox must
+	// also have been found empty: answers queued behind relays are not
+	// given up on.
 	TimeoutNS int64
+	// InFlight bounds the requests waiting on one mailbox at once: each
+	// mailbox burst costs the DCN board's bus milliseconds, and answers
+	// must not wait behind a queue of bursts.
+	InFlight int
 	// Retries is how many times a request is sent again, with the same
 	// bytes and tag (the firmware answers a repeat from memory).
 	Retries int
-	// PollDelayUS lets management time pass between empty polls while a
-	// request waits (mgmt.md §7: "DELAY_US 100 between empty polls");
-	// IdleDelayUS while the client only listens for relays.
-	PollDelayUS, IdleDelayUS uint32
-	Log                      *slog.Logger
+	// IdlePause is the wall time between two empty polls of a mailbox
+	// (default 100 µs). Management time passes with the polls themselves
+	// (50 µs an access); mgmt.md §7 suggests DELAY_US between polls, which
+	// on the emulated rack moves the whole rack's clock for every board
+	// and outruns the runner.
+	IdlePause time.Duration
+	// MinWait is the wall time a request waits at least before it counts
+	// as unanswered, whatever the management clock says (default 2 ms):
+	// the poller must have had a chance to look at the mailbox.
+	MinWait time.Duration
+	Log     *slog.Logger
 	// OnRetry, if set, is told each time a request goes unanswered and is
 	// sent again: the target may have rebooted (mgmt.md §8: "after any
 	// unanswered request ... reconcile").
@@ -68,16 +83,23 @@ func (c ClientConfig) withDefaults() ClientConfig {
 	if c.TimeoutNS <= 0 {
 		c.TimeoutNS = 20_000_000
 	}
+	if c.InFlight <= 0 {
+		c.InFlight = 4
+	}
 	if c.Retries < 0 {
 		c.Retries = 0
 	} else if c.Retries == 0 {
-		c.Retries = 3
+		// A 240-byte message crosses a cable that loses 5% of its MOS
+		// words (the emulator's mos-lossy default) only about once in
+		// eight tries, and PMOS gives up on one in six such messages
+		// (pmos.md §3.2): six attempts make a lost request rare.
+		c.Retries = 5
 	}
-	if c.PollDelayUS == 0 {
-		c.PollDelayUS = 100
+	if c.IdlePause <= 0 {
+		c.IdlePause = 100 * time.Microsecond
 	}
-	if c.IdleDelayUS == 0 {
-		c.IdleDelayUS = 400
+	if c.MinWait <= 0 {
+		c.MinWait = 2 * time.Millisecond
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -104,25 +126,37 @@ type Relayed struct {
 
 type box struct {
 	mb      *Mailbox
-	cycles  uint64 // address of CYCLES_LO
-	khz     uint64 // CLOCK_KHZ
+	cycles  uint64     // address of CYCLES_LO
+	khz     uint64     // CLOCK_KHZ
 	clk     sync.Mutex // one clock read at a time: the extension needs them in order
 	last    uint32
 	ext     uint64 // extended cycle count
 	started bool
 	nowNS   int64
 	waiting int
-	wake    chan struct{}
-	delay   uint64 // address of DELAY_US
+	busy    bool   // the last poll found a message
+	dropped uint64 // address of MBOX_RX_DROPPED
+	drops   uint32 // its last reading
+	// dropsSeen: drops holds a reading (the first one only sets it).
+	dropsSeen bool
+	clockAt   time.Time // when the clock was last read (wall time)
+	wake      chan struct{}
+	delay     uint64 // address of DELAY_US
+	slots     chan struct{}
 }
 
 type waiter struct {
 	tag      uint16
 	box      *box
 	want     MsgType
-	deadline int64
+	deadline int64     // management time
+	sent     time.Time // wall time of the send
 	ch       chan result
 }
+
+// clockEvery is how often (wall time) a poller reads its board's clock for
+// the deadlines.
+const clockEvery = 500 * time.Microsecond
 
 type result struct {
 	msg     Msg
@@ -146,11 +180,11 @@ func (c *Client) AddMailbox(ctx context.Context, bus drivers.RegisterBus, mgmt *
 	if err != nil {
 		return nil, err
 	}
-	b := &box{mb: mb, wake: make(chan struct{}, 1)}
+	b := &box{mb: mb, wake: make(chan struct{}, 1), slots: make(chan struct{}, c.cfg.InFlight)}
 	for _, r := range []struct {
 		name string
 		dst  *uint64
-	}{{"CYCLES_LO", &b.cycles}, {"DELAY_US", &b.delay}} {
+	}{{"CYCLES_LO", &b.cycles}, {"DELAY_US", &b.delay}, {"MBOX_RX_DROPPED", &b.dropped}} {
 		loc, err := mb.regs.Lookup(r.name)
 		if err != nil {
 			return nil, err
@@ -216,10 +250,11 @@ func (c *Client) Listen(on bool) {
 }
 
 // SetRelayFilter sets which relays are worth reading whole: filter gets the
-// DNA and the proxy from the first words of a RELAY and says whether the
-// runner still needs it (a flood of relays for a board already handled
-// costs one short read each).
-func (c *Client) SetRelayFilter(f func(dna uint32, proxy uint16) bool) {
+// relaying proxy's address and the port the DISCOVER arrived on, from the
+// first three words of a RELAY (RelayHead), and says whether the runner
+// still needs it. A DISCOVER repeats every millisecond on every cable
+// (pmos.md §5.2): a relay for a board already handled costs a short read.
+func (c *Client) SetRelayFilter(f func(proxy uint16, port uint8) bool) {
 	c.mu.Lock()
 	c.filter = f
 	c.mu.Unlock()
@@ -311,24 +346,70 @@ func (c *Client) poll(b *box) {
 		}
 		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		keep := func(head []byte) bool {
-			if filter == nil || len(head) < 2+2*HeaderLen+4 || MsgType(head[0]) != MsgRelay {
+			proxy, port, ok := RelayHead(head)
+			if filter == nil || !ok {
 				return true
 			}
-			return filter(binary.BigEndian.Uint32(head[2+2*HeaderLen:]), binary.BigEndian.Uint16(head[4:]))
+			return filter(proxy, port)
 		}
-		r, ok, err := b.mb.Receive(actx, 2+2*HeaderLen+4, keep)
-		if err == nil && !ok {
-			_, err = c.readClock(actx, b)
-			if err == nil {
-				c.expire(b)
-				c.mu.Lock()
-				d := c.cfg.IdleDelayUS
-				if b.waiting > 0 {
-					d = c.cfg.PollDelayUS
-				}
-				c.mu.Unlock()
-				err = b.mb.bus.Write32(actx, b.delay, d)
+		// The clock is read before the poll: an answer due by then is in
+		// the mailbox when the poll looks, so a poll that finds it empty
+		// proves every request whose deadline had passed at that reading
+		// unanswered. (Read after the poll, the clock could have been moved
+		// on by another board's accesses past an answer that arrived since.)
+		var clockNS int64 = -1
+		var err error
+		dropped := false
+		if time.Since(b.clockAt) >= clockEvery {
+			if clockNS, err = c.readClock(actx, b); err == nil {
+				b.clockAt = time.Now()
 			}
+			c.mu.Lock()
+			waiting := b.waiting > 0
+			c.mu.Unlock()
+			if err == nil && waiting {
+				var n uint32
+				if n, err = b.mb.bus.Read32(actx, b.dropped); err == nil {
+					dropped = b.dropsSeen && n != b.drops
+					b.drops, b.dropsSeen = n, true
+				}
+			}
+		}
+		var r Received
+		var ok bool
+		if err == nil {
+			// While relays pile up past half the queue, they are shed after
+			// one word: the answers queued behind them must not find it full.
+			r, ok, err = b.mb.Receive(actx, ReceiveOptions{Prefix: RelayHeadLen, Keep: keep, ShedAbove: 16, Shed: []MsgType{MsgRelay}})
+		}
+		c.mu.Lock()
+		b.busy = ok
+		othersBusy := false
+		for _, x := range c.order {
+			othersBusy = othersBusy || (x != b && x.busy)
+		}
+		c.mu.Unlock()
+		if err == nil && clockNS >= 0 {
+			c.expire(b, clockNS, !ok, dropped)
+		}
+		if err == nil && !ok {
+			// Nothing queued. Every access moves the management clock by
+			// its cost (mgmt.md §2), on the emulated rack the clock of the
+			// whole rack: an idle poller that polled flat out (or let time
+			// pass with DELAY_US) would race the clock ahead of the runner's
+			// other goroutines, and starve a mailbox that is draining.
+			// Pause in wall time instead; the polls themselves let
+			// management time pass.
+			cancel()
+			pause := c.cfg.IdlePause
+			if othersBusy {
+				pause *= 2
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(pause):
+			}
+			continue
 		}
 		cancel()
 		if err != nil {
@@ -415,12 +496,19 @@ func (c *Client) dispatch(b *box, r Received) {
 	c.log.Debug("mailbox: message nobody waits for", "board", b.mb.Board, "type", m.Type, "tag", m.Tag, "src", m.Src)
 }
 
-// expire tells the waiters of b whose deadline passed.
-func (c *Client) expire(b *box) {
+// expire tells the waiters of b whose deadline had passed at management
+// time at, when the caller then found the mailbox empty (no answer due by
+// then waits in it), and, when dropped says the mailbox dropped messages
+// while full (MBOX_RX_DROPPED rose, mgmt.md §4), every waiter sent before:
+// its answer may have been one of them.
+func (c *Client) expire(b *box, at int64, empty, dropped bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for tag, w := range c.waiters {
-		if w.box == b && b.nowNS >= w.deadline {
+		if w.box != b || time.Since(w.sent) < c.cfg.MinWait {
+			continue
+		}
+		if at >= w.deadline && empty || dropped && !w.sent.IsZero() {
 			delete(c.waiters, tag)
 			b.waiting--
 			c.stats.Timeouts++
@@ -504,7 +592,9 @@ type ReplyError struct {
 	Via  string // the mailbox the ERROR came to
 }
 
-func (e *ReplyError) Error() string { return e.ErrorBody.Error() + " (request via " + e.Path.String() + ")" }
+func (e *ReplyError) Error() string {
+	return e.ErrorBody.Error() + " (request via " + e.Path.String() + ")"
+}
 
 // ErrClosed: the client was closed.
 var ErrClosed = errors.New("management client closed")
@@ -522,9 +612,14 @@ func (c *Client) tag() uint16 {
 }
 
 // Request sends a message of type t with body to the target of path and
-// waits for its answer (want), retrying with the same bytes and tag. An
-// ERROR about it is a *ReplyError; silence a *NoAnswerError.
+// waits for its answer (want), retrying with the same bytes and tag after
+// silence, PORT_DOWN or QUEUE_FULL (cfg.Retries times). An ERROR that ends
+// it is a *ReplyError; silence a *NoAnswerError.
 func (c *Client) Request(ctx context.Context, path Path, t MsgType, body []byte, want MsgType) (Msg, error) {
+	return c.request(ctx, path, t, body, want, c.cfg.Retries)
+}
+
+func (c *Client) request(ctx context.Context, path Path, t MsgType, body []byte, want MsgType, retries int) (Msg, error) {
 	c.mu.Lock()
 	b, ok := c.boxes[path.Via]
 	if !ok {
@@ -559,12 +654,17 @@ func (c *Client) Request(ctx context.Context, path Path, t MsgType, body []byte,
 	if _, err := c.readClock(ctx, b); err != nil {
 		return Msg{}, err
 	}
+	select {
+	case b.slots <- struct{}{}:
+	case <-ctx.Done():
+		return Msg{}, fmt.Errorf("%s via %s: waiting for the mailbox: %w", t, path, ctx.Err())
+	}
+	defer func() { <-b.slots }()
 	attempts := 0
 	for {
 		attempts++
-		w := &waiter{tag: tag, box: b, want: want, ch: make(chan result, 1)}
+		w := &waiter{tag: tag, box: b, want: want, ch: make(chan result, 1), deadline: 1<<63 - 1}
 		c.mu.Lock()
-		w.deadline = b.nowNS + c.cfg.TimeoutNS
 		c.waiters[tag] = w
 		b.waiting++
 		c.stats.Sent++
@@ -580,6 +680,15 @@ func (c *Client) Request(ctx context.Context, path Path, t MsgType, body []byte,
 			c.drop(w)
 			return Msg{}, err
 		}
+		// The deadline counts from the end of the burst.
+		c.mu.Lock()
+		w.deadline, w.sent = b.nowNS+c.cfg.TimeoutNS, time.Now()
+		c.mu.Unlock()
+		if _, err := c.readClock(ctx, b); err == nil {
+			c.mu.Lock()
+			w.deadline = b.nowNS + c.cfg.TimeoutNS
+			c.mu.Unlock()
+		}
 		var r result
 		select {
 		case r = <-w.ch:
@@ -594,7 +703,7 @@ func (c *Client) Request(ctx context.Context, path Path, t MsgType, body []byte,
 		case r.err != nil:
 			return Msg{}, r.err
 		case r.timeout:
-			if attempts > c.cfg.Retries {
+			if attempts > retries {
 				return Msg{}, &NoAnswerError{Type: t, Path: path, Tag: tag, Attempts: attempts, WaitedNS: c.cfg.TimeoutNS}
 			}
 			c.log.Debug("management request unanswered, sending it again", "type", t, "path", path.String(), "tag", tag, "attempt", attempts+1)
@@ -607,7 +716,16 @@ func (c *Client) Request(ctx context.Context, path Path, t MsgType, body []byte,
 			if err != nil {
 				return Msg{}, err
 			}
-			return Msg{}, &ReplyError{ErrorBody: eb, Path: path, Via: r.via}
+			re := &ReplyError{ErrorBody: eb, Path: path, Via: r.via}
+			// PORT_DOWN (PMOS gave up on a cable: a lossy one gives up
+			// now and then, pmos.md §3.2) and QUEUE_FULL are worth another
+			// attempt with the same bytes; a dead neighbour answers the
+			// same again, a few milliseconds later each time.
+			if (eb.Code == ErrCodePortDown || eb.Code == ErrCodeQueueFull) && attempts <= retries {
+				c.log.Debug("management request refused on the way, sending it again", "type", t, "path", path.String(), "tag", tag, "error", eb.Error(), "attempt", attempts+1)
+				continue
+			}
+			return Msg{}, re
 		}
 		return r.msg, nil
 	}
@@ -670,6 +788,21 @@ func (c *Client) Echo(ctx context.Context, path Path, body []byte) ([]byte, erro
 		return nil, err
 	}
 	return m.Body, nil
+}
+
+// Ping asks the target of path for a short echo, sent at most twice: a
+// liveness check that gives up sooner than a request (a proxy suspected
+// dead is checked before its targets are taken over by other neighbours).
+func (c *Client) Ping(ctx context.Context, path Path) error {
+	body := []byte("ping")
+	m, err := c.request(ctx, path, MsgEchoReq, body, MsgEchoReply, min(c.cfg.Retries, 1))
+	if err != nil {
+		return err
+	}
+	if string(m.Body) != string(body) {
+		return fmt.Errorf("ECHO_REPLY via %s carries % x, the request % x", path, m.Body, body)
+	}
+	return nil
 }
 
 // Wait lets us microseconds of management time pass at a DCN board (DELAY_US), for

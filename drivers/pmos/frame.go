@@ -33,7 +33,7 @@ const (
 	MaxPayload    = 240 // bytes of payload a DATA frame carries at most
 	FrameOverhead = 6   // VT, SESSION, SEQ, LEN, CRC(2)
 	MaxFrame      = MaxPayload + FrameOverhead
-	Window        = 4   // frames a sender may have unacknowledged
+	Window        = 4 // frames a sender may have unacknowledged
 	RTOPS         = 250 * 1_000_000
 	Retries       = 12 // timeouts without progress before a sender gives up
 )

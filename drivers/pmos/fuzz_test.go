@@ -216,3 +216,33 @@ func FuzzEndpointReceive(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRelayHead: the three-word look at a message the mailbox poller takes
+// agrees with the full parse: a RELAY's proxy is its SRC and its port the
+// body's first byte; anything that is not a RELAY is not one.
+func FuzzRelayHead(f *testing.F) {
+	db, _ := Discover{DNA: 0x1234ABCD, Port: 1, NPorts: 4, Boots: 1, Name: "rack-b"}.Body()
+	disc, _ := Msg{Type: MsgDiscover, TTL: 1, Dst: AddrLinkLocal, Tag: 1, Body: db}.Marshal()
+	rel, _ := Msg{Type: MsgRelay, TTL: 16, Dst: AddrController, Src: 7, Tag: 1, Body: append([]byte{2, 0}, disc...)}.Marshal()
+	f.Add(rel)
+	f.Add(rel[:RelayHeadLen])
+	f.Add(rel[:RelayHeadLen-1])
+	f.Add([]byte{byte(MsgRegResp), 16, 0xff, 0xfe, 0, 7, 0, 1, 2})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		proxy, port, ok := RelayHead(b)
+		if ok != (len(b) >= RelayHeadLen && MsgType(b[0]) == MsgRelay) {
+			t.Fatalf("RelayHead(% x) ok=%v", b, ok)
+		}
+		m, err := ParseMsg(b)
+		if err != nil {
+			return
+		}
+		r, _, err := ParseRelay(m)
+		if err != nil {
+			return
+		}
+		if !ok || proxy != m.Src || port != r.Port {
+			t.Fatalf("RelayHead says proxy %d port %d (ok %v), the parse %d and %d", proxy, port, ok, m.Src, r.Port)
+		}
+	})
+}

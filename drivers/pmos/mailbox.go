@@ -54,9 +54,9 @@ type Mailbox struct {
 	// mu keeps a message's burst and a receive sequence (status, data,
 	// pop) whole: a bus splits bursts into single accesses that other
 	// goroutines' accesses may come between.
-	mu    sync.Mutex
-	regs  *regmap.Regs
-	bus   drivers.RegisterBus
+	mu                                        sync.Mutex
+	regs                                      *regmap.Regs
+	bus                                       drivers.RegisterBus
 	txCtrl, txStatus, rxStatus, rxData, rxPop uint64
 }
 
@@ -175,12 +175,24 @@ type Received struct {
 	Truncated bool
 }
 
-// Receive takes the head message, if any. With prefix > 0 it first reads
-// only the words holding the first prefix bytes and asks keep whether the
-// rest is worth reading (every word costs a bus access: a flood of relays
-// for a board already handled is dropped after its first words). The
-// message is popped either way.
-func (mb *Mailbox) Receive(ctx context.Context, prefix int, keep func(head []byte) bool) (Received, bool, error) {
+// ReceiveOptions say how much of each message Receive reads: every word
+// costs a bus access (mgmt.md §2: 50 µs each on the emulator), and a burst of
+// relays for boards already handled is better dropped after its first words.
+type ReceiveOptions struct {
+	// Prefix > 0 reads the words holding the first Prefix bytes first and
+	// asks Keep whether the rest is worth reading.
+	Prefix int
+	Keep   func(head []byte) bool
+	// ShedAbove > 0: while more messages than this are queued, a message
+	// whose first byte is a type in Shed is dropped after reading only its
+	// first word (the queue holds 32; an answer that finds it full is lost).
+	ShedAbove int
+	Shed      []MsgType
+}
+
+// Receive takes the head message, if any, and pops it whether it was read
+// whole or not (Received.Truncated).
+func (mb *Mailbox) Receive(ctx context.Context, opts ReceiveOptions) (Received, bool, error) {
 	mb.mu.Lock()
 	defer mb.mu.Unlock()
 	v, err := mb.bus.Read32(ctx, mb.rxStatus)
@@ -196,22 +208,43 @@ func (mb *Mailbox) Receive(ctx context.Context, prefix int, keep func(head []byt
 		return r, true, mb.pop(ctx)
 	}
 	total := (st.Len + 3) / 4
-	first := total
-	if prefix > 0 && keep != nil {
-		first = min(total, (prefix+3)/4)
-	}
 	buf := make([]uint32, total)
-	if err := mb.bus.ReadBurst(ctx, mb.rxData, buf[:first]); err != nil {
-		return Received{}, false, fmt.Errorf("%s: read MBOX_RX_DATA (%d words): %w", mb.Board, first, err)
+	first := 0 // words read so far
+	readTo := func(n int) error {
+		n = min(n, total)
+		if n <= first {
+			return nil
+		}
+		if err := mb.bus.ReadBurst(ctx, mb.rxData+uint64(4*first), buf[first:n]); err != nil {
+			return fmt.Errorf("%s: read MBOX_RX_DATA (%d words): %w", mb.Board, n-first, err)
+		}
+		first = n
+		return nil
 	}
-	if first < total && !keep(UnpackWords(buf[:first], min(st.Len, 4*first))) {
+	truncated := func() (Received, bool, error) {
 		r.Bytes, r.Truncated = UnpackWords(buf[:first], min(st.Len, 4*first)), true
 		return r, true, mb.pop(ctx)
 	}
-	if first < total {
-		if err := mb.bus.ReadBurst(ctx, mb.rxData+uint64(4*first), buf[first:]); err != nil {
-			return Received{}, false, fmt.Errorf("%s: read MBOX_RX_DATA (%d words): %w", mb.Board, total-first, err)
+	if opts.ShedAbove > 0 && st.Count > opts.ShedAbove && len(opts.Shed) > 0 {
+		if err := readTo(1); err != nil {
+			return Received{}, false, err
 		}
+		for _, t := range opts.Shed {
+			if MsgType(buf[0]>>24) == t {
+				return truncated()
+			}
+		}
+	}
+	if opts.Prefix > 0 && opts.Keep != nil && (opts.Prefix+3)/4 < total {
+		if err := readTo((opts.Prefix + 3) / 4); err != nil {
+			return Received{}, false, err
+		}
+		if !opts.Keep(UnpackWords(buf[:first], min(st.Len, 4*first))) {
+			return truncated()
+		}
+	}
+	if err := readTo(total); err != nil {
+		return Received{}, false, err
 	}
 	r.Bytes = UnpackWords(buf, st.Len)
 	return r, true, mb.pop(ctx)

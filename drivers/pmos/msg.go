@@ -188,6 +188,22 @@ func ParseRelay(m Msg) (Relay, Discover, error) {
 	return Relay{Port: m.Body[0], Discover: inner}, d, nil
 }
 
+// RelayHeadLen is how many leading bytes of a RELAY RelayHead needs: the
+// header (the proxy is its SRC) and the PORT byte (pmos.md §5.3), three
+// mailbox words.
+const RelayHeadLen = HeaderLen + 1
+
+// RelayHead reads the relaying proxy's address and the proxy's port from
+// the first bytes of a message (a mailbox reads words one bus access each:
+// a runner decides from these whether the rest of a RELAY is worth
+// reading). ok is false when b is not the start of a RELAY.
+func RelayHead(b []byte) (proxy uint16, port uint8, ok bool) {
+	if len(b) < RelayHeadLen || MsgType(b[0]) != MsgRelay {
+		return 0, 0, false
+	}
+	return binary.BigEndian.Uint16(b[4:]), b[HeaderLen], true
+}
+
 // Assign is an ASSIGN's body (pmos.md §5.4).
 type Assign struct {
 	DNA  uint32

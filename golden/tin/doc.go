@@ -107,7 +107,10 @@
 // Simulate runs uniform random IP traffic with Poisson arrivals over a
 // Clique: requests of "bytes" at "load" × inject_gbps per TiN, each
 // answered by a reply of "reply" bytes; every packet goes RTS, CTS, data
-// cells (§3.3), delivered in CTS order per flow. RTT is from the request
+// cells (§3.3), reassembled, then forwarded whole in CTS order per flow over
+// the egress's 100 Gb/s host port ("A packet is transmittable at egress
+// after receipt of all its data cells", §3.3), delivered when its last byte
+// is across (1500 B: 120 ns). RTT is from the request
 // entering the source's ingress buffer to its reply delivered at the source
 // (the six half round trips of §3.4 plus queuing); the one-way latency is to
 // the request's delivery. The paper's Fig. 7 figures (sub-20 µs at 70% load

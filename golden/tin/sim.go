@@ -99,6 +99,7 @@ const (
 	evHead
 	evFree
 	evDone
+	evHost // a packet has crossed the egress's host port: delivered
 )
 
 type event struct {
@@ -224,8 +225,9 @@ type sim struct {
 	// egress state per destination TiN
 	rtsQ        []queue
 	outstanding []int
-	flowQ       []queue // [src*n+dst]: packets in CTS order
-	lambda      float64 // requests per ns per TiN
+	flowQ       []queue   // [src*n+dst]: packets in CTS order
+	hostFree    []float64 // when each TiN's host port is free again
+	lambda      float64   // requests per ns per TiN
 	generated   int
 	delivered   int // requests delivered
 	measuredN   int
@@ -245,8 +247,9 @@ type sim struct {
 // RTS queue: one port, one class of service) and its CTS scheduler issues a
 // CTS (16 B, high priority) whenever fewer than cfg.CTSWindow fetches are
 // outstanding; the source then sends the packet's data cells, routed by
-// cfg.Mode; the destination reassembles them and delivers packets of a flow
-// (source TiN to destination TiN) in CTS order (§3.3), then sends the reply.
+// cfg.Mode; the destination reassembles them and forwards packets of a flow
+// (source TiN to destination TiN) in CTS order over its 100 Gb/s host port
+// (§3.3), and the host, once a request has crossed, sends the reply.
 //
 // Links are output-queued, strict priority for RTS/CTS over data, FIFO
 // within a priority, cut-through (Timing.CellLatency); endpoint ports in and
@@ -274,6 +277,7 @@ func newSim(cfg SimConfig) *sim {
 		rtsQ:        make([]queue, n),
 		outstanding: make([]int, n),
 		flowQ:       make([]queue, n*n),
+		hostFree:    make([]float64, n),
 		routes:      make([]routeSet, n*n),
 		cellsOf:     map[int32][]int{},
 	}
@@ -447,6 +451,12 @@ func (s *sim) run() {
 				s.finish(now)
 				return
 			}
+		case evHost:
+			s.deliver(e.id, now)
+			if s.doneN == s.cfg.Packets {
+				s.finish(now)
+				return
+			}
 		}
 	}
 	s.finish(now)
@@ -614,7 +624,7 @@ func (s *sim) done(ci int32, now float64) {
 		s.outstanding[p.dst]--
 		fq := &s.flowQ[int(p.src)*s.n+int(p.dst)]
 		for fq.len() > 0 && s.pkts[fq.peek()].complete {
-			s.deliver(fq.pop(), now)
+			s.toHost(fq.pop(), now)
 		}
 		s.issueCTS(p.dst, now)
 	}
@@ -630,6 +640,19 @@ func (s *sim) issueCTS(dst int32, now float64) {
 		c := s.newCell(simCell{pkt: pkt, kind: kCTS, bytes: ControlCell, src: p.dst, dst: p.src, route: s.hashed(p.dst, p.src), minimal: true, tailArr: math.Inf(-1)})
 		s.enqueue(c, s.inj[dst], now)
 	}
+}
+
+// toHost sends a reassembled packet, in its flow's order, over the
+// egress's host port: "A packet is transmittable at egress after receipt of
+// all its data cells" (§3.3), then crosses to the host's "conventional
+// 100 Gbps NIC" (§3.3) whole, one packet at a time, at the endpoint port
+// rate (§5.1: 100 Gb/s). It is delivered when its last byte is across.
+func (s *sim) toHost(pkt int32, now float64) {
+	p := &s.pkts[pkt]
+	start := max(now, s.hostFree[p.dst])
+	end := start + float64(p.bytes)/s.cfg.Timing.InjectBytesPerNs()
+	s.hostFree[p.dst] = end
+	s.schedule(end, evHost, pkt)
 }
 
 func (s *sim) deliver(pkt int32, now float64) {

@@ -21,8 +21,9 @@ func run(t *testing.T, cfg SimConfig) SimResult {
 }
 
 // At zero load a one-cell packet between two TiNs of a pod is exactly its
-// RTS, its CTS and its data cell, each at the closed-form cell latency, and
-// the RTT adds the reply's three.
+// RTS, its CTS and its data cell, each at the closed-form cell latency, then
+// the packet across the host port (§3.3); the RTT adds the reply's three
+// cells and its host-port crossing.
 func TestSimZeroLoadMatchesClosedForm(t *testing.T) {
 	c := mustClique(t, 1, 2, 0)
 	cfg := simCfg(t, c, ZeroLoad)
@@ -32,8 +33,9 @@ func TestSimZeroLoadMatchesClosedForm(t *testing.T) {
 	p, _ := ParsePath("p0t0->p0t1[vc0]")
 	data := Cells(100)[0]
 	reply := Cells(40)[0]
-	oneway := 2*tm.CellLatency(p, ControlCell) + tm.CellLatency(p, data)
-	rtt := oneway + 2*tm.CellLatency(p, ControlCell) + tm.CellLatency(p, reply)
+	host := func(bytes int) float64 { return float64(bytes) / tm.InjectBytesPerNs() } // 100 Gb/s host port
+	oneway := 2*tm.CellLatency(p, ControlCell) + tm.CellLatency(p, data) + host(100)
+	rtt := oneway + 2*tm.CellLatency(p, ControlCell) + tm.CellLatency(p, reply) + host(40)
 	if math.Abs(r.OneWay.P50-oneway) > 1e-6 || math.Abs(r.RTT.P50-rtt) > 1e-6 {
 		t.Errorf("zero load: one-way median %g (want %g), RTT median %g (want %g)", r.OneWay.P50, oneway, r.RTT.P50, rtt)
 	}

@@ -233,6 +233,13 @@ func fileSafe(s string) string {
 // everything the old ones did), which keeps a run spooled twice from being
 // sent twice. It returns the number of points spooled.
 func (s *Spool) PutRun(run string, points []Point, perSegment int) (int, error) {
+	return s.putRun(run, points, perSegment, nil)
+}
+
+// putRun is PutRun that, when durable is not nil, also syncs the directory
+// after each segment and then tells durable its name: the segment may be
+// sent from then on, a crash cannot take it back.
+func (s *Spool) putRun(run string, points []Point, perSegment int, durable func(name string)) (int, error) {
 	if perSegment <= 0 {
 		perSegment = DefaultBatchSize
 	}
@@ -243,9 +250,15 @@ func (s *Spool) PutRun(run string, points []Point, perSegment int) (int, error) 
 		if inSeg == 0 {
 			return nil
 		}
-		path := filepath.Join(pdir, segmentName(run, part))
-		if err := writeSynced(path, segmentHeader(run, inSeg, body), body); err != nil {
+		name := segmentName(run, part)
+		if err := writeSynced(filepath.Join(pdir, name), segmentHeader(run, inSeg, body), body); err != nil {
 			return fmt.Errorf("spooling run %s: %w", run, err)
+		}
+		if durable != nil {
+			if err := syncDir(pdir); err != nil {
+				return fmt.Errorf("spooling run %s: %w", run, err)
+			}
+			durable(name)
 		}
 		part++
 		inSeg = 0

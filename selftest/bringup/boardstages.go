@@ -11,6 +11,7 @@ import (
 	"labrunner/drivers"
 	"labrunner/drivers/pmos"
 	"labrunner/drivers/regmap"
+	"labrunner/labconfig"
 )
 
 // Management block figures (mgmt.yaml).
@@ -58,7 +59,11 @@ func (r *run) power(ctx context.Context, n *node, quiet bool) *StageResult {
 	if err != nil {
 		return fail("the register bus answers", "", err)
 	}
-	vals, err := r.readMany(ctx, n, mg, "MGMT_ID", "FW_STATE")
+	// A board that does not answer fails at the register deadline, not at
+	// the stage's.
+	rctx, cancel := drivers.Deadline(ctx, 2*r.registerDeadline())
+	defer cancel()
+	vals, err := r.readMany(rctx, n, mg, "MGMT_ID", "FW_STATE")
 	if err != nil {
 		return fail("the register bus answers and the management block at 0xF0000000 reads its ID",
 			"power, the bridge cable and baud rate; a board that answers BUSY everywhere is powered off", err)
@@ -70,6 +75,15 @@ func (r *run) power(ctx context.Context, n *node, quiet bool) *StageResult {
 	}
 	st := vals["FW_STATE"]
 	return ok("%s; bus answers, management firmware %s (boots %d)", how, fwStateName(st&0xF), st>>16)
+}
+
+// registerDeadline bounds one register access (the lab file's
+// deadlines.register, bridge retries included).
+func (r *run) registerDeadline() time.Duration {
+	if d := r.opts.Lab.Deadlines.Register; d > 0 {
+		return d
+	}
+	return labconfig.DefaultDeadlines.Register
 }
 
 // program loads the board's design, after checking the file against the

@@ -48,6 +48,9 @@ type Options struct {
 	// network) is re-established quietly.
 	From      Stage
 	Deadlines Deadlines
+	// Faults lists the faults injected into the emulated rack, for the
+	// report (the runner never looks at them: it finds their symptoms).
+	Faults []string
 }
 
 // run is one bring-up in progress.
@@ -71,6 +74,19 @@ type run struct {
 // prevented the bring-up from starting (bad options, a lab the bring-up
 // cannot read); everything a board does wrong is in the report.
 func Run(ctx context.Context, opts Options) (*Report, error) {
+	r, err := newRun(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	r.out.header(r)
+	r.stages(ctx)
+	return r.report(), nil
+}
+
+// newRun checks the options and builds the run: the racks that take part,
+// their boards, which boards are judged. Nothing is opened yet.
+func newRun(opts Options) (*run, error) {
 	if opts.Lab == nil || opts.Rec == nil {
 		return nil, errors.New("bring-up: a lab and a recorder are required")
 	}
@@ -136,19 +152,18 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	for _, rk := range racks {
-		rr := &rackRun{Rack: rk, run: r}
+		rr := &rackRun{Rack: rk, run: r, byAddr: map[uint16]*node{}, byName: map[string]*node{}, badCables: map[*Cable]string{}}
 		for _, b := range rk.Boards {
 			n := &node{Board: b}
 			r.nodes = append(r.nodes, n)
 			r.byName[b.Name] = n
 			rr.nodes = append(rr.nodes, n)
+			rr.byAddr[n.Addr] = n
+			rr.byName[n.Name] = n
 		}
 		r.racks = append(r.racks, rr)
 	}
-	defer r.close()
-	r.out.header(r)
-	r.stages(ctx)
-	return r.report(), nil
+	return r, nil
 }
 
 // judged says whether a board's verdicts are recorded (the boards of a
@@ -170,12 +185,15 @@ func (r *run) close() {
 
 // stages runs the stages in order. Boards reached directly take identity,
 // scratch and links before the bootstrap; in-band boards after it, once the
-// bootstrap has reached them.
+// bootstrap has reached them. With --board, the other boards of the racks
+// are only powered (quietly) and bootstrapped as far as the named boards
+// need them.
 func (r *run) stages(ctx context.Context) {
-	direct := func(n *node) bool { return n.DCN }
-	inBand := func(n *node) bool { return !n.DCN }
+	judged := func(n *node) bool { return r.judged(n.Board) }
+	direct := func(n *node) bool { return n.DCN && r.judged(n.Board) }
+	inBand := func(n *node) bool { return !n.DCN && r.judged(n.Board) }
 	r.stage(ctx, StagePower, nil, r.power)
-	r.stage(ctx, StageProgram, nil, r.program)
+	r.stage(ctx, StageProgram, judged, r.program)
 	for _, s := range []Stage{StageIdentity, StageScratch, StageLinks} {
 		r.stage(ctx, s, direct, r.boardStage(s))
 	}
@@ -194,14 +212,19 @@ func (r *run) stages(ctx context.Context) {
 func (r *run) stage(ctx context.Context, s Stage, filter func(*node) bool, f func(context.Context, *node, bool) *StageResult) {
 	sctx, cancel := context.WithTimeout(ctx, r.opts.Deadlines[s])
 	defer cancel()
-	quiet := s < r.opts.From
 	var wg sync.WaitGroup
 	for _, n := range r.nodes {
 		if filter != nil && !filter(n) {
 			continue
 		}
+		quiet := s < r.opts.From || !r.judged(n.Board)
+		if s < r.opts.From && (s == StageIdentity || s == StageScratch || s == StageLinks) {
+			// Checks, not prerequisites: nothing later needs them.
+			r.conclude(n, &StageResult{Stage: s, Status: Skipped, Summary: "before --from"}, true, false)
+			continue
+		}
 		if prev := n.failedBefore(s); prev != nil {
-			r.done(n, &StageResult{Stage: s, Status: Blocked, Summary: "not run: " + prev.Stage.String() + " failed"})
+			r.conclude(n, &StageResult{Stage: s, Status: Blocked, Summary: "not run: " + prev.Stage.String() + " failed"}, quiet, true)
 			continue
 		}
 		wg.Add(1)
@@ -214,11 +237,7 @@ func (r *run) stage(ctx context.Context, s Stage, filter func(*node) bool, f fun
 				res.Class = drivers.ClassInfra.String()
 				res.Seen += fmt.Sprintf(" (the %s stage's deadline of %s ran out)", s, r.opts.Deadlines[s])
 			}
-			if quiet {
-				r.quiet(n, res)
-				return
-			}
-			r.done(n, res)
+			r.conclude(n, res, quiet, true)
 		}(n)
 	}
 	wg.Wait()
@@ -246,7 +265,15 @@ func (r *run) rackStage(ctx context.Context, s Stage, f func(*rackRun, context.C
 					}
 				}
 			}()
+			t0 := time.Now()
 			f(rr, sctx, quiet)
+			for _, n := range rr.nodes {
+				if res := n.result(s); res != nil && res.Duration == 0 && res.Status != Skipped {
+					n.mu.Lock()
+					res.Duration = time.Since(t0) // the rack's stage: every board waits for it
+					n.mu.Unlock()
+				}
+			}
 		}(rr)
 	}
 	wg.Wait()
@@ -265,20 +292,40 @@ func (r *run) guard(ctx context.Context, s Stage, n *node, quiet bool, f func(co
 	return res
 }
 
-// quiet records a prerequisite re-established before --from: a failure
-// still blocks the later stages, but nothing is judged.
-func (r *run) quiet(n *node, res *StageResult) {
-	if res.Status == Passed {
-		res.Status, res.Summary = Skipped, "before --from: "+res.Summary
+// conclude sets a board's stage result, prints it (if print) and records
+// its verdict. A quiet result (a stage before --from, or a board that only
+// helps a --board run) is not judged: a pass becomes skipped, a failure
+// still blocks the later stages.
+func (r *run) conclude(n *node, res *StageResult, quiet, print bool) {
+	quiet = quiet || !r.judged(n.Board)
+	// A board that only helps a --board run shows its failures (they
+	// explain the named boards'), not its passes.
+	print = print && (r.judged(n.Board) || res.Status == Failed)
+	label := ""
+	if quiet {
+		label = "(pre)"
+		if !r.judged(n.Board) {
+			label = "(help)"
+		}
+	}
+	if quiet {
+		if res.Status == Passed {
+			why := "before --from"
+			if !r.judged(n.Board) {
+				why = "helping"
+			}
+			res.Status, res.Summary = Skipped, why+": "+res.Summary
+		}
+		n.setResult(res)
+		if print {
+			r.out.stage(res, n.Name, label)
+		}
+		return
 	}
 	n.setResult(res)
-	r.out.stage(res, n.Name, true)
-}
-
-// done sets a board's stage result, prints it and records its verdict.
-func (r *run) done(n *node, res *StageResult) {
-	n.setResult(res)
-	r.out.stage(res, n.Name, false)
+	if print {
+		r.out.stage(res, n.Name, "")
+	}
 	if !r.judged(n.Board) {
 		return
 	}
@@ -300,6 +347,15 @@ func (r *run) done(n *node, res *StageResult) {
 		r.env.Check(name, m, false, res.Expected, "bring-up stages (DESIGN.md)", msg)
 	}
 }
+
+// done concludes a judged stage result and prints it.
+func (r *run) done(n *node, res *StageResult) { r.conclude(n, res, false, true) }
+
+// record concludes a stage result printed already (live).
+func (r *run) record(n *node, res *StageResult) { r.conclude(n, res, false, false) }
+
+// quiet concludes a stage result that is not judged, and prints it.
+func (r *run) quiet(n *node, res *StageResult) { r.conclude(n, res, true, true) }
 
 func (r *run) designOf(n *node) string {
 	if n.Design != nil {

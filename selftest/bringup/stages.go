@@ -74,6 +74,16 @@ func ParseStage(s string) (Stage, error) {
 // MarshalText renders the stage's name (JSON).
 func (s Stage) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
+// UnmarshalText reads a stage's name (a JSON report read back).
+func (s *Stage) UnmarshalText(b []byte) error {
+	v, err := ParseStage(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
 // Deadlines bound each stage in wall time: the whole stage, every board
 // included. Management time inside a stage is bounded separately (mgmt.md
 // §7: 20 ms per request, 50 ms for a firmware to boot).

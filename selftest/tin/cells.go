@@ -22,7 +22,7 @@ func runCellification(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	lengths, err := env.Test.Params.Ints("packets", []int{1, 64, 148, 149, 1500, 4096})
+	lengths, err := env.Test.Params.Ints("packets", []int{1, 64, 152, 153, 1500, 4096})
 	if err != nil {
 		return err
 	}
@@ -39,8 +39,8 @@ func runCellification(ctx context.Context, env *selftest.Env) error {
 	}
 	strs := make([]string, len(lengths))
 	for i, l := range lengths {
-		if l < 1 || l >= 1<<14 {
-			return fmt.Errorf("%s: packet length %d: the burst generator's MTU takes 1..16383 bytes", env.Test.Pos, l)
+		if lim := tt.MaxPacketCells * int(c.timing.DataPayload); l < 1 || l > lim {
+			return fmt.Errorf("%s: packet length %d: a packet is 1..%d bytes (%d cells of %d B, the RPTR's cell index)", env.Test.Pos, l, lim, tt.MaxPacketCells, c.timing.DataPayload)
 		}
 		strs[i] = strconv.Itoa(l)
 	}
@@ -57,20 +57,23 @@ func runCellification(ctx context.Context, env *selftest.Env) error {
 		}
 		var sizes []string
 		var bad []string
+		slot := -1
 		for i, r := range cells {
 			sizes = append(sizes, strconv.Itoa(r.Header.Len))
-			tag := tt.DecodeDataTag(r.P0)
-			if tag.Index != i {
-				bad = append(bad, fmt.Sprintf("cell %d carries index %d", i, tag.Index))
+			ptr := tt.DecodeDataPtr(r.Header.Src)
+			if ptr.Index != i {
+				bad = append(bad, fmt.Sprintf("cell %d carries index %d in its RPTR", i, ptr.Index))
 			}
-			if tag.Last != (i == len(cells)-1) {
-				bad = append(bad, fmt.Sprintf("cell %d of %d has LAST=%v", i, len(cells), tag.Last))
+			if i == 0 {
+				slot = ptr.Slot
+			} else if ptr.Slot != slot {
+				bad = append(bad, fmt.Sprintf("cell %d points at reassembly slot %d, cell 0 at %d", i, ptr.Slot, slot))
 			}
 			if !r.Header.CRCOK() {
 				bad = append(bad, fmt.Sprintf("cell %d header CRC 0x%02x, want 0x%02x (CRC-8/SMBUS of bytes 0-6)", i, r.Header.CRC, tt.HeaderCRC(r.Header.Word())))
 			}
-			if r.Header.Dst.Node() != c.topo.Node[dst] || r.Header.Src.Node() != c.topo.Node[src] {
-				bad = append(bad, fmt.Sprintf("cell %d addressed %s -> %s", i, r.Header.Src, r.Header.Dst))
+			if r.Header.Dst.Node() != c.topo.Node[dst] || r.At.Node() != c.topo.Node[src] {
+				bad = append(bad, fmt.Sprintf("cell %d injected at %s addressed to %s", i, r.At.Node(), r.Header.Dst))
 			}
 		}
 		text := strings.Join(sizes, ",")
@@ -78,8 +81,8 @@ func runCellification(ctx context.Context, env *selftest.Env) error {
 			bad = append(bad, "no data cell of the packet was traced at the source switch")
 		}
 		env.Check("cellification.cells", results.Measurement{Board: src, Params: p, Metric: "tin.cell.format", Value: float64(len(bad)), Text: firstLines(bad, 4)},
-			len(bad) == 0, "indices 0..n-1, LAST on the last cell, header CRC-8 good, addressed to the packet's ends",
-			"Aquila §3.1 (routing header), docs/tin.md (data cell tag)", fmt.Sprintf("%d-byte packet from %s to %s: %s", l, src, dst, firstLines(bad, 4)))
+			len(bad) == 0, "RPTR indices 0..n-1 into one reassembly slot, header CRC-8 good, addressed to the packet's ends",
+			"Aquila §3.1 (routing header), §3.3 (reassembly pointer), docs/tin.md (data cell RPTR)", fmt.Sprintf("%d-byte packet from %s to %s: %s", l, src, dst, firstLines(bad, 4)))
 		// The build's own statement of its format.
 		own := tt.Timing.DataCells(c.timing, l)
 		ownText := joinInts(own)
@@ -133,7 +136,9 @@ func tracedCells(ctx context.Context, c *clique, src, dst string, n int) ([]tt.T
 			out = append(out, r)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return tt.DecodeDataTag(out[i].P0).Index < tt.DecodeDataTag(out[j].P0).Index })
+	sort.SliceStable(out, func(i, j int) bool {
+		return tt.DecodeDataPtr(out[i].Header.Src).Index < tt.DecodeDataPtr(out[j].Header.Src).Index
+	})
 	return out, nil
 }
 

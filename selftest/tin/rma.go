@@ -49,9 +49,14 @@ func runRMAIsolation(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	bulkBytes, err := env.Test.Params.Int("bulk_bytes", 9000)
+	bulkBytes, err := env.Test.Params.Int("bulk_bytes", 4864)
 	if err != nil {
 		return err
+	}
+	// A packet is at most 32 cells (the data cell's RPTR index, docs/tin.md);
+	// the generators would clamp a longer one silently.
+	if lim := tt.MaxPacketCells * int(c.timing.DataPayload); bulkBytes < 1 || bulkBytes > lim {
+		return fmt.Errorf("%s: bulk_bytes %d: an IP packet is 1..%d bytes on this build (%d cells of %d B)", env.Test.Pos, bulkBytes, lim, tt.MaxPacketCells, c.timing.DataPayload)
 	}
 	weight, err := env.Test.Params.Int("hipri_weight", 8)
 	if err != nil {

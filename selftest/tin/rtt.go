@@ -67,6 +67,18 @@ func runRTT(ctx context.Context, env *selftest.Env) error {
 		if err := c.fresh(ctx); err != nil {
 			return err
 		}
+		// The fabric as golden/tin simulates it: RTS, CTS and CTD hashed
+		// over minimal routes (§3.3: deterministic, for their order; the
+		// reset's plain "deterministic" mode also hashes onto non-minimal
+		// candidates, §3.2), data cells fully adaptive (sim_mode above).
+		for _, f := range []string{"ROUTE_MODE.RTS", "ROUTE_MODE.CTS"} {
+			if err := c.r.WriteAll(ctx, f, 3); err != nil {
+				return err
+			}
+		}
+		if err := c.r.WriteAll(ctx, "ROUTE_MODE.DATA", 0); err != nil {
+			return err
+		}
 		ws, err := tt.UniformRandom{Load: load, Bytes: bytes, Count: count, Reply: true, ReplyBytes: reply, Port: tt.EPNIC, Seed: seed + uint64(i)}.
 			Writes(c.topo, c.timing.InjectMbps)
 		if err != nil {

@@ -103,7 +103,7 @@ func init() {
 		Params: map[string]string{"load": "0.1", "bytes": "1500", "count": "100", "seed": "plan seed"},
 		Doc:    "after uniform-random traffic has drained, every up cage holds CREDIT_INIT on every VC: no credit lost (§3.1 reliable credit mechanism)"})
 	selftest.Register(selftest.Test{Name: "cellification", Design: design, Run: runCellification,
-		Params: map[string]string{"packets": "1,64,148,149,1500,4096", "src": "first board", "dst": "last board"},
+		Params: map[string]string{"packets": "1,64,152,153,1500,4096", "src": "first board", "dst": "last board"},
 		Doc: "a traced message of each length, one packet, is cut into the cells golden/tin's cellification gives (§3.1, §3.3, §6), " +
 			"read off the source switch's trace records (LEN, index, LAST, header CRC); the design's own CELL_FORMAT is checked too"})
 	selftest.Register(selftest.Test{Name: "flow_order", Design: design, Run: runFlowOrder,
@@ -116,7 +116,7 @@ func init() {
 		Params: map[string]string{"loads": "0.05,0.1,0.2", "bytes": "1500", "reply": "64", "count": "200", "sim_packets": "4000", "replicas": "2", "seed": "plan seed"},
 		Doc:    "fabric RTT versus offered uniform-random load (§5.1), mean and 99th percentile, against golden/tin's simulation of the same Clique fed the build's timing registers and the lab's cables"})
 	selftest.Register(selftest.Test{Name: "rma_isolation", Design: design, Run: runRMAIsolation,
-		Params: map[string]string{"qps": "10000", "bytes": "4096", "reads": "20", "bulk_load": "0.2", "bulk_bytes": "9000", "hipri_weight": "8", "slack": "1.25", "seed": "plan seed"},
+		Params: map[string]string{"qps": "10000", "bytes": "4096", "reads": "20", "bulk_load": "0.2", "bulk_bytes": "4864", "hipri_weight": "8", "slack": "1.25", "seed": "plan seed"},
 		Doc:    "§5.1 Fig. 9: 4 KB high-priority 1RMA reads alone and beside bulk IP, low-priority reads beside bulk IP; high priority is nearly unaffected, low priority slower"})
 	selftest.Register(selftest.Test{Name: "incast", Design: design, Run: runIncast,
 		Params: map[string]string{"victim": "seeded", "senders": "all", "bytes": "1500", "messages": "4", "message_bytes": "65536", "threshold": "16", "seed": "plan seed"},

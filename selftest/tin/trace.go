@@ -123,7 +123,7 @@ func runTracePath(ctx context.Context, env *selftest.Env) error {
 			}
 			name := cp.ID.Type.String()
 			if cp.ID.Type == tt.CellData {
-				name = fmt.Sprintf("DATA[%d]", tt.DecodeDataTag(cp.ID.P0).Index)
+				name = fmt.Sprintf("DATA[%d]", tt.DecodeDataPtr(cp.ID.Ptr).Index)
 				if k := i - 2; k < len(want) && cp.Records[0].Header.Len != want[k] {
 					problems = append(problems, fmt.Sprintf("%s is %d bytes, the design's cell %d is %d", name, cp.Records[0].Header.Len, k, want[k]))
 				}

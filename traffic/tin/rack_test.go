@@ -23,13 +23,13 @@ func TestConfigureBringsTheCliqueUp(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !ps.Up || ps.Role != p.Role || ps.Peer != g.topo.Node[p.Peer].Addr() || ps.CreditInit != 640 || len(ps.Short()) != 0 {
-				t.Errorf("%s:sfp%d: %+v, want up as %s to %s with 640 credits on every VC", b, k, ps, p.Role, p.Peer)
+			if !ps.Up || ps.Role != p.Role || ps.Peer != g.topo.Node[p.Peer].Addr() || ps.CreditInit != 1280 || len(ps.Short()) != 0 {
+				t.Errorf("%s:sfp%d: %+v, want up as %s to %s with 1280 credits on every VC", b, k, ps, p.Role, p.Peer)
 			}
 		}
 	}
 	tm, err := g.rack.ReadTiming(g.ctx, "tin-p0b0")
-	if err != nil || tm.LinkMbps != 25000 || tm.InjectMbps != 100000 || tm.DataPayload != 148 {
+	if err != nil || tm.LinkMbps != 25000 || tm.InjectMbps != 100000 || tm.DataPayload != 152 { // §6: 8 B header per 160 B cell, no tag
 		t.Errorf("timing %+v (%v)", tm, err)
 	}
 }
@@ -86,7 +86,8 @@ func TestTracedTrafficStitches(t *testing.T) {
 		t.Fatalf("%d packets stitched, 48 sent", len(pk))
 	}
 	for _, p := range pk {
-		if p.CTS == nil || len(p.Data) != 5 || p.Length != 600 {
+		// 600 B in full cells of 152 B (§6: an 8 B header per 160 B cell): 4.
+		if p.CTS == nil || len(p.Data) != 4 || p.Length != 600 {
 			t.Errorf("packet %s -> %s: CTS %v, %d data cells, length %d", p.Src, p.Dst, p.CTS != nil, len(p.Data), p.Length)
 		}
 	}

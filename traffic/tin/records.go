@@ -103,7 +103,7 @@ const TraceWords = 8
 type TraceRecord struct {
 	Board    string // the collector it was read from (set by the reader)
 	Header   Header // as the cell arrived at this switch
-	P0       uint64 // payload word 0 (DATA, RESP: the tag in the upper half)
+	P0       uint64 // payload word 0 (RESP: the tag in the upper half; DATA: the first packet bytes)
 	At       Addr   // this TiN's address
 	In, Out  int    // input and output port (0-3 cages, 4 IP, 5 1RMA)
 	OutVC    int
@@ -133,17 +133,24 @@ func DecodeTrace(w []uint32) (TraceRecord, error) {
 // endpoint of this TiN.
 func (r TraceRecord) Ejected() bool { return r.Out >= Cages }
 
-// DataTag is the tag of a DATA cell (payload word 0, bits 63:32): egress
-// slot, cell index, LAST.
-type DataTag struct {
-	Slot, Index int
-	Last        bool
+// DataPtr is a DATA cell's reassembly pointer, which the cell carries in
+// its header's SRC field: a data cell needs no source address, the egress
+// reassembly context its CTS created knows the source (§3.3: the CTS
+// carries "a pointer to the allocated location in the egress
+// cell-to-packet reassemble buffer"; §6: the 8 B header is all a 160 B
+// cell carries besides packet bytes). docs/tin.md "Cell formats".
+type DataPtr struct {
+	Slot  int // egress reassembly slot (RPTR bits 15:5)
+	Index int // the cell's position in its packet (RPTR bits 4:0)
 }
 
-// DecodeDataTag splits a DATA cell's tag.
-func DecodeDataTag(p0 uint64) DataTag {
-	t := uint32(p0 >> 32)
-	return DataTag{Slot: int(t >> 20), Index: int(t >> 13 & 0x7F), Last: t>>12&1 != 0}
+// MaxPacketCells is how many cells one packet can have: the RPTR's 5-bit
+// cell index.
+const MaxPacketCells = 32
+
+// DecodeDataPtr splits a DATA cell's RPTR (its header's SRC field).
+func DecodeDataPtr(rptr Addr) DataPtr {
+	return DataPtr{Slot: int(rptr >> 5), Index: int(rptr & 0x1F)}
 }
 
 // RespTag is the tag of a Resp cell: request tag, segment index, LAST.

@@ -47,9 +47,11 @@ func TestDecodeTrace(t *testing.T) {
 		r.GrantNS != 116 || r.Number != 7 || !r.Injected || r.Ejected() || !r.Header.CRCOK() {
 		t.Errorf("decoded %+v", r)
 	}
-	tag := DecodeDataTag(r.P0)
-	if tag.Slot != 5 || tag.Index != 2 || !tag.Last {
-		t.Errorf("data tag %+v, want slot 5 index 2 LAST", tag)
+	if ptr := DecodeDataPtr(Addr(5<<5 | 2)); ptr.Slot != 5 || ptr.Index != 2 {
+		t.Errorf("RPTR %+v, want slot 5 index 2", ptr)
+	}
+	if ptr := DecodeDataPtr(0xFFFF); ptr.Slot != 2047 || ptr.Index != 31 {
+		t.Errorf("RPTR 0xFFFF: %+v, want slot 2047 index 31", ptr)
 	}
 	if _, err := DecodeTrace(make([]uint32, 7)); err == nil {
 		t.Error("a 7-word record decoded")

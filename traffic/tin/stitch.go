@@ -19,11 +19,18 @@ import (
 type CellID struct {
 	Type     CellType
 	Src, Dst Addr
-	P0       uint64
+	// Ptr is a DATA cell's reassembly pointer (its header's SRC field,
+	// DecodeDataPtr). A data cell's header names no source: Stitch fills
+	// Src of a DATA path with the TiN that injected it.
+	Ptr Addr
+	P0  uint64
 }
 
 // ID returns the record's cell identity.
 func (r TraceRecord) ID() CellID {
+	if r.Header.Type == CellData {
+		return CellID{Type: r.Header.Type, Ptr: r.Header.Src, Dst: r.Header.Dst, P0: r.P0}
+	}
 	return CellID{Type: r.Header.Type, Src: r.Header.Src, Dst: r.Header.Dst, P0: r.P0}
 }
 
@@ -142,18 +149,22 @@ func Stitch(t *Topology, recs []TraceRecord) []CellPath {
 			}
 			last := p.Records[len(p.Records)-1]
 			first := p.Records[0]
+			if id.Type == CellData {
+				// The source of a data cell is where it entered the fabric.
+				p.ID.Src = first.At.Node().Addr()
+			}
 			if last.Ejected() && last.At.Node() != id.Dst.Node() {
 				p.Problems = append(p.Problems, fmt.Sprintf("ejected at %s, but addressed to %s", last.At.Node(), id.Dst))
 			}
-			if first.At.Node() != id.Src.Node() {
-				p.Problems = append(p.Problems, fmt.Sprintf("injected at %s, but its source is %s", first.At.Node(), id.Src))
+			if first.At.Node() != p.ID.Src.Node() {
+				p.Problems = append(p.Problems, fmt.Sprintf("injected at %s, but its source is %s", first.At.Node(), p.ID.Src))
 			}
 			for _, r := range p.Records {
 				if !r.Header.CRCOK() {
 					p.Problems = append(p.Problems, fmt.Sprintf("%s recorded header 0x%016x with CRC 0x%02x, want 0x%02x", r.Board, r.Header.Word(), r.Header.CRC, HeaderCRC(r.Header.Word())))
 				}
 			}
-			p.Complete = len(p.Problems) == 0 && last.Ejected() && last.At.Node() == id.Dst.Node() && first.At.Node() == id.Src.Node()
+			p.Complete = len(p.Problems) == 0 && last.Ejected() && last.At.Node() == id.Dst.Node() && first.At.Node() == p.ID.Src.Node()
 			out = append(out, p)
 		}
 		// Records no injection led to.
@@ -200,8 +211,8 @@ func Packets(paths []CellPath) []PacketTrace {
 			k := [3]uint64{uint64(p.ID.Dst.Node().Index()), uint64(p.ID.Src.Node().Index()), p.ID.P0 >> 52 & 0xFFF}
 			ctsBy[k] = append(ctsBy[k], i)
 		case CellData:
-			tag := DecodeDataTag(p.ID.P0)
-			k := [3]uint64{uint64(p.ID.Src.Node().Index()), uint64(p.ID.Dst.Node().Index()), uint64(tag.Slot)}
+			ptr := DecodeDataPtr(p.ID.Ptr)
+			k := [3]uint64{uint64(p.ID.Src.Node().Index()), uint64(p.ID.Dst.Node().Index()), uint64(ptr.Slot)}
 			dataBy[k] = append(dataBy[k], i)
 		}
 	}
@@ -229,7 +240,7 @@ func Packets(paths []CellPath) []PacketTrace {
 				}
 			}
 			sort.SliceStable(pt.Data, func(a, b int) bool {
-				return DecodeDataTag(pt.Data[a].ID.P0).Index < DecodeDataTag(pt.Data[b].ID.P0).Index
+				return DecodeDataPtr(pt.Data[a].ID.Ptr).Index < DecodeDataPtr(pt.Data[b].ID.Ptr).Index
 			})
 		}
 		out = append(out, pt)

@@ -116,11 +116,10 @@ func TestPacketsGatherRTSCTSAndData(t *testing.T) {
 	recs = append(recs, records(t, tp, CellRTS, src, dst, rtsP0, 16, interPod)...)
 	recs = append(recs, records(t, tp, CellCTS, dst, src, ctsP0, 16, back)...)
 	for i := 1; i >= 0; i-- { // cells in reverse order in the collectors
-		tag := uint64(egress)<<52 | uint64(i)<<45
-		if i == 1 {
-			tag |= 1 << 44
-		}
-		recs = append(recs, records(t, tp, CellData, src, dst, tag, 160, shift(interPod, 600+uint32(20*i)))...)
+		// A data cell's header carries its RPTR where SRC would be; its
+		// first payload word is packet bytes.
+		rptr := Addr(egress<<5 | i)
+		recs = append(recs, records(t, tp, CellData, rptr, dst, uint64(flow)<<48|uint64(i*152)<<32, 160, shift(interPod, 600+uint32(20*i)))...)
 	}
 	pk := Packets(Stitch(tp, recs))
 	if len(pk) != 1 {
@@ -130,8 +129,13 @@ func TestPacketsGatherRTSCTSAndData(t *testing.T) {
 	if p.IngressSlot != ingress || p.EgressSlot != egress || p.Flow != flow || p.Length != length || p.CTS == nil || len(p.Data) != 2 {
 		t.Fatalf("packet %+v", p)
 	}
-	if DecodeDataTag(p.Data[0].ID.P0).Index != 0 || !DecodeDataTag(p.Data[1].ID.P0).Last {
+	if DecodeDataPtr(p.Data[0].ID.Ptr).Index != 0 || DecodeDataPtr(p.Data[1].ID.Ptr).Index != 1 {
 		t.Errorf("data cells out of index order")
+	}
+	for _, d := range p.Data {
+		if d.ID.Src.Node() != src.Node() || !d.Complete {
+			t.Errorf("data cell path %+v: source %s, want the injecting TiN %s", d.ID, d.ID.Src, src.Node())
+		}
 	}
 	if p.CTS.Text() != "p1t2->p1t0[vc3]->p0t0[vc3]" {
 		t.Errorf("CTS path %s", p.CTS.Text())

@@ -153,8 +153,8 @@ func (g *ipGenState) fire(now int64) {
 	dst := MakeAddr(i/maxTins, i%maxTins, int(g.dstPort&3))
 	k := flowKey{src: dst, port: uint8(g.dstPort & 3), cos: uint8(g.cos & 7), flow: flow}
 	g.seq[k]++
-	p := &packet{src: d.addr | 1, dst: dst, n: int(min(g.bytes, 1<<14-1)), cos: uint8(g.cos & 7), kind: pkUR,
-		flow: flow, seq: g.seq[k], wantReply: g.ctrl&ipgReply != 0, replyN: int(min(g.replyBytes, 1<<14-1)),
+	p := &packet{src: d.addr | 1, dst: dst, n: int(g.bytes), cos: uint8(g.cos & 7), kind: pkUR,
+		flow: flow, seq: g.seq[k], wantReply: g.ctrl&ipgReply != 0, replyN: int(g.replyBytes),
 		traced: d.traceNext(trIP, &g.traceN), log: g.ctrl&ipgLog != 0, gen: g}
 	g.sent++
 	g.left--
@@ -221,7 +221,7 @@ func (g *burstGenState) start(now int64) bool {
 
 func (g *burstGenState) fire(now int64) {
 	d := g.d
-	mtu := int(min(max(g.mtu, 64), 1<<14-1))
+	mtu := int(max(g.mtu, 64)) // BG_MTU is at most MaxPacket (write)
 	dst := Addr(g.dst)&^0x1F | Addr(g.dst&3)
 	k := flowKey{src: dst, port: uint8(dst.EP()), cos: uint8(g.cos & 7)}
 	n := int(g.msgBytes)
@@ -491,8 +491,11 @@ func (g *generators) write(addr, v uint32) (bool, error) {
 		g.ipg.ctrl = v & 7
 	case regIPGRate:
 		g.ipg.rate = v
+	// The packet-length registers clamp to MaxPacket, the longest packet
+	// the ingress takes (32 cells: the RPTR's 5-bit index); they read back
+	// what the generator will use.
 	case regIPGBytes:
-		g.ipg.bytes = v & 0x3FFF
+		g.ipg.bytes = min(v&0x3FFF, MaxPacket)
 	case regIPGCount:
 		g.ipg.count = v
 	case regIPGDstLo:
@@ -506,7 +509,7 @@ func (g *generators) write(addr, v uint32) (bool, error) {
 	case regIPGFlows:
 		g.ipg.flows = v & 0xFFFF
 	case regIPGReplyBytes:
-		g.ipg.replyBytes = v & 0x3FFF
+		g.ipg.replyBytes = min(v&0x3FFF, MaxPacket)
 	case regBGCtrl:
 		g.bg.ctrl = v & 3
 	case regBGDst:
@@ -518,7 +521,7 @@ func (g *generators) write(addr, v uint32) (bool, error) {
 	case regBGCount:
 		g.bg.count = v
 	case regBGMTU:
-		g.bg.mtu = v & 0x3FFF
+		g.bg.mtu = min(v&0x3FFF, MaxPacket)
 	case regBGCoS:
 		g.bg.cos = v & 7
 	case regRGCtrl:

@@ -61,13 +61,16 @@ func TypeName(t int) string {
 //
 //	63:48 DST   47:32 SRC   31:24 LEN (bytes, 16..160)   23:20 TYPE
 //	19:15 VC    14:10 HOP   9 TRACE   8 reserved (0)     7:0 CRC-8
+//
+// In a DATA cell, SRC is the reassembly pointer (DataRPTR), not an address.
 type Header struct {
-	Dst, Src Addr
-	Len      int // whole cell, header included, in bytes
-	Type     int
-	VC       int
-	Hop      int
-	Trace    bool
+	Dst   Addr
+	Src   Addr // DATA cells: the RPTR, egress slot<<5 | cell index
+	Len   int  // whole cell, header included, in bytes
+	Type  int
+	VC    int
+	Hop   int
+	Trace bool
 }
 
 // Cell size limits (§3.1: "GNet links support cells between 16 bytes and
@@ -163,20 +166,25 @@ const (
 	// ReqCell: a 1RMA read request fully encodes a read (host address,
 	// memory identifiers, HMAC), "a cell 3x larger than CTS at 48B" (§3.4).
 	ReqCell = 48
-	// DataTag is the 4-byte tag after the header of IP data cells: the
-	// egress reassembly slot the CTS allocated and the cell's index in the
-	// packet (§3.3: the CTS carries "a pointer to the allocated location in
-	// the egress cell-to-packet reassemble buffer"; each data cell says
-	// where it lands). Resp cells carry the same 4 bytes: request tag and
-	// segment index.
-	DataTag = 4
-	// DataPerCell: packet bytes in a full 160 B data cell.
-	DataPerCell = MaxCell - HeaderSize - DataTag // 148
+	// DataPerCell: packet bytes in a full 160 B data cell. A data cell is
+	// the 8 B routing header and packet bytes, nothing else (§6: "an 8 byte
+	// GNet header for each 160 byte GNet cell", ~5% overhead). Its header's
+	// SRC field carries the reassembly pointer instead of the source
+	// address (RPTR, below).
+	DataPerCell = MaxCell - HeaderSize - DataTag // 152
+	// DataTag: bytes between a data cell's header and its packet bytes
+	// (CELL_FORMAT.DATA_TAG): none (lead ruling on §6).
+	DataTag = 0
+	// RespTag: a Resp cell carries 4 bytes after its header, the request
+	// tag and the segment index: the initiator "lands the individual
+	// response segments in arrival order" (§3.4), so each says which read
+	// and which completion it is.
+	RespTag = 4
 	// RespData: packet bytes of one Resp cell: "sized to handle the most
 	// common PCIe completion sizes" (§3.4); this design uses 128 B
 	// completions.
 	RespData = 128
-	RespCell = HeaderSize + DataTag + RespData // 140
+	RespCell = HeaderSize + RespTag + RespData // 140
 	// OReqHdr is the ordering header of an OREQ cell (CID, SEQ, CNT,
 	// flags, stream tag; send time and operation), after the routing header.
 	OReqHdr = 16
@@ -186,10 +194,41 @@ const (
 	OCtlCell = 16
 )
 
+// The reassembly pointer of a data cell (lead ruling on §3.3 and §6). The
+// CTS carries "a pointer to the allocated location in the egress
+// cell-to-packet reassemble buffer" (§3.3); the source writes it, with the
+// cell's position in the packet, into the SRC field (bits 47:32) of every
+// data cell's header, where a solicited cell has no use for its source
+// address: the egress's reassembly context, created by its CTS, knows the
+// source. RPTR = egress reassembly slot (bits 15:5) | cell index (4:0).
+// The egress lands a data cell by its RPTR alone.
+const (
+	// EgressSlots: reassembly slots an 11-bit RPTR slot can name.
+	EgressSlots = 1 << 11
+	// MaxPacketCells: cells a packet can have, the 5-bit cell index.
+	MaxPacketCells = 1 << 5
+	// MaxPacket: the longest IP packet the fabric carries, 32 x 152 =
+	// 4864 bytes; the ingress refuses a longer one (IP_PKTS_TOO_LONG).
+	MaxPacket = MaxPacketCells * DataPerCell
+)
+
+// DataRPTR is the RPTR of cell index of the packet reassembled in egress
+// slot slot, as it goes in a data cell's header SRC field; out-of-range
+// values are truncated to their fields.
+func DataRPTR(slot, index int) Addr {
+	return Addr((slot&(EgressSlots-1))<<5 | index&(MaxPacketCells-1))
+}
+
+// SplitRPTR returns the egress slot and the cell index of a data cell's
+// RPTR (its header's SRC field).
+func SplitRPTR(r Addr) (slot, index int) {
+	return int(r >> 5), int(r & (MaxPacketCells - 1))
+}
+
 // Cellify returns the cell lengths (header included) an IP packet of n
-// bytes becomes (§3.3, Fig. 3): full 160 B cells carrying 148 B of the
-// packet each, then one cell with the rest, padded to the 16 B minimum.
-// n <= 0 gives no cells.
+// bytes becomes (§3.3, Fig. 3; §6): full 160 B cells carrying 152 B of the
+// packet each, then one cell of the 8 B header and the rest, at least the
+// 16 B minimum of §3.1. n <= 0 gives no cells.
 func Cellify(n int) []int {
 	if n <= 0 {
 		return nil
@@ -199,7 +238,7 @@ func Cellify(n int) []int {
 		out = append(out, MaxCell)
 		n -= DataPerCell
 	}
-	return append(out, max(HeaderSize+DataTag+n, MinCell))
+	return append(out, max(HeaderSize+n, MinCell))
 }
 
 // RespCells returns the Resp cell lengths of an RMA read of n bytes: one
@@ -213,5 +252,5 @@ func RespCells(n int) []int {
 		out = append(out, RespCell)
 		n -= RespData
 	}
-	return append(out, max(HeaderSize+DataTag+n, MinCell))
+	return append(out, max(HeaderSize+RespTag+n, MinCell))
 }

@@ -16,7 +16,10 @@ const (
 
 // packet is an IP packet crossing the fabric. Its bytes are not simulated;
 // the fields below are what they carry (the generator's flow label and
-// sequence number, its send timestamp) plus each side's bookkeeping.
+// sequence number, its send timestamp) plus each side's bookkeeping. At the
+// egress, from its CTS on, it is the reassembly context of slot egSlot:
+// what the RTS told the egress (source, length, CoS, flow label) and which
+// cells have landed. Data cells find it by their RPTR alone (onData).
 type packet struct {
 	src, dst  Addr // dst.EP() is the egress IP port
 	n         int
@@ -38,13 +41,14 @@ type packet struct {
 	ingLeft int32 // bytes still in the ingress buffer
 	fetched bool  // a CTS or CTD came
 
-	// Egress side.
+	// Egress side: the reassembly context.
 	egSlot   int32
-	got      int32
-	cells    int32
+	landed   uint32 // bit i: cell index i has landed
+	got      int32  // cells landed
+	cells    int32  // cells expected, ceil(n/152), from the RTS's length
+	lastLen  int32  // LEN of the last cell (the others are 160)
 	complete bool
 	ecn      bool
-	dead     bool // dropped by a reassembly timeout
 }
 
 type flowKey struct {
@@ -93,15 +97,19 @@ func (q *pktQueue) pop() *packet {
 // slotQueue hands out buffer slots first-freed first-reused, so that a
 // late cell of a timed-out packet is unlikely to find its slot reused.
 type slotQueue struct {
-	s       [nSlots]int32
+	s       []int32
 	head, n int
 }
 
-func (s *slotQueue) fill() {
+// fill makes every one of size slots free.
+func (s *slotQueue) fill(size int) {
+	if len(s.s) != size {
+		s.s = make([]int32, size)
+	}
 	for i := range s.s {
 		s.s[i] = int32(i)
 	}
-	s.head, s.n = 0, nSlots
+	s.head, s.n = 0, size
 }
 
 func (s *slotQueue) get() (int32, bool) {
@@ -109,13 +117,13 @@ func (s *slotQueue) get() (int32, bool) {
 		return 0, false
 	}
 	v := s.s[s.head]
-	s.head = (s.head + 1) % nSlots
+	s.head = (s.head + 1) % len(s.s)
 	s.n--
 	return v, true
 }
 
 func (s *slotQueue) put(v int32) {
-	s.s[(s.head+s.n)%nSlots] = v
+	s.s[(s.head+s.n)%len(s.s)] = v
 	s.n++
 }
 
@@ -129,7 +137,7 @@ type ipEP struct {
 
 	// Ingress.
 	ingUsed  int
-	ingSlots [nSlots]*packet
+	ingSlots [nIngSlots]*packet
 	ingFree  slotQueue
 	hostQ    pktQueue
 	rtsN     map[flowKey]uint32  // RTSs issued per flow (tin-rts-overtake)
@@ -137,7 +145,7 @@ type ipEP struct {
 
 	// Egress.
 	rtsQ        [ipPorts][nCoS]pktQueue
-	egSlots     [nSlots]*packet
+	egSlots     [nEgSlots]*packet // reassembly contexts; nil: free or resting
 	egFree      slotQueue
 	egUsed      int
 	outstanding [ipPorts]int
@@ -163,9 +171,9 @@ func (e *ipEP) reset() {
 // flush forgets every packet (a run abandoned).
 func (e *ipEP) flush() {
 	e.ingUsed, e.egUsed = 0, 0
-	e.ingSlots, e.egSlots = [nSlots]*packet{}, [nSlots]*packet{}
-	e.ingFree.fill()
-	e.egFree.fill()
+	e.ingSlots, e.egSlots = [nIngSlots]*packet{}, [nEgSlots]*packet{}
+	e.ingFree.fill(nIngSlots)
+	e.egFree.fill(nEgSlots)
 	e.hostQ = pktQueue{}
 	e.rtsQ = [ipPorts][nCoS]pktQueue{}
 	e.outstanding = [ipPorts]int{}
@@ -181,8 +189,15 @@ func (e *ipEP) srcKey(p *packet) flowKey {
 
 // submit takes a packet from the host side (a generator, or the echo of a
 // reply) at time now. It enters the ingress buffer when there is room, and
-// its RTS goes out at once (§3.3).
+// its RTS goes out at once (§3.3). A packet longer than MaxPacket (32 cells
+// of 152 B: the RPTR's 5-bit cell index) cannot be reassembled: the
+// ingress refuses it (IP_PKTS_TOO_LONG) and it counts as dropped.
 func (e *ipEP) submit(p *packet, now int64) {
+	if p.n > MaxPacket {
+		e.ctr[cIPTooLong]++
+		packetLost(p)
+		return
+	}
 	if e.hostQ.n > 0 || !e.fits(p) {
 		e.ctr[cIPHostBlocked]++
 		e.hostQ.push(p)
@@ -257,9 +272,14 @@ func (e *ipEP) sendRTS(p *packet, now int64) {
 }
 
 // ingressFreed: a data cell left for the fabric; its bytes leave the
-// ingress buffer, and packets waiting on the host side may enter.
+// ingress buffer of slot c.ingSlot (the source's own record of where it
+// read them, not a wire field), and packets waiting on the host side may
+// enter.
 func (e *ipEP) ingressFreed(c *cell) {
-	p := c.pkt
+	p := e.ingSlots[c.ingSlot]
+	if p == nil {
+		return
+	}
 	e.ingUsed -= int(c.ingFree)
 	p.ingLeft -= c.ingFree
 	if p.ingLeft <= 0 && e.ingSlots[p.ingSlot] == p {
@@ -293,8 +313,10 @@ func (e *ipEP) receive(c *cell, now int64) {
 // ingress buffer as data cells, adaptively routed (§3.3).
 func (e *ipEP) onCTS(c *cell, now int64) {
 	e.ctr[cIPCTSReceived]++
+	// The CTS names the packet in the ingress buffer and the reassembly
+	// slot the egress allocated (§3.3).
 	slot := int32(c.p0 >> 52 & 0xFFF)
-	eg := uint64(c.p0 >> 40 & 0xFFF)
+	egSlot := int(c.p0 >> 40 & 0xFFF)
 	p := e.ingSlots[slot]
 	if p == nil || p != c.pkt || p.fetched {
 		return
@@ -305,24 +327,28 @@ func (e *ipEP) onCTS(c *cell, now int64) {
 	sizes := Cellify(p.n)
 	left := p.n
 	for i, sz := range sizes {
-		dc := d.newCell(TypeData, p.dst, p.src, sz, vcOf(tc), p.traced, now)
-		last := uint64(0)
-		if i == len(sizes)-1 {
-			last = 1
-		}
-		tag := eg<<20 | uint64(i&0x7F)<<13 | last<<12
-		first := uint64(0)
-		if i == 0 {
-			first = uint64(p.src)<<16 | uint64(p.flow) // the packet's first word
-		}
-		dc.p0 = tag<<32 | first
-		dc.pkt = p
+		// A data cell is the routing header and the next DataPerCell bytes
+		// of the packet, nothing else (§6). Its header's SRC field is the
+		// RPTR: the egress slot from the CTS and the cell's index, all the
+		// egress needs to land it (docs/tin.md, "Cell formats").
+		dc := d.newCell(TypeData, p.dst, DataRPTR(egSlot, i), sz, vcOf(tc), p.traced, now)
+		dc.p0 = p.word(i * DataPerCell)
 		n := min(left, DataPerCell)
 		left -= n
-		dc.ingFree = int32(n)
+		dc.ingSlot, dc.ingFree = slot, int32(n)
 		e.ctr[cIPDataSent]++
 		d.inject(0, dc, now)
 	}
+}
+
+// word is the 8-byte word of the packet's bytes at offset off (a multiple
+// of 8): the generators fill their packets with a pattern (docs/tin.md,
+// "Generated packets") from which a collector can tell which of a flow's
+// packets a traced data cell carries, and where in it: flow label (63:48),
+// byte offset (47:32), generator sequence number (31:0). Bytes past the
+// packet's end (the padding of a short cell) continue the pattern.
+func (p *packet) word(off int) uint64 {
+	return uint64(p.flow)<<48 | uint64(off&0xFFFF)<<32 | uint64(p.seq)
 }
 
 // onCTD: the destination drops the packet without fetching it (§3.3).
@@ -394,7 +420,10 @@ func (e *ipEP) kick(now int64) {
 			e.ctr[cIPEgressHWM] = max(e.ctr[cIPEgressHWM], uint32(e.egUsed))
 			e.outstanding[port]++
 			e.ctr[cIPOutstandingHWM] = max(e.ctr[cIPOutstandingHWM], uint32(e.outstanding[port]))
-			p.cells = int32(len(Cellify(p.n)))
+			// The reassembly context: cells expected, from the RTS's length.
+			sizes := Cellify(p.n)
+			p.cells, p.lastLen = int32(len(sizes)), int32(sizes[len(sizes)-1])
+			p.landed, p.got, p.complete = 0, 0, false
 			fk := flowKey{src: p.src, port: uint8(port), cos: p.cos, flow: p.flow}
 			fs := e.flows[fk]
 			if fs == nil {
@@ -416,14 +445,34 @@ func (e *ipEP) kick(now int64) {
 	e.ctsPtr = (e.ctsPtr + 1) % ipPorts
 }
 
-// onData lands a data cell in its reassembly slot.
+// onData lands a data cell by its RPTR alone (header SRC, docs/tin.md
+// "Cell formats"): the slot names the reassembly context its packet's CTS
+// created (§3.3), the index the cell's position in the packet. Cells of a
+// packet are sprayed over the fabric and land in any order (§3.3); the
+// packet is complete when all its cells, ceil(L/152) with L from the RTS,
+// have landed. A cell whose slot holds no context waiting for data (a late
+// cell after a reassembly timeout, a cell of a packet already complete) is
+// discarded (IP_DATA_NO_CONTEXT), as is one that does not fit the context:
+// for another egress port, an index past the packet's cells, a length
+// that is not the one cellification gives that index, or a position
+// already filled (IP_DATA_MISMATCH).
 func (e *ipEP) onData(c *cell, now int64) {
 	e.ctr[cIPDataReceived]++
-	slot := int32(c.p0 >> 52 & 0xFFF)
+	slot, idx := SplitRPTR(c.h.Src)
 	p := e.egSlots[slot]
-	if p == nil || p != c.pkt || p.complete {
+	if p == nil || p.complete {
+		e.ctr[cIPDataNoContext]++
 		return
 	}
+	want := int32(MaxCell)
+	if int32(idx) == p.cells-1 {
+		want = p.lastLen
+	}
+	if c.h.Dst.EP() != p.dst.EP() || int32(idx) >= p.cells || int32(c.h.Len) != want || p.landed>>idx&1 != 0 {
+		e.ctr[cIPDataMismatch]++
+		return
+	}
+	p.landed |= 1 << idx
 	p.got++
 	if p.got < p.cells {
 		return
@@ -507,14 +556,21 @@ func (e *ipEP) delivered(p *packet, fs *flowState, now int64) {
 	}
 }
 
-// reasmTimeout drops a packet whose cells did not all arrive in time.
+// reasmTimeout drops a packet whose cells did not all arrive in time. Its
+// slot rests, holding no context, for another IP_REASM_TIMEOUT_US before
+// it can be allocated again, so that the packet's late cells find no
+// context and are discarded (IP_DATA_NO_CONTEXT) rather than land in a
+// packet that reuses the slot: the RPTR has no bits to tell the two apart.
 func (e *ipEP) reasmTimeout(p *packet, slot int32, k flowKey) {
 	if p.complete || e.egSlots[slot] != p {
 		return
 	}
 	e.ctr[cIPReasmTimeouts]++
 	e.egSlots[slot] = nil
-	e.egFree.put(slot)
+	e.f.timer(e.f.now+int64(e.reasmUS)*1_000_000, func() {
+		e.egFree.put(slot)
+		e.kick(e.f.now)
+	})
 	e.egUsed -= p.n
 	e.outstanding[k.port]--
 	fs := e.flows[k]

@@ -235,7 +235,7 @@ func TestSynchronizedTransfers(t *testing.T) {
 // replay buffer, never executed again. Data REQs without EOD may be.
 func TestSyncOperationExactlyOnceWithoutEOD(t *testing.T) {
 	tr := newTestRack(t, rackOpts{seed: 12})
-	c := ordCfg{streams: 8, length: 10, conc: 2, ctrl: ogSync, jitterNS: 200, lossReq: 20000, lossAck: 50000, dropEvery: 7, srcConns: -1}
+	c := ordCfg{streams: 8, length: 10, conc: 2, ctrl: ogSync, jitterNS: 200, lossReq: 20000, lossAck: 150000, dropEvery: 7, srcConns: -1}
 	ordRun(t, tr, fourSources, ordTarget, c)
 	log := tr.dlog(ordTarget.board())
 	ops := map[string]int{}

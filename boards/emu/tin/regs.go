@@ -74,7 +74,7 @@ const (
 	regIPReasmUS      = 0x814
 	regIPPortMbps     = 0x818
 	regIPFetchUS      = 0x81C
-	ipCountersBase    = 0x840 // IP_PKTS_SENT .. IP_CTS_OUTSTANDING_HWM
+	ipCountersBase    = 0x840 // IP_PKTS_SENT .. IP_DATA_MISMATCH
 	regIPRTSQDepth    = 0x900 // [ipPorts*nCoS]
 	ipRTSQEnd         = regIPRTSQDepth + 4*ipPorts*nCoS
 
@@ -175,10 +175,10 @@ const (
 	rtEnd    = rtBase + nPorts*nDst*rtStride // 0x13000
 
 	designID          = 0x54494E31 // "TIN1"
-	designVersionWord = 0x00010000
+	designVersionWord = 0x00010100 // 1.1.0: data cells without a tag (RPTR in the header), cut-through switching
 	capsWord          = 3<<24 | 3<<20 | nTC<<16 | nVC<<8 | (nPorts-nExt)<<4 | nExt
-	cellFormatWord    = DataTag<<20 | HeaderSize<<16 | MaxCell<<8 | MinCell
-	cellPayloadWord   = MaxOReqData<<16 | RespData<<8 | DataPerCell
+	cellFormatWord    = RespTag<<24 | DataTag<<20 | HeaderSize<<16 | MaxCell<<8 | MinCell
+	cellPayloadWord   = MaxPacketCells<<24 | MaxOReqData<<16 | RespData<<8 | DataPerCell
 )
 
 // Switch counters, in register order from swCountersBase.
@@ -218,6 +218,9 @@ const (
 	cIPRTSQHWM
 	cIPOutstandingHWM
 	cIPFetchTimeouts
+	cIPTooLong
+	cIPDataNoContext
+	cIPDataMismatch
 	nIPCounters
 )
 
@@ -261,11 +264,18 @@ const (
 
 // Reset values of the read-write registers.
 const (
-	resetHopLimit   = 8 // the longest fault-free route has 5 hops (§3.2: l g l g l)
-	resetRouteMode  = modeDeterministic << (2 * rmRTS)
-	resetARWeight   = 2
-	resetARBias     = 160
-	resetVCFifo     = 640 // four 160 B cells per VC
+	resetHopLimit  = 8 // the longest fault-free route has 5 hops (§3.2: l g l g l)
+	resetRouteMode = modeDeterministic << (2 * rmRTS)
+	resetARWeight  = 2
+	resetARBias    = 160
+	// resetVCFifo: eight 160 B cells per VC, sized to cover the credit
+	// round trip of a global link, so that one VC can keep a link busy:
+	// head out PCS 20 + wire + FEC 30, tail 54.5 ns later, read out 20 ns
+	// after, credit back PCS + wire + FEC: about 274 ns on the lab's 10 m
+	// (50 ns) global cables, 5 cells at 23.5 Gb/s; 1280 B covers cables up
+	// to about 130 ns (26 m). Four cells (1.0.0's reset) held a global link
+	// to 80% of its rate per VC (docs/tin.md, "The switch").
+	resetVCFifo     = 1280
 	resetOutq       = 320 // shallow: two 160 B cells per VC (§1, §3.1)
 	resetQosStrict  = 0x3 // TC0 (RTS) and TC1 (CTS/CTD) first: §6 "get high priority"
 	resetCosTC      = 0x22223333

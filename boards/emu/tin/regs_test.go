@@ -68,7 +68,8 @@ func TestManifestMatchesConstants(t *testing.T) {
 	ip := []string{"IP_PKTS_SENT", "IP_RTS_SENT", "IP_CTS_RECEIVED", "IP_CTD_RECEIVED", "IP_DATA_CELLS_SENT",
 		"IP_RTS_RECEIVED", "IP_CTS_SENT", "IP_CTD_SENT", "IP_DATA_CELLS_RECEIVED", "IP_PKTS_DELIVERED",
 		"IP_BYTES_DELIVERED", "IP_ECN_MARKED", "IP_OOO_PKTS", "IP_REASM_TIMEOUTS", "IP_HOST_BLOCKED",
-		"IP_INGRESS_HWM", "IP_EGRESS_HWM", "IP_RTSQ_HWM", "IP_CTS_OUTSTANDING_HWM", "IP_FETCH_TIMEOUTS"}
+		"IP_INGRESS_HWM", "IP_EGRESS_HWM", "IP_RTSQ_HWM", "IP_CTS_OUTSTANDING_HWM", "IP_FETCH_TIMEOUTS",
+		"IP_PKTS_TOO_LONG", "IP_DATA_NO_CONTEXT", "IP_DATA_MISMATCH"}
 	rma := []string{"RMA_READS_ISSUED", "RMA_READS_DONE", "RMA_REQS_SERVED", "RMA_RESP_CELLS_SENT",
 		"RMA_RESP_CELLS_RECEIVED", "RMA_BLOCKED"}
 	ord := []string{"ORD_REQS_SENT", "ORD_SLOW_REQS_SENT", "ORD_RETX", "ORD_TIMEOUTS", "ORD_NACKS_RECEIVED",
@@ -115,8 +116,9 @@ func TestManifestMatchesConstants(t *testing.T) {
 		"inject_gbps": injectMbps / 1000, "fallthrough_ns": fallThroughCycles * cyclePS / 1000,
 		"hop_ns": (fallThroughCycles*cyclePS + pcsPS) / 1000, "fec_ns": fecPS / 1000, "fec_overhead_pct": fecOverhead,
 		"cell_min_bytes": MinCell, "cell_max_bytes": MaxCell, "header_bytes": HeaderSize, "data_tag_bytes": DataTag,
-		"data_bytes_per_cell": DataPerCell, "rts_bytes": CtlCell, "req_bytes": ReqCell, "resp_data_bytes": RespData,
-		"rts_queues": ipPorts * nCoS, "rob_entries_reset": resetROB}
+		"data_bytes_per_cell": DataPerCell, "resp_tag_bytes": RespTag, "rts_bytes": CtlCell, "req_bytes": ReqCell, "resp_data_bytes": RespData,
+		"rts_queues": ipPorts * nCoS, "rob_entries_reset": resetROB,
+		"max_packet_cells": MaxPacketCells, "max_packet_bytes": MaxPacket, "egress_slots": nEgSlots, "ingress_slots": nIngSlots}
 	for k, v := range params {
 		if m.Params[k] != fmt.Sprint(v) {
 			t.Errorf("manifest param %s = %q, the design has %d", k, m.Params[k], v)
@@ -129,6 +131,11 @@ func TestManifestMatchesConstants(t *testing.T) {
 		t.Errorf("manifest clock %g MHz, design cycle %d ps", m.ClockMHz, cyclePS)
 	}
 }
+
+// clampsToMaxPacket: the packet-length registers of the generators store
+// at most 4864, the longest packet (32 cells of 152 B, the RPTR's 5-bit
+// cell index); the manifest documents the clamp.
+var clampsToMaxPacket = map[string]bool{"IPG_BYTES": true, "IPG_REPLY_BYTES": true, "BG_MTU": true}
 
 func widthMask(w int) uint32 {
 	if w >= 32 {
@@ -185,7 +192,14 @@ func TestRegisterSemantics(t *testing.T) {
 		case bitstreams.RW:
 			for _, pat := range []uint32{0xFFFFFFFF, 0xA5A5A5A5, 0x5A5A5A5A, 0} {
 				tr.wrAddr(b, el.Addr, pat)
-				if got, want := tr.rdAddr(b, el.Addr), pat&widthMask(r.Width); got != want {
+				want := pat & widthMask(r.Width)
+				if clampsToMaxPacket[el.Name] {
+					want = min(want, 4864)
+					if !strings.Contains(strings.ToLower(r.Doc), "clamp") || !strings.Contains(r.Doc, "4864") {
+						t.Errorf("%s clamps writes to 4864, its manifest doc does not say so: %q", el.Name, r.Doc)
+					}
+				}
+				if got := tr.rdAddr(b, el.Addr); got != want {
 					t.Errorf("%s: wrote 0x%x, read 0x%x, want 0x%x (width %d)", el.Name, pat, got, want, r.Width)
 				}
 			}

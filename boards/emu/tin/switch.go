@@ -13,16 +13,29 @@ type cell struct {
 	h      Header
 	p0, p1 uint64
 
-	pkt *packet  // IP: the packet the cell belongs to
+	// pkt: the packet an RTS, CTS or CTD is about. Data cells have none:
+	// the egress lands them by the RPTR in their header (ip.go, onData).
+	pkt *packet
 	rd  *rmaRead // 1RMA: the read
 
 	born  int64 // entered the fabric (ps)
-	arr   int64 // reached the current input FIFO
-	ready int64 // the route pipeline is done
+	arr   int64 // its head reached the current input FIFO
+	ready int64 // the route pipeline is done: the head may request the crossbar
 	avail int64 // in an output buffer: the head has crossed the crossbar
+	// Cut-through (docs/tin.md, "Timing model"): a cell moves on while its
+	// tail is still coming in. tail: when the last byte reaches the current
+	// input FIFO; tailOut, in an output buffer: the earliest the last byte
+	// can leave the output (it crossed the crossbar, and the switch's
+	// fall-through after it arrived).
+	tail    int64
+	tailOut int64
 
-	ingFree int32 // ingress-buffer bytes it frees when it leaves its endpoint
-	out     int8  // routed output port, -1 before routing
+	// A data cell at its source: the ingress-buffer slot it was read from
+	// and the bytes it frees there when it leaves the endpoint (the source's
+	// own bookkeeping; nothing downstream reads them).
+	ingSlot int32
+	ingFree int32
+	out     int8 // routed output port, -1 before routing
 	outVC   uint8
 	rkind   uint8 // route kind (trace records)
 	err     uint8 // bit errors picked up on the last wire: errHdr, errPay
@@ -107,6 +120,10 @@ type inPort struct {
 	busy  int64  // transferring a cell across the crossbar until
 	acc   int    // iSLIP accept pointer
 	class uint8
+	// The cell being read out across the crossbar (until busy): it still
+	// holds its FIFO space, readLen bytes of VC readVC.
+	readVC  int
+	readLen int
 
 	// Credits go back to upDev's output upPort after upDelay (ports 0-3),
 	// or to the endpoint's injection port (4, 5).
@@ -295,8 +312,14 @@ func (d *device) serve(o *outPort, now int64) bool {
 	if q.n == 0 {
 		o.ne &^= 1 << v
 	}
+	// Cut-through: the head goes out now, as soon as it has crossed the
+	// crossbar, whether or not the tail has arrived; the last byte leaves
+	// after the serialisation, or, when the cell's tail is still coming in
+	// over a slower input, once it has come through the switch (tailOut):
+	// the input paces a faster output (docs/tin.md, "Timing model").
 	ser := o.ser(c.h.Len)
-	o.txFree = now + ser
+	fin := max(now+ser, c.tailOut)
+	o.txFree = fin
 	o.txCells++
 	o.txBytes += uint32(c.h.Len)
 	f := d.f
@@ -304,15 +327,21 @@ func (d *device) serve(o *outPort, now int64) bool {
 	case kindLink:
 		o.cred[v] -= c.h.Len
 		c.err = d.bitErrors(o, c)
-		f.push(now+ser+o.delay, event{kind: evArrive, d: o.peer, port: uint8(o.peerPort), c: c})
+		// The head reaches the next input PCS + wire (+ FEC) after it left;
+		// the tail as long after the last byte left.
+		c.tail = fin + o.delay
+		f.push(now+o.delay, event{kind: evArrive, d: o.peer, port: uint8(o.peerPort), c: c})
 	case kindEject:
-		f.push(now+ser, event{kind: evDeliver, d: d, port: uint8(o.idx), c: c})
+		f.push(fin, event{kind: evDeliver, d: d, port: uint8(o.idx), c: c})
 	case kindInject:
 		o.cred[v] -= c.h.Len
 		if c.ingFree > 0 {
 			d.ip.ingressFreed(c)
 		}
-		f.push(now+ser, event{kind: evArrive, d: d, port: uint8(portIP + o.idx), c: c})
+		// An intra-chip port: the head is in the switch's input FIFO at
+		// once, the tail after the endpoint's serialisation.
+		c.tail = fin
+		d.arrive(portIP+o.idx, c, now)
 	}
 	return true
 }
@@ -406,8 +435,8 @@ func (d *device) bitErrors(o *outPort, c *cell) uint8 {
 	return e
 }
 
-// arrive puts a cell that came off a link (or an injection port) into its
-// input FIFO.
+// arrive puts a cell whose head came off a link (or an injection port) into
+// its input FIFO; c.tail says when its last byte will be in.
 func (d *device) arrive(p int, c *cell, now int64) {
 	in := d.in[p]
 	if p < nExt {
@@ -418,10 +447,11 @@ func (d *device) arrive(p int, c *cell, now int64) {
 			return
 		}
 		if c.err&errHdr != 0 {
-			// The header CRC fails: the cell is discarded and its credit
-			// returned at once (the FIFO never held it).
+			// The header CRC fails: the cell is discarded as it comes in
+			// and its credit returned once it is past (the FIFO never held
+			// it).
 			in.crcErrs++
-			d.f.push(now+in.upDelay, event{kind: evCredit, d: up, port: uint8(in.upPort), vc: uint8(c.h.VC), n: int32(c.h.Len)})
+			d.f.push(max(c.tail, now)+in.upDelay, event{kind: evCredit, d: up, port: uint8(in.upPort), vc: uint8(c.h.VC), n: int32(c.h.Len)})
 			d.f.freeCell(c)
 			return
 		}
@@ -431,12 +461,16 @@ func (d *device) arrive(p int, c *cell, now int64) {
 		c.err = 0
 	}
 	c.arr = now
-	c.ready = now + routeCycles*cyclePS
+	c.ready = now + requestPS
 	c.out = -1
 	q := &in.q[c.h.VC]
 	q.push(c)
 	in.ne |= 1 << c.h.VC
-	in.hwm = max(in.hwm, q.bytes)
+	occ := q.bytes
+	if in.busy > now && in.readVC == c.h.VC {
+		occ += in.readLen
+	}
+	in.hwm = max(in.hwm, occ)
 	in.rxCells++
 	in.rxBytes += uint32(c.h.Len)
 	d.wake(c.ready)
@@ -487,6 +521,9 @@ func (d *device) deliver(p int, c *cell, now int64) {
 	d.f.freeCell(c)
 }
 
+// xbarReq is one crossbar request: input port, its VC, the routed output.
+type xbarReq struct{ in, vc, out int8 }
+
 // arbitrate is one request-grant-accept round of the iSLIP-style arbiter
 // (§3.1): one request per VC per input, outputs grant round-robin over
 // (input, VC), inputs accept round-robin over outputs; pointers move only
@@ -496,8 +533,7 @@ func (d *device) deliver(p int, c *cell, now int64) {
 // must run again next cycle: an input lost every request, or a cell was
 // dropped at a head.
 func (d *device) arbitrate(now int64) bool {
-	type req struct{ in, vc, out int8 }
-	var reqs [nPorts * nVC]req
+	reqs := &d.reqBuf // reused: arbitration runs every busy cycle
 	nr := 0
 	moved := false
 	for i, in := range d.in {
@@ -519,7 +555,7 @@ func (d *device) arbitrate(now int64) bool {
 			if o.xbusy > now || o.q[c.outVC].bytes+c.h.Len > int(d.outqCap) {
 				continue
 			}
-			reqs[nr] = req{int8(i), int8(v), c.out}
+			reqs[nr] = xbarReq{int8(i), int8(v), c.out}
 			nr++
 		}
 	}
@@ -598,8 +634,18 @@ func (d *device) transfer(i, v int, now int64) {
 		in.ne &^= 1 << v
 	}
 	o := d.out[c.out]
-	busy := now + int64((c.h.Len+xbarBytes-1)/xbarBytes)*cyclePS
+	// The crossbar moves 64 B a cycle, but a cell cut through before its
+	// tail arrived streams at its input's pace: input and output stay busy
+	// (§3.1's "busy" for variable cells) until the tail has been read out of
+	// the FIFO, which is when its credit goes back: the space is free only
+	// once the whole cell has left it. The tail follows the head's path through
+	// the switch's pipeline: it can leave the output a fall-through after it
+	// arrived.
+	across := now + int64((c.h.Len+xbarBytes-1)/xbarBytes)*cyclePS
+	busy := max(across, c.tail+requestPS)
 	in.busy, o.xbusy = busy, busy
+	in.readVC, in.readLen = v, c.h.Len
+	c.tailOut = max(across, c.tail+fallThroughPS)
 	d.returnCredit(i, v, c.h.Len, busy)
 	if c.h.Trace {
 		d.traceCell(c, i, int(c.out), now)
@@ -624,7 +670,8 @@ func (d *device) transfer(i, v int, now int64) {
 }
 
 // drop discards the head cell of input i, VC v (no route, hop count spent,
-// VC overflow): its credit is returned.
+// VC overflow): its credit is returned once its tail is in (a cell cut
+// through may still be arriving).
 func (d *device) drop(i, v int, now int64) {
 	in := d.in[i]
 	q := &in.q[v]
@@ -632,7 +679,7 @@ func (d *device) drop(i, v int, now int64) {
 	if q.n == 0 {
 		in.ne &^= 1 << v
 	}
-	d.returnCredit(i, v, c.h.Len, now)
+	d.returnCredit(i, v, c.h.Len, max(now, c.tail))
 	d.f.freeCell(c)
 }
 
@@ -750,8 +797,11 @@ func (d *device) route(c *cell, i int, now int64) bool {
 		}
 	default:
 		// Deterministic modes: "a hash of the source and destination
-		// addresses" picks the entry (§3.2).
-		h := routeHash(c.h.Src, c.h.Dst)
+		// addresses" picks the entry (§3.2). A data cell carries no source
+		// address (its SRC field is its RPTR), so it hashes on its DST
+		// alone: a pair's data cells still share one path, which is what a
+		// deterministic mode is for (docs/tin.md, "Modes"; lead ruling).
+		h := routeHash(hashSrc(&c.h), c.h.Dst)
 		if mode == modeDeterministic || nm == 0 {
 			k := int(h % uint32(nm+nn))
 			if k < nm {
@@ -780,8 +830,18 @@ func (d *device) route(c *cell, i int, now int64) bool {
 	return true
 }
 
+// hashSrc is the source address the deterministic hash takes: the
+// header's SRC, but 0 for a DATA cell, whose SRC field is its RPTR.
+func hashSrc(h *Header) Addr {
+	if h.Type == TypeData {
+		return 0
+	}
+	return h.Src
+}
+
 // routeHash is the deterministic modes' hash (docs/tin.md): the
-// multiplicative hash of SRC<<16|DST, its bits 31:16.
+// multiplicative hash of SRC<<16|DST, its bits 31:16 (SRC 0 for DATA
+// cells, hashSrc).
 func routeHash(src, dst Addr) uint32 {
 	return (uint32(src)<<16 | uint32(dst)) * 0x9E3779B1 >> 16
 }

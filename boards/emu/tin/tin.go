@@ -7,14 +7,17 @@
 // board) forms a Clique.
 //
 // Each chip (docs/tin.md) holds:
-//   - the cell switch: six ports (four GNet links, the IP and the 1RMA
-//     endpoints), 32 VCs with per-VC input FIFOs under credit flow control,
+//   - the cell switch, cut-through with §3.1's 20 ns fall-through: six
+//     ports (four GNet links, the IP and the 1RMA endpoints), 32 VCs with
+//     per-VC input FIFOs under credit flow control,
 //     an iSLIP arbiter that honours "busy" for variable cells, output
 //     buffers with strict-priority and weighted-round-robin QoS between
 //     traffic classes, table-based routing in four modes (§3.1, §3.2);
 //   - IP over GNet: RTS/CTS/CTD solicitation, RTS queues per port and class
-//     of service, the CTS scheduler with its window, reassembly buffers,
-//     delivery in RTS order per flow, CTD and ECN thresholds (§3.3);
+//     of service, the CTS scheduler with its window, reassembly buffers
+//     that land each data cell by the pointer its header carries (RPTR:
+//     the CTS's slot and the cell's index, in the SRC field), delivery in
+//     RTS order per flow, CTD and ECN thresholds (§3.3);
 //   - the 1RMA endpoint: Req and Resp cells (§3.4) and the ordering engine:
 //     ordered transfers in slow and fast mode, synchronized transfers,
 //     exactly-once delivery (SC'18 §III-C..E);
@@ -44,10 +47,20 @@ const (
 	// xbarBytes: the crossbar moves 64 B per cycle per port (this design),
 	// so a 160 B cell keeps its input and output busy 3 cycles.
 	xbarBytes = 64
-	// routeCycles + 1 arbitration cycle + 1 cycle for the head to cross:
-	// the core switch's fall-through latency of 20 ns (§3.1).
+	// A cell's head spends routeCycles in the route pipeline, arbCycles
+	// requesting the crossbar (the iSLIP request-grant-accept cycle) and one
+	// cycle crossing it: the core switch's fall-through latency of 20 ns
+	// (§3.1: "The fall through latency of the core cell switch is 20ns").
 	routeCycles       = 3
-	fallThroughCycles = 5
+	arbCycles         = 1
+	fallThroughCycles = routeCycles + arbCycles + 1
+	// requestPS: from a cell's head entering the input FIFO to the earliest
+	// crossbar grant (the end of its arbitration cycle).
+	requestPS = (routeCycles + arbCycles) * cyclePS
+	// fallThroughPS: the switch is cut-through and its core a fixed-latency
+	// pipeline: no byte of a cell, head or tail, leaves the output earlier
+	// than this after it entered the input (docs/tin.md, "Timing model").
+	fallThroughPS = fallThroughCycles * cyclePS
 	// pcsPS: transmit plus receive PHY/PCS of a GNet link. §3.1 gives 40 ns
 	// per hop without FEC, of which 20 ns is the switch fall-through.
 	pcsPS = 20000
@@ -84,8 +97,12 @@ const (
 	// IP endpoint: 4 ports x 8 classes of service = 32 RTS queues (§3.3).
 	ipPorts = 4
 	nCoS    = 8
-	// Slot tables of the ingress and egress buffers (12-bit pointers).
-	nSlots = 4096
+	// Slot tables: the ingress buffer's (12-bit pointers in RTS and CTS)
+	// and the egress reassembly buffer's (11-bit: the slot field of a data
+	// cell's RPTR, header.go; the CTS's 12-bit field carries values below
+	// 2048).
+	nIngSlots = 4096
+	nEgSlots  = EgressSlots
 	// FIFO depths of the collector, logs and latency samples.
 	traceDepth = 4096
 	logDepth   = 8192

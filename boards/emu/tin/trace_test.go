@@ -98,12 +98,14 @@ func stitch(t testing.TB, recs []traceRec) []path {
 }
 
 // checkPath verifies a path against the cabling, the routing tables, the
-// VC rule and the hop count; it returns the TiNs it visits.
+// VC rule and the hop count; it returns the TiNs it visits. A data cell's
+// header SRC is its RPTR, not an address: its source is the TiN that
+// injected it.
 func checkPath(t testing.TB, tp topology, p path, mode int) []node {
 	t.Helper()
 	first, last := p[0], p[len(p)-1]
 	var nodes []node
-	if nodeAt(first.tin) != nodeAt(first.hdr.Src) || first.in < nExt {
+	if first.in < nExt || first.hdr.Type != TypeData && nodeAt(first.tin) != nodeAt(first.hdr.Src) {
 		t.Fatalf("path %v does not start at its source's endpoint", p)
 	}
 	if nodeAt(last.tin) != nodeAt(last.hdr.Dst) {
@@ -174,6 +176,31 @@ func checkPath(t testing.TB, tp topology, p path, mode int) []node {
 			if r.kind != rkDetMin && r.kind != rkDetNon {
 				t.Errorf("deterministic mode: route kind %d", r.kind)
 			}
+			// The documented hash over the header's DST and SRC fields as
+			// they are on the wire (SRC 0 for a data cell: it is its RPTR) picks
+			// the entry of the valid list, the input cage pruned.
+			var vm, vn []int
+			for _, c := range mins {
+				if c != r.in {
+					vm = append(vm, c)
+				}
+			}
+			for _, c := range nons {
+				if c != r.in {
+					vn = append(vn, c)
+				}
+			}
+			h := int(routeHash(hashSrc(&r.hdr), r.hdr.Dst))
+			want := -1
+			if mode == modeMinDeterministic && len(vm) > 0 {
+				want = vm[h%len(vm)]
+			} else if all := append(vm, vn...); len(all) > 0 {
+				want = all[h%len(all)]
+			}
+			if r.out != want {
+				t.Errorf("%v: deterministic mode sent %s cell SRC %#04x DST %#04x to cage %d, the hash picks cage %d of min %v non-min %v",
+					x, TypeName(r.hdr.Type), uint16(r.hdr.Src), uint16(r.hdr.Dst), r.out, want, vm, vn)
+			}
 		}
 		if r.depNS < r.arrNS || nx.arrNS < r.depNS {
 			t.Errorf("timestamps go backwards: %+v then %+v", r, nx)
@@ -195,8 +222,11 @@ func contains(l []int, x int) bool {
 // its destination over cabled links, each hop an entry of the table for
 // its input port and destination (minimal entries only in the minimal
 // modes), with the hop count decrementing and the VC incremented exactly
-// on global-to-local turns (§3.2). In the deterministic modes every cell of
-// a source-destination pair takes the same path.
+// on global-to-local turns (§3.2). In the deterministic modes each hop is
+// the entry the documented hash of the header's DST and SRC fields picks,
+// so every cell with the same fields from the same source takes the same
+// path: a source-destination pair for control cells; for data cells, whose
+// SRC is their RPTR, a (source, slot, index, destination).
 func TestRoutesPerMode(t *testing.T) {
 	tp := defaultTopology()
 	for _, mode := range []int{modeAdaptive, modeMinAdaptive, modeDeterministic, modeMinDeterministic} {
@@ -215,11 +245,16 @@ func TestRoutesPerMode(t *testing.T) {
 			if st := tr.run(); st != tgDone {
 				t.Fatalf("TG_STATUS %#x", st)
 			}
+			t.Logf("largest input FIFO occupancy %d B", tr.fifosWithinCredits())
 			paths := stitch(t, tr.collect())
 			if len(paths) < 1000 {
 				t.Fatalf("only %d traced paths", len(paths))
 			}
-			byPair := map[[2]node]string{}
+			type detKey struct {
+				from     node
+				src, dst Addr // what the hash takes: SRC (0 for a data cell) and DST
+			}
+			byPair := map[detKey]string{}
 			nonMin, hops := 0, map[int]int{}
 			for _, p := range paths {
 				nodes := checkPath(t, tp, p, mode)
@@ -230,10 +265,10 @@ func TestRoutesPerMode(t *testing.T) {
 					}
 				}
 				if mode == modeDeterministic || mode == modeMinDeterministic {
-					k := [2]node{nodeAt(p[0].hdr.Src), nodeAt(p[0].hdr.Dst)}
+					k := detKey{nodeAt(p[0].tin), hashSrc(&p[0].hdr), p[0].hdr.Dst}
 					s := fmt.Sprint(nodes)
 					if prev, ok := byPair[k]; ok && prev != s {
-						t.Fatalf("deterministic mode: %v -> %v took %s and %s", k[0], k[1], prev, s)
+						t.Fatalf("deterministic mode: %+v took %s and %s", k, prev, s)
 					}
 					byPair[k] = s
 				}
@@ -257,51 +292,107 @@ func TestRoutesPerMode(t *testing.T) {
 }
 
 // The cells of a traced packet, as its source switch records them, are the
-// cellification of its length (§3.3, Fig. 3): count, sizes and indices.
+// cellification of its length (§3.3, Fig. 3; §6: no tag, 152 B of the
+// packet per full cell): count and sizes; the payload word each record
+// samples is the generator's pattern at the cell's offset (docs/tin.md,
+// "Generated packets"). Each data cell's wire header carries its RPTR in
+// the SRC field: the egress slot the packet's CTS allocated (bits 15:5)
+// and the cell's index (4:0), which is its offset / 152. A message of three
+// packets per size (one below BG_MTU's 64 B floor) makes the slots differ
+// from packet to packet.
 func TestCellificationMatchesTrace(t *testing.T) {
 	tr := newTestRack(t, rackOpts{})
 	tr.all("TRACE_CTRL", trBurst)
-	sizes := []uint32{1, 148, 149, 1500, 4096, 9000}
+	sizes := []uint32{1, 148, 152, 153, 1500, 4096, 4863, MaxPacket}
 	src, dst := node{0, 1}, node{1, 2}
+	dstAddr := MakeAddr(dst.pod, dst.tin, 1)
 	b := src.board()
-	tr.wr(b, "BG_DST", uint32(MakeAddr(dst.pod, dst.tin, 1)))
+	tr.wr(b, "BG_DST", uint32(dstAddr))
 	tr.wr(b, "BG_RATE_MBPS", 10000)
 	tr.wr(b, "BG_COUNT", 1)
 	tr.wr(b, "BG_CTRL", bgEnable)
 	for _, n := range sizes {
-		tr.wr(b, "BG_MSG_BYTES", n)
+		perMsg := 3
+		if n < 64 {
+			perMsg = 1
+		}
+		tr.wr(b, "BG_MSG_BYTES", uint32(perMsg)*n)
 		tr.wr(b, "BG_MTU", n)
 		tr.clear()
 		if st := tr.run(); st != tgDone {
 			t.Fatalf("%d B: TG_STATUS %#x", n, st)
 		}
-		var got []int
-		idx := map[int]bool{}
-		for _, r := range tr.collect() {
+		want := Cellify(int(n))
+		recs := tr.collect()
+		// The CTSs, as the destination injected them, in issue order: the
+		// k-th answers the k-th packet of the flow (one flow, RTS order).
+		var ctsSlots []int
+		for _, r := range recs {
+			if r.hdr.Type == TypeCTS && r.injected {
+				ctsSlots = append(ctsSlots, int(r.p0>>40&0xFFF))
+			}
+		}
+		if len(ctsSlots) != perMsg {
+			t.Fatalf("%d B: %d CTS records at the destination, want %d", n, len(ctsSlots), perMsg)
+		}
+		got := map[uint32][]int{} // sequence number -> LEN by index
+		slotOf := map[uint32]int{}
+		for _, r := range recs {
 			if r.hdr.Type != TypeData || !r.injected {
 				continue
 			}
-			tag := r.p0 >> 32
-			i := int(tag >> 13 & 0x7F)
-			if idx[i] {
-				t.Errorf("%d B: cell index %d twice", n, i)
+			if nodeAt(r.tin) != src || r.hdr.Dst != dstAddr {
+				t.Errorf("%d B: data cell injected at %v for %v", n, nodeAt(r.tin), r.hdr.Dst)
 			}
-			idx[i] = true
-			last := tag>>12&1 != 0
-			want := Cellify(int(n))
-			if (i == len(want)-1) != last {
-				t.Errorf("%d B: cell %d has LAST=%v", n, i, last)
+			// Burst packets: flow 0.
+			off := int(r.p0 >> 32 & 0xFFFF)
+			seq := uint32(r.p0)
+			if r.p0>>48 != 0 || off%152 != 0 {
+				t.Errorf("%d B: data word %016x is not the pattern flow 0, offset k*152", n, r.p0)
+				continue
 			}
-			if i == 0 && uint32(r.p0) != uint32(src.addr()|1)<<16 {
-				t.Errorf("%d B: first cell's data word %08x, want the source address and flow", n, uint32(r.p0))
+			i := off / 152
+			slot, idx := SplitRPTR(r.hdr.Src)
+			if idx != i || uint16(r.hdr.Src) != uint16(slot<<5|i) {
+				t.Errorf("%d B: the cell at offset %d carries RPTR %#04x (slot %d, index %d): want index %d", n, off, uint16(r.hdr.Src), slot, idx, i)
 			}
-			got = append(got, r.hdr.Len)
-			if i < len(want) && r.hdr.Len != want[i] {
-				t.Errorf("%d B: cell %d is %d B, cellification says %d", n, i, r.hdr.Len, want[i])
+			if s, ok := slotOf[seq]; ok && s != slot {
+				t.Errorf("%d B: packet %d has cells in slots %d and %d", n, seq, s, slot)
+			}
+			slotOf[seq] = slot
+			if i >= len(want) {
+				t.Errorf("%d B: a cell at offset %d, the packet has %d cells", n, off, len(want))
+				continue
+			}
+			if got[seq] == nil {
+				got[seq] = make([]int, len(want))
+			}
+			if got[seq][i] != 0 {
+				t.Errorf("%d B: packet %d: cell index %d twice", n, seq, i)
+			}
+			got[seq][i] = r.hdr.Len
+		}
+		var seqs []uint32
+		for q := range got {
+			seqs = append(seqs, q)
+		}
+		sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+		if len(seqs) != perMsg {
+			t.Fatalf("%d B: data cells of %d packets traced, want %d", n, len(seqs), perMsg)
+		}
+		for k, q := range seqs {
+			if slotOf[q] != ctsSlots[k] {
+				t.Errorf("%d B: packet %d's cells carry slot %d, its CTS allocated slot %d (CTS slots %v)", n, q, slotOf[q], ctsSlots[k], ctsSlots)
+			}
+			for i := range want {
+				if got[q][i] != want[i] {
+					t.Errorf("%d B: packet %d: traced cells %v, cellification says %v", n, q, got[q], want)
+					break
+				}
 			}
 		}
-		if len(got) != len(Cellify(int(n))) {
-			t.Errorf("%d B: %d data cells traced, cellification gives %d", n, len(got), len(Cellify(int(n))))
+		if perMsg > 1 && slotOf[seqs[0]] == slotOf[seqs[perMsg-1]] {
+			t.Errorf("%d B: the message's packets share slot %d", n, slotOf[seqs[0]])
 		}
 	}
 }
@@ -339,22 +430,25 @@ func TestTracedPacketPath(t *testing.T) {
 			if r.hdr.Type == TypeData {
 				continue // the data cells queue behind each other
 			}
-			// Idle fabric: the route pipeline and arbitration take 3-4
-			// cycles, the head crosses in one and the link serialises,
-			// adds PCS, wire and (global) FEC.
-			if d := r.depNS - r.arrNS; d < 12 || d > 16 {
-				t.Errorf("%s: %d ns from arrival to grant, want 12-16 on an idle switch", r.board, d)
+			// Idle fabric, cut-through: the route pipeline (3 cycles) and
+			// the arbitration cycle take 16 ns, plus up to a cycle to the
+			// switch's clock edge; the head crosses in one more cycle (the
+			// 20 ns fall-through, §3.1) and goes out at once: its head
+			// reaches the next switch PCS (20 ns, §3.1: 40 ns per hop less
+			// the fall-through), wire and, on global links, FEC (30 ns,
+			// §3.2) later. No serialisation: the head does not wait for
+			// the tail.
+			if d := r.depNS - r.arrNS; d < 16 || d > 20 {
+				t.Errorf("%s: %d ns from arrival to grant, want 16-20 on an idle switch", r.board, d)
 			}
 			if i+1 < len(p) && r.out < nExt {
-				ser := float64(r.hdr.Len) * 8 / 25
-				wire := 5.0
+				want := uint32(4 + 20 + 5)
 				if tp.role[tp.id(nodeAt(r.tin))][r.out] == roleGlobal {
-					ser /= 0.94
-					wire = 50 + 30
+					want = 4 + 20 + 50 + 30
 				}
-				want := 4 + ser + 20 + wire
-				if d := float64(p[i+1].arrNS - r.depNS); d < want-1 || d > want+5 {
-					t.Errorf("%s -> %s: %v ns from grant to the next arrival, the model says %.1f+", r.board, p[i+1].board, d, want)
+				// Both stamps are truncated to ns.
+				if d := p[i+1].arrNS - r.depNS; d+1 < want || d > want+1 {
+					t.Errorf("%s -> %s: %v ns from grant to the next arrival, the model says %d", r.board, p[i+1].board, d, want)
 				}
 			}
 		}
