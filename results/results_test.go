@@ -3,9 +3,11 @@ package results
 import (
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -196,10 +198,37 @@ func FuzzReadMeasurements(f *testing.F) {
 		if err != nil && !strings.Contains(err.Error(), MeasurementsFile+":") {
 			t.Fatalf("error does not name file:line: %v", err)
 		}
+		// The streaming reader gives the same records, or the same refusal
+		// before handing out any record.
+		var each []Measurement
+		eerr := EachMeasurement(dir, func(m *Measurement) error { each = append(each, *m); return nil })
+		if (err == nil) != (eerr == nil) {
+			t.Fatalf("ReadMeasurements: %v, EachMeasurement: %v", err, eerr)
+		}
+		if err == nil && (len(ms) != len(each) || len(ms) > 0 && !reflect.DeepEqual(jsonOf(t, ms), jsonOf(t, each))) {
+			t.Fatalf("EachMeasurement gave %d records, ReadMeasurements %d, or different ones", len(each), len(ms))
+		}
+		// A file that is not JSON lines is refused before any record is
+		// handed out; a JSON line that is not a measurement stops the
+		// reading where it is.
+		if err != nil && len(each) > 0 && !strings.Contains(eerr.Error(), "cannot unmarshal") && !strings.Contains(eerr.Error(), "json:") {
+			t.Fatalf("EachMeasurement handed out %d records of a file it refused for its syntax (%v)", len(each), eerr)
+		}
 		for _, m := range ms {
 			if _, err := json.Marshal(m); err != nil && !strings.Contains(err.Error(), "NaN") && !strings.Contains(err.Error(), "Inf") {
 				t.Fatalf("a decoded measurement does not re-encode: %v", err)
 			}
 		}
 	})
+}
+
+// jsonOf renders records for comparison (NaN-free by construction: JSON
+// lines cannot carry NaN).
+func jsonOf(t *testing.T, ms []Measurement) string {
+	t.Helper()
+	b, err := json.Marshal(ms)
+	if err != nil {
+		return fmt.Sprint(ms)
+	}
+	return string(b)
 }

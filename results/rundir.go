@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"encoding/json"
+	"runtime"
 
 	// The run directory's logs are read whole by export and report:
 	// goccy/go-json decodes them about three times faster than
@@ -385,16 +386,7 @@ func ReadMeasurements(dir string) ([]Measurement, error) {
 }
 
 func readMeasurementsRaw(dir string) ([]Measurement, error) {
-	var out []Measurement
-	err := readLines(filepath.Join(dir, MeasurementsFile), func(n int) { out = make([]Measurement, 0, n) }, func(b []byte) error {
-		var m Measurement
-		if err := fastjson.Unmarshal(b, &m); err != nil {
-			return err
-		}
-		out = append(out, m)
-		return nil
-	})
-	return out, err
+	return decodeLines[Measurement](filepath.Join(dir, MeasurementsFile))
 }
 
 // ReadVerdictLog reads verdicts.jsonl, the verdicts as they were taken (one
@@ -412,16 +404,65 @@ func ReadVerdictLog(dir string) ([]Verdict, error) {
 }
 
 func readVerdictLogRaw(dir string) ([]Verdict, error) {
-	var out []Verdict
-	err := readLines(filepath.Join(dir, VerdictsLogFile), func(n int) { out = make([]Verdict, 0, n) }, func(b []byte) error {
-		var v Verdict
-		if err := fastjson.Unmarshal(b, &v); err != nil {
-			return err
-		}
-		out = append(out, v)
+	return decodeLines[Verdict](filepath.Join(dir, VerdictsLogFile))
+}
+
+// decodeLines decodes a JSON-lines file of records, as readLines would one
+// by one, but in parallel: the lines are split into one chunk per CPU,
+// each decoded by its own goroutine into its part of the result (decoding
+// is what reading a run's logs costs: export and report wait on it). The
+// first bad line in file order is the error, with the same rule for a last
+// line cut short.
+func decodeLines[T any](path string) ([]T, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	type numbered struct {
+		n        int
+		line     []byte
+		complete bool
+	}
+	var lines []numbered
+	eachLine(path, data, func(n int, line []byte) error {
+		lines = append(lines, numbered{n, line, line[len(line)-1] == '\n'})
 		return nil
 	})
-	return out, err
+	out := make([]T, len(lines))
+	errs := make([]error, len(lines))
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(lines)/512))
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo, hi := w*len(lines)/workers, (w+1)*len(lines)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				if err := validJSON(lines[i].line); err != nil {
+					errs[i] = err
+					return // what follows in this chunk is not needed
+				}
+				if err := fastjson.Unmarshal(lines[i].line, &out[i]); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		if !lines[i].complete {
+			return out[:i], nil // cut short by a crash while being written
+		}
+		return nil, fmt.Errorf("%s:%d: %w", path, lines[i].n, err)
+	}
+	return out, nil
 }
 
 // readLines calls each with every non-blank line of a JSON-lines file
@@ -444,6 +485,19 @@ func readLines(path string, lines func(n int), each func([]byte) error) error {
 	if lines != nil {
 		lines(bytes.Count(data, []byte{'\n'}) + 1)
 	}
+	return eachLine(path, data, func(_ int, line []byte) error {
+		if err := validJSON(line); err != nil {
+			return err
+		}
+		return each(line)
+	})
+}
+
+// eachLine calls each with the number and bytes of every non-blank line of
+// data, the JSON-lines file at path. An error on the last line, when it
+// has no newline (a write cut short by a crash), ends the reading without
+// error; any other is returned as path:line: error.
+func eachLine(path string, data []byte, each func(n int, line []byte) error) error {
 	for n := 1; len(data) > 0; n++ {
 		line := data
 		complete := false
@@ -455,15 +509,74 @@ func readLines(path string, lines func(n int), each func([]byte) error) error {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		perr := validJSON(line)
-		if perr == nil {
-			perr = each(line)
-		}
-		if perr != nil {
+		if perr := each(n, line); perr != nil {
 			if !complete {
 				return nil // cut short by a crash while being written
 			}
 			return fmt.Errorf("%s:%d: %w", path, n, perr)
+		}
+	}
+	return nil
+}
+
+// EachMeasurement calls fn with each measurement ReadMeasurements would
+// return, in file order, decoding as it goes: a caller can act on the first
+// records before the last is decoded (labrunner export has its first batch
+// on the wire while the rest decode). Every line is checked to be JSON
+// before fn sees the first record, so a file cut short or garbled is
+// refused before anything is done with it; a line that is JSON but not a
+// measurement (hand-edited, another tool's) stops the reading at that line,
+// after fn saw the records before it. An error from fn stops the reading
+// and comes back as it is.
+func EachMeasurement(dir string, fn func(*Measurement) error) error {
+	path := filepath.Join(dir, MeasurementsFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	// "attempt" is written only for records of a resumed run's later
+	// attempts; which attempt of a step counts is known only once every
+	// record is read (a parameter named attempt lands here too: slower,
+	// not wrong).
+	if bytes.Contains(data, []byte(`"attempt":`)) {
+		ms, err := ReadMeasurements(dir)
+		if err != nil {
+			return err
+		}
+		for i := range ms {
+			if err := fn(&ms[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	type numbered struct {
+		n    int
+		line []byte
+	}
+	var lines []numbered
+	if err := eachLine(path, data, func(n int, line []byte) error {
+		if err := validJSON(line); err != nil {
+			return err
+		}
+		lines = append(lines, numbered{n, line})
+		return nil
+	}); err != nil {
+		return err
+	}
+	for i, l := range lines {
+		var m Measurement
+		if err := fastjson.Unmarshal(l.line, &m); err != nil {
+			if i == len(lines)-1 && l.line[len(l.line)-1] != '\n' {
+				return nil // cut short by a crash while being written
+			}
+			return fmt.Errorf("%s:%d: %w", path, l.n, err)
+		}
+		if err := fn(&m); err != nil {
+			return err
 		}
 	}
 	return nil

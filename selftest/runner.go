@@ -382,6 +382,16 @@ func runGuarded(ctx context.Context, t Test, env *Env) (err error) {
 	return t.Run(ctx, env)
 }
 
+// Steps is how many progress steps a plan's run reports: health, check
+// bitstreams, program, the design's setup when it has one, then each test.
+func Steps(plan *labconfig.Plan) int {
+	n := 3 + len(plan.Tests)
+	if setupFor(plan.Design) != nil {
+		n++
+	}
+	return n
+}
+
 func (r *Runner) progress(plan, step string) {
 	if r.Progress != nil {
 		r.Progress(plan, step)

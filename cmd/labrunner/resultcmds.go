@@ -296,7 +296,7 @@ func progressPlans(lab *labconfig.Lab, only []string) []progress.Plan {
 		if len(want) > 0 && !want[p.Name] {
 			continue
 		}
-		pp := progress.Plan{Name: p.Name, Steps: 3 + len(p.Tests)}
+		pp := progress.Plan{Name: p.Name, Steps: selftest.Steps(&p)}
 		for _, b := range p.Boards {
 			pp.Boards = append(pp.Boards, b.Board)
 		}

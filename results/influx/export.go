@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"labrunner/results"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -263,15 +264,21 @@ func (e *Exporter) open(ctx context.Context) (*Spool, error) {
 // in the spool (what earlier runs left, then this run's points). A failure
 // to send is an *Error; the points then wait in the spool.
 //
-// Spooling and sending overlap: each segment of this run is handed to the
-// sender as soon as it is durable in the spool (file and directory synced),
-// so an export takes about as long as the slower of the two instead of
-// their sum. A send failure never stops the spooling: every point of the
-// run is in the spool when Export returns.
+// Reading, spooling and sending overlap: measurements are turned into
+// points as they are decoded, and each segment is handed to the sender as
+// soon as it is durable in the spool (file and directory synced), so an
+// export takes about as long as the slowest of the three instead of their
+// sum. A send failure never stops the spooling: every point of the run is
+// in the spool when Export returns. A measurements file that is not JSON
+// lines is refused before anything is spooled (results.EachMeasurement).
 func (e *Exporter) Export(ctx context.Context, runDir string) (Result, error) {
-	d, err := ReadRunData(runDir)
+	run, err := results.ReadRun(runDir)
 	if err != nil {
 		return Result{Spool: e.spoolDir}, err
+	}
+	vs, err := results.ReadVerdictLog(runDir)
+	if err != nil {
+		return Result{Spool: e.spoolDir}, fmt.Errorf("reading verdicts of run %s: %w", runDir, err)
 	}
 	s, err := e.open(ctx)
 	if err != nil {
@@ -283,9 +290,9 @@ func (e *Exporter) Export(ctx context.Context, runDir string) (Result, error) {
 		return Result{Spool: e.spoolDir}, err
 	}
 	left, _, _ := s.Waiting()
-	points := Points(d)
+	b := newBuilder(&RunData{Run: *run, Verdicts: vs})
 	src := make(chan string, 2)
-	own := fileSafe(d.Run.ID) + "."
+	own := fileSafe(run.ID) + "."
 	var spooled int
 	var serr error
 	go func() {
@@ -297,9 +304,23 @@ func (e *Exporter) Export(ctx context.Context, runDir string) (Result, error) {
 				src <- name
 			}
 		}
-		spooled, serr = s.putRun(d.Run.ID, points, e.cfg.BatchSize, func(name string) { src <- name })
+		spooled, serr = s.putStream(run.ID, e.cfg.BatchSize, func(name string) { src <- name }, func(emit func(*Point) error) error {
+			if err := results.EachMeasurement(runDir, func(m *results.Measurement) error {
+				p := b.measurement(m)
+				return emit(&p)
+			}); err != nil {
+				return fmt.Errorf("reading measurements of run %s: %w", runDir, err)
+			}
+			rest := b.rest()
+			for i := range rest {
+				if err := emit(&rest[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	}()
-	res, err := e.flush(ctx, s, src, left+len(points))
+	res, err := e.flush(ctx, s, src, left+len(vs))
 	// flush drained src: the spooling goroutine is done.
 	res.Spooled = spooled
 	if serr != nil {

@@ -98,82 +98,117 @@ func ReadRunData(dir string) (*RunData, error) {
 // taken in the same nanosecond) are moved apart by a nanosecond, in file
 // order, so none overwrites another.
 func Points(d *RunData) []Point {
-	run := d.Run
-	bits := bitstreamIndex(run)
-	base := func(p *Point, plan, board, design, test string) {
-		p.SetTag(TagLab, run.Lab)
-		p.SetTag(TagRunID, run.ID)
-		p.SetTag(TagPlan, plan)
-		p.SetTag(TagBoard, board)
-		p.SetTag(TagTest, test)
-		bi, ok := bits[plan+"\x00"+board]
-		if !ok {
-			bi = bits["\x00"+board]
-		}
-		if design == "" {
-			design = bi.Design
-		}
-		p.SetTag(TagDesign, design)
-		p.SetTag(TagKind, bi.Kind)
-		if bi.Design == design {
-			p.SetTag(TagVersion, bi.Version)
-			p.SetTag(TagBitstream, bi.SHA256)
-		}
+	b := newBuilder(d)
+	out := make([]Point, 0, len(d.Measurements)+len(d.Verdicts)/4+2)
+	for i := range d.Measurements {
+		out = append(out, b.measurement(&d.Measurements[i]))
 	}
-	params := func(p *Point, ps results.Params) {
-		for k, v := range ps {
-			p.SetTag(ParamTag(k), v)
-		}
-	}
-	when := func(t time.Time) time.Time {
-		if t.IsZero() {
-			return run.Start
-		}
-		return t
-	}
+	return append(out, b.rest()...)
+}
 
+// builder makes a run's points one at a time, in the order Points returns
+// them: a point per measurement (with the verdict scored from it), then the
+// verdicts no measurement carried, a summary point per test, and one for
+// the run. Export feeds it measurements as they are decoded, so that the
+// first batch is on the wire before the last line is read. Timestamps are
+// spread as points are made (spreadTimestamps), which gives the same result
+// as spreading the whole list afterwards would.
+type builder struct {
+	d         *RunData // Run and Verdicts; Measurements may be empty (streamed)
+	bits      map[string]results.BitstreamInfo
+	verdictOf map[joinKey][]int
+	used      []bool
+	n         int // measurements seen
+	spread    spreader
+}
+
+func newBuilder(d *RunData) *builder {
+	b := &builder{d: d, bits: bitstreamIndex(d.Run), used: make([]bool, len(d.Verdicts)), spread: spreader{seen: map[seriesAt]struct{}{}}}
 	// Pair each measurement with the verdict scored from it: Score copies
 	// the measurement's time, plan, test, board, metric and params.
-	verdictOf := make(map[joinKey][]int, len(d.Verdicts))
+	b.verdictOf = make(map[joinKey][]int, len(d.Verdicts))
 	for i, v := range d.Verdicts {
 		if v.Metric == "" {
 			continue
 		}
 		k := keyOf(v.Plan, v.Test, v.Board, v.Metric, v.Params, v.Time)
-		verdictOf[k] = append(verdictOf[k], i)
+		b.verdictOf[k] = append(b.verdictOf[k], i)
 	}
-	used := make([]bool, len(d.Verdicts))
+	return b
+}
 
-	out := make([]Point, 0, len(d.Measurements)+len(d.Verdicts)/4+2)
-	for _, m := range d.Measurements {
-		p := Point{Measurement: m.Metric, Time: when(m.Time), Tags: make([]Tag, 0, 12+len(m.Params)), Fields: make([]Field, 0, 16)}
-		if p.Measurement == "" {
-			p.Measurement = "unnamed"
-		}
-		base(&p, m.Plan, m.Board, m.Design, m.Test)
-		p.SetTag(TagUnit, m.Unit)
-		params(&p, m.Params)
-		if !p.AddFloat("value", m.Value) {
-			p.AddString("value_invalid", strconv.FormatFloat(m.Value, 'g', -1, 64))
-		}
-		if m.Text != "" {
-			p.AddString("text", m.Text)
-		}
-		addSamples(&p, m.Samples)
-		k := keyOf(m.Plan, m.Test, m.Board, m.Metric, m.Params, m.Time)
-		if q := verdictOf[k]; len(q) > 0 {
-			verdictOf[k] = q[1:]
-			used[q[0]] = true
-			addVerdict(&p, d.Verdicts[q[0]])
-		}
-		out = append(out, p)
+func (b *builder) base(p *Point, plan, board, design, test string) {
+	run := &b.d.Run
+	p.SetTag(TagLab, run.Lab)
+	p.SetTag(TagRunID, run.ID)
+	p.SetTag(TagPlan, plan)
+	p.SetTag(TagBoard, board)
+	p.SetTag(TagTest, test)
+	bi, ok := b.bits[plan+"\x00"+board]
+	if !ok {
+		bi = b.bits["\x00"+board]
 	}
-	for i, v := range d.Verdicts {
-		if used[i] {
+	if design == "" {
+		design = bi.Design
+	}
+	p.SetTag(TagDesign, design)
+	p.SetTag(TagKind, bi.Kind)
+	if bi.Design == design {
+		p.SetTag(TagVersion, bi.Version)
+		p.SetTag(TagBitstream, bi.SHA256)
+	}
+}
+
+func params(p *Point, ps results.Params) {
+	for k, v := range ps {
+		p.SetTag(ParamTag(k), v)
+	}
+}
+
+func (b *builder) when(t time.Time) time.Time {
+	if t.IsZero() {
+		return b.d.Run.Start
+	}
+	return t
+}
+
+// measurement makes the point of one measurement.
+func (b *builder) measurement(m *results.Measurement) Point {
+	b.n++
+	p := Point{Measurement: m.Metric, Time: b.when(m.Time), Tags: make([]Tag, 0, 12+len(m.Params)), Fields: make([]Field, 0, 16)}
+	if p.Measurement == "" {
+		p.Measurement = "unnamed"
+	}
+	b.base(&p, m.Plan, m.Board, m.Design, m.Test)
+	p.SetTag(TagUnit, m.Unit)
+	params(&p, m.Params)
+	if !p.AddFloat("value", m.Value) {
+		p.AddString("value_invalid", strconv.FormatFloat(m.Value, 'g', -1, 64))
+	}
+	if m.Text != "" {
+		p.AddString("text", m.Text)
+	}
+	addSamples(&p, m.Samples)
+	k := keyOf(m.Plan, m.Test, m.Board, m.Metric, m.Params, m.Time)
+	if q := b.verdictOf[k]; len(q) > 0 {
+		b.verdictOf[k] = q[1:]
+		b.used[q[0]] = true
+		addVerdict(&p, b.d.Verdicts[q[0]])
+	}
+	b.spread.spread(&p)
+	return p
+}
+
+// rest makes the points after the measurements': verdicts no measurement
+// carried, a summary per test, one for the run.
+func (b *builder) rest() []Point {
+	var out []Point
+	for i, v := range b.d.Verdicts {
+		if b.used[i] {
 			continue
 		}
-		p := Point{Measurement: VerdictMeasurement, Time: when(v.Time)}
-		base(&p, v.Plan, v.Board, v.Design, v.Test)
+		p := Point{Measurement: VerdictMeasurement, Time: b.when(v.Time)}
+		b.base(&p, v.Plan, v.Board, v.Design, v.Test)
 		p.SetTag(TagMetric, v.Metric)
 		p.SetTag(TagUnit, v.Unit)
 		params(&p, v.Params)
@@ -186,9 +221,11 @@ func Points(d *RunData) []Point {
 		}
 		out = append(out, p)
 	}
-	out = append(out, testPoints(d, base)...)
-	out = append(out, runPoint(d))
-	spreadTimestamps(out)
+	out = append(out, testPoints(b.d, b.base)...)
+	out = append(out, runPoint(b.d, b.n))
+	for i := range out {
+		b.spread.spread(&out[i])
+	}
 	return out
 }
 
@@ -329,7 +366,8 @@ func worst(s results.Summary) string {
 	return string(results.Pass)
 }
 
-func runPoint(d *RunData) Point {
+// runPoint is the run's summary point; n is the number of measurements.
+func runPoint(d *RunData, n int) Point {
 	run := d.Run
 	p := Point{Measurement: RunMeasurement, Time: run.Start}
 	p.SetTag(TagLab, run.Lab)
@@ -345,7 +383,7 @@ func runPoint(d *RunData) Point {
 	p.AddInt("fail", int64(s.Fail))
 	p.AddInt("error", int64(s.Error))
 	p.AddInt("skip", int64(s.Skip))
-	p.AddInt("measurements", int64(len(d.Measurements)))
+	p.AddInt("measurements", int64(n))
 	p.AddInt("seed", run.Seed)
 	if len(run.Faults) > 0 {
 		p.AddString("faults", strings.Join(run.Faults, " "))
@@ -379,26 +417,26 @@ func keyOf(plan, test, board, metric string, ps results.Params, t time.Time) joi
 	return joinKey{plan, test, board, metric, ps.String(), t.UnixNano()}
 }
 
-// spreadTimestamps moves a point one nanosecond later while an earlier
-// point of the same series has its timestamp. Series are told apart by a
-// 64-bit hash of the series key: a hash collision (about 1 in 10^19 per
-// pair) would only move a point by a nanosecond more, the same way on
-// every export.
-func spreadTimestamps(ps []Point) {
-	type at struct {
-		series uint64
-		t      int64
-	}
-	seen := make(map[at]struct{}, len(ps))
-	for i := range ps {
-		h := ps[i].seriesHash()
-		for {
-			k := at{h, ps[i].Time.UnixNano()}
-			if _, dup := seen[k]; !dup {
-				seen[k] = struct{}{}
-				break
-			}
-			ps[i].Time = ps[i].Time.Add(time.Nanosecond)
+// spreader moves a point one nanosecond later while an earlier point of
+// the same series has its timestamp, points taken in order. Series are told
+// apart by a 64-bit hash of the series key: a hash collision (about 1 in
+// 10^19 per pair) would only move a point by a nanosecond more, the same way
+// on every export.
+type seriesAt struct {
+	series uint64
+	t      int64
+}
+
+type spreader struct{ seen map[seriesAt]struct{} }
+
+func (s *spreader) spread(p *Point) {
+	h := p.seriesHash()
+	for {
+		k := seriesAt{h, p.Time.UnixNano()}
+		if _, dup := s.seen[k]; !dup {
+			s.seen[k] = struct{}{}
+			return
 		}
+		p.Time = p.Time.Add(time.Nanosecond)
 	}
 }

@@ -240,11 +240,25 @@ func (s *Spool) PutRun(run string, points []Point, perSegment int) (int, error) 
 // after each segment and then tells durable its name: the segment may be
 // sent from then on, a crash cannot take it back.
 func (s *Spool) putRun(run string, points []Point, perSegment int, durable func(name string)) (int, error) {
+	return s.putStream(run, perSegment, durable, func(emit func(*Point) error) error {
+		for i := range points {
+			if err := emit(&points[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// putStream is putRun for points made while they are spooled: produce
+// calls emit with each point in order. When produce fails, the segments
+// already written stay (their points are good) and its error is returned.
+func (s *Spool) putStream(run string, perSegment int, durable func(name string), produce func(emit func(*Point) error) error) (int, error) {
 	if perSegment <= 0 {
 		perSegment = DefaultBatchSize
 	}
 	pdir := filepath.Join(s.Dir, pendingDir)
-	body := make([]byte, 0, 256*min(perSegment, len(points)+1))
+	body := make([]byte, 0, 256*perSegment)
 	n, part, inSeg := 0, 0, 0
 	flush := func() error {
 		if inSeg == 0 {
@@ -265,20 +279,21 @@ func (s *Spool) putRun(run string, points []Point, perSegment int, durable func(
 		body = body[:0]
 		return nil
 	}
-	for i := range points {
+	if err := produce(func(p *Point) error {
 		start := len(body)
-		body = points[i].AppendLine(body)
+		body = p.AppendLine(body)
 		if len(body) == start {
-			continue
+			return nil
 		}
 		body = append(body, '\n')
 		n++
 		inSeg++
 		if inSeg == perSegment {
-			if err := flush(); err != nil {
-				return 0, err
-			}
+			return flush()
 		}
+		return nil
+	}); err != nil {
+		return n - inSeg, err
 	}
 	if err := flush(); err != nil {
 		return 0, err
