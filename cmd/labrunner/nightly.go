@@ -111,7 +111,7 @@ func runNightly(c *cli.Context, plans []string) error {
 	var current atomic.Pointer[results.Dir] // set once the run directory exists
 	prog := progress.New(os.Stderr, progressPlans(lab, plans), verdictCounts(current.Load))
 	defer prog.Close()
-	log := loggerTo(c, prog.Writer())
+	log, logFile := runLogger(c, prog.Writer())
 	icfg, err := influxConfig(c, lab, log)
 	if err != nil {
 		return err
@@ -160,7 +160,16 @@ func runNightly(c *cli.Context, plans []string) error {
 	}
 	defer dir.Close()
 	current.Store(dir)
-	fmt.Fprintf(prog.Writer(), "run directory: %s\n", dir.Path)
+	if f, err := os.OpenFile(filepath.Join(dir.Path, results.LogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+		log.Warn("the run's log file cannot be written; warnings still reach the terminal", "err", err)
+	} else {
+		logFile.Attach(f)
+		defer func() {
+			logFile.Detach()
+			f.Close()
+		}()
+	}
+	fmt.Fprintf(prog.Writer(), "run directory: %s (log: %s)\n", dir.Path, results.LogFile)
 
 	n := &selftest.Nightly{
 		Lab: lab, Catalogue: cat, Emulator: emulator(rack), Dir: dir, Log: log, Plans: plans,

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// By default the terminal gets warnings only and the run's log file gets
+// everything, including what was logged before the file existed; an
+// explicit --log-level is what the terminal shows.
+func TestRunLoggerSplitsTerminalAndFile(t *testing.T) {
+	var term, file bytes.Buffer
+	log, lw := newRunLogger("info", false, &term)
+	log.Info("before the run directory", "board", "a")
+	log.With("component", "emu").Warn("a warning")
+	if err := lw.Attach(&file); err != nil {
+		t.Fatal(err)
+	}
+	log.Info("after", "board", "b")
+	lw.Detach()
+	log.Info("after detach")
+	if strings.Contains(term.String(), "level=INFO") || !strings.Contains(term.String(), `msg="a warning" component=emu`) {
+		t.Errorf("terminal got:\n%s", term.String())
+	}
+	want := []string{`msg="before the run directory" board=a`, `msg="a warning" component=emu`, `msg=after board=b`}
+	got := file.String()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("log file lacks %q:\n%s", w, got)
+		}
+	}
+	if strings.Contains(got, "after detach") || strings.Index(got, "before the run") > strings.Index(got, "msg=after") {
+		t.Errorf("log file order or detach wrong:\n%s", got)
+	}
+
+	term.Reset()
+	log, _ = newRunLogger("debug", true, &term)
+	log.Debug("shown")
+	if !strings.Contains(term.String(), "msg=shown") {
+		t.Errorf("--log-level debug: terminal got %q", term.String())
+	}
+}
