@@ -348,6 +348,12 @@ func finishNightly(ctx context.Context, c *cli.Context, lab *labconfig.Lab, root
 			log.Warn("writing compare.json failed", "err", err)
 		}
 	}
+	// The points in line protocol, for this export and any later one.
+	if n, err := influx.WritePointsFile(dir.Path); err != nil {
+		log.Warn("writing the run's points file failed; an export rebuilds the points from the logs", "err", err)
+	} else {
+		log.Info("points written", "file", influx.PointsFile, "points", n)
+	}
 	if icfg != nil {
 		out.exportMsg, out.exportErr = exportRun(ctx, *icfg, root, dir.Path)
 		if out.exportErr != nil {

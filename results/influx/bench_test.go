@@ -15,12 +15,30 @@ import (
 // 20 050 points with the summaries).
 const benchMeasurements = 20000
 
-// BenchmarkExport is `labrunner export RUN_DIR` against the local server:
-// read the run directory, build the points, spool them (fsync), send them
-// in batches of 5000 with the client, drop each batch from the spool.
+// BenchmarkExport is `labrunner export RUN_DIR` against the local server,
+// on a run directory as the nightly leaves it: check its points file
+// against the logs, spool the points (fsync), send them in batches of 5000
+// with the client, drop each batch from the spool.
 func BenchmarkExport(b *testing.B) {
 	root := b.TempDir()
 	dir := syntheticRun(b, root, "20260101-000000-bench", benchMeasurements, time.Now().Add(-3*time.Hour))
+	// As the nightly leaves a run directory: with its points file.
+	if _, err := WritePointsFile(dir); err != nil {
+		b.Fatal(err)
+	}
+	benchExport(b, root, dir)
+}
+
+// BenchmarkExportRebuild is the export of a run directory without a
+// points file (older runs, merged shards): the points are built from the
+// logs while they are sent.
+func BenchmarkExportRebuild(b *testing.B) {
+	root := b.TempDir()
+	dir := syntheticRun(b, root, "20260101-000000-bench", benchMeasurements, time.Now().Add(-3*time.Hour))
+	benchExport(b, root, dir)
+}
+
+func benchExport(b *testing.B, root, dir string) {
 	cfg := testConfig(srv.URL)
 	cfg.BatchSize = DefaultBatchSize
 	ex, err := New(cfg, root)

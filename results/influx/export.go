@@ -16,6 +16,7 @@
 package influx
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -276,9 +277,18 @@ func (e *Exporter) Export(ctx context.Context, runDir string) (Result, error) {
 	if err != nil {
 		return Result{Spool: e.spoolDir}, err
 	}
-	vs, err := results.ReadVerdictLog(runDir)
-	if err != nil {
-		return Result{Spool: e.spoolDir}, fmt.Errorf("reading verdicts of run %s: %w", runDir, err)
+	// A points file the nightly wrote from these very files holds the
+	// points ready to send; otherwise they are built from the logs.
+	pointsBody, built := readPointsFile(runDir)
+	var b *builder
+	expect := bytes.Count(pointsBody, []byte{'\n'})
+	if !built {
+		vs, err := results.ReadVerdictLog(runDir)
+		if err != nil {
+			return Result{Spool: e.spoolDir}, fmt.Errorf("reading verdicts of run %s: %w", runDir, err)
+		}
+		b = newBuilder(&RunData{Run: *run, Verdicts: vs})
+		expect = len(vs)
 	}
 	s, err := e.open(ctx)
 	if err != nil {
@@ -290,8 +300,7 @@ func (e *Exporter) Export(ctx context.Context, runDir string) (Result, error) {
 		return Result{Spool: e.spoolDir}, err
 	}
 	left, _, _ := s.Waiting()
-	b := newBuilder(&RunData{Run: *run, Verdicts: vs})
-	src := make(chan string, 2)
+	src := make(chan pending, 2)
 	own := fileSafe(run.ID) + "."
 	var spooled int
 	var serr error
@@ -301,10 +310,24 @@ func (e *Exporter) Export(ctx context.Context, runDir string) (Result, error) {
 		// new version is durable.
 		for _, name := range prior {
 			if !strings.HasPrefix(name, own) {
-				src <- name
+				src <- pending{name: name}
 			}
 		}
-		spooled, serr = s.putStream(run.ID, e.cfg.BatchSize, func(name string) { src <- name }, func(emit func(*Point) error) error {
+		spooled, serr = s.putStream(run.ID, e.cfg.BatchSize, func(name string, seg Segment) { src <- pending{name, &seg} }, func(emit func(*Point) error, emitLine func([]byte) error) error {
+			if built {
+				for body := pointsBody; len(body) > 0; {
+					line := body
+					if i := bytes.IndexByte(body, '\n'); i >= 0 {
+						line, body = body[:i], body[i+1:]
+					} else {
+						body = nil
+					}
+					if err := emitLine(line); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
 			if err := results.EachMeasurement(runDir, func(m *results.Measurement) error {
 				p := b.measurement(m)
 				return emit(&p)
@@ -320,7 +343,7 @@ func (e *Exporter) Export(ctx context.Context, runDir string) (Result, error) {
 			return nil
 		})
 	}()
-	res, err := e.flush(ctx, s, src, left+len(vs))
+	res, err := e.flush(ctx, s, src, left+expect)
 	// flush drained src: the spooling goroutine is done.
 	res.Spooled = spooled
 	if serr != nil {
@@ -341,9 +364,9 @@ func (e *Exporter) Flush(ctx context.Context) (Result, error) {
 		return Result{Spool: s.Dir}, err
 	}
 	left, _, _ := s.Waiting()
-	src := make(chan string, len(names))
+	src := make(chan pending, len(names))
 	for _, n := range names {
-		src <- n
+		src <- pending{name: n}
 	}
 	close(src)
 	res, err := e.flush(ctx, s, src, left)
@@ -365,7 +388,14 @@ func (e *Exporter) Waiting() (int, error) {
 // returns only after src is closed (what comes after a failure is left
 // waiting), so a goroutine feeding src is done by then. left is what the
 // progress callback counts down from.
-func (e *Exporter) flush(ctx context.Context, s *Spool, src <-chan string, left int) (Result, error) {
+// pending is a segment to send: by name, read from the spool, or with its
+// content when the caller has it in memory (it is in the spool too).
+type pending struct {
+	name string
+	seg  *Segment
+}
+
+func (e *Exporter) flush(ctx context.Context, s *Spool, src <-chan pending, left int) (Result, error) {
 	res := Result{Spool: s.Dir}
 	defer func() {
 		for range src {
@@ -385,9 +415,13 @@ func (e *Exporter) flush(ctx context.Context, s *Spool, src <-chan string, left 
 	ch := make(chan next, 1)
 	go func() {
 		defer close(ch)
-		for name := range src {
-			n := next{name: name}
-			n.seg, n.err = s.Read(name)
+		for p := range src {
+			n := next{name: p.name}
+			if p.seg != nil {
+				n.seg = *p.seg
+			} else {
+				n.seg, n.err = s.Read(p.name)
+			}
 			if n.err == nil {
 				// The file's body is the request body already.
 				n.body = string(n.seg.Body)

@@ -696,3 +696,78 @@ func TestGrafanaDashboardQueries(t *testing.T) {
 		t.Errorf("only %d queries in the dashboard", queries)
 	}
 }
+
+// A run directory as the nightly leaves it has its points file: the export
+// sends those lines, and what the server holds is exactly what rebuilding
+// the points from the logs gives (same series, timestamps and fields). A
+// points file that no longer matches the logs is ignored.
+func TestExportFromPointsFile(t *testing.T) {
+	root := t.TempDir()
+	start := time.Now().Add(-time.Hour).Truncate(time.Second)
+	dir := syntheticRun(t, root, "20260101-000000-pointsfile", 300, start)
+	n, err := WritePointsFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := ReadRunData(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Points(d)
+	if n != len(want) {
+		t.Fatalf("points file holds %d points, Points gives %d", n, len(want))
+	}
+	body, ok := readPointsFile(dir)
+	if !ok {
+		t.Fatal("a fresh points file does not match its run directory")
+	}
+	var enc []byte
+	for i := range want {
+		enc = want[i].AppendLine(enc)
+		enc = append(enc, '\n')
+	}
+	if !bytes.Equal(body, enc) {
+		t.Fatal("points file lines differ from Points' encoding")
+	}
+
+	cfg := testConfig(srv.URL)
+	cfg.BatchSize = 50
+	ex, err := New(cfg, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	res, err := ex.Export(context.Background(), dir)
+	if err != nil || res.Sent != len(want) || res.Waiting != 0 {
+		t.Fatalf("export %+v, %v; want %d sent", res, err, len(want))
+	}
+	idx := indexRows(t, fluxRows(t, srv.URL, srvToken, d.Run.ID))
+	if len(idx) != len(want) {
+		t.Errorf("read back %d points, want %d", len(idx), len(want))
+	}
+	for _, p := range want {
+		tags := map[string]string{}
+		for _, tg := range p.Tags {
+			tags[tg.Key] = tg.Value
+		}
+		if _, ok := idx[rowKey(SanitizeKey(p.Measurement), tags, p.Time)]; !ok {
+			t.Errorf("point %s %v at %s not read back", p.Measurement, tags, p.Time.Format(time.RFC3339Nano))
+			break
+		}
+	}
+
+	// The run directory changes (a resumed run appends): the file is stale.
+	f, err := os.OpenFile(filepath.Join(dir, results.MeasurementsFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"metric":"late","value":1}` + "\n")
+	f.Close()
+	if _, ok := readPointsFile(dir); ok {
+		t.Error("a points file older than measurements.jsonl was taken")
+	}
+	os.WriteFile(filepath.Join(dir, PointsFile), []byte("#labrunner-points v1 run.json=1:00000000\nx value=1\n"), 0o644)
+	if _, ok := readPointsFile(dir); ok {
+		t.Error("a points file with a wrong fingerprint was taken")
+	}
+}

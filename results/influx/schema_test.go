@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	lp "github.com/influxdata/line-protocol"
+
+	"labrunner/results"
 )
 
 func encodeAll(ps []Point) string {
@@ -319,6 +321,35 @@ func FuzzParseSegment(f *testing.F) {
 		again, err := ParseSegment(EncodeSegment(seg.Run, seg.Lines))
 		if err != nil || len(again.Lines) != len(seg.Lines) {
 			t.Fatalf("re-encoded segment: %v", err)
+		}
+	})
+}
+
+// A points file is taken only when its first line is exactly the
+// fingerprint of the run directory's logs; anything else is ignored (the
+// points are rebuilt), never a panic.
+func FuzzReadPointsFile(f *testing.F) {
+	dir := f.TempDir()
+	os.WriteFile(filepath.Join(dir, results.RunFile), []byte(`{"id":"r"}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, results.MeasurementsFile), []byte(`{"metric":"m","value":1}`+"\n"), 0o644)
+	fp, err := fingerprint(dir)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte(pointsMagic + fp + "\nm value=1 1\n"))
+	f.Add([]byte(pointsMagic + "\n"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(filepath.Join(dir, PointsFile), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		body, ok := readPointsFile(dir)
+		head := pointsMagic + fp + "\n"
+		if ok != bytes.HasPrefix(data, []byte(head)) {
+			t.Fatalf("taken %v for a file starting %q", ok, data[:min(len(data), 80)])
+		}
+		if ok && !bytes.Equal(body, data[len(head):]) {
+			t.Fatal("body is not what follows the header")
 		}
 	})
 }

@@ -237,10 +237,10 @@ func (s *Spool) PutRun(run string, points []Point, perSegment int) (int, error) 
 }
 
 // putRun is PutRun that, when durable is not nil, also syncs the directory
-// after each segment and then tells durable its name: the segment may be
-// sent from then on, a crash cannot take it back.
-func (s *Spool) putRun(run string, points []Point, perSegment int, durable func(name string)) (int, error) {
-	return s.putStream(run, perSegment, durable, func(emit func(*Point) error) error {
+// after each segment and then hands it to durable, name and content: the
+// segment may be sent from then on, a crash cannot take it back.
+func (s *Spool) putRun(run string, points []Point, perSegment int, durable func(name string, seg Segment)) (int, error) {
+	return s.putStream(run, perSegment, durable, func(emit func(*Point) error, _ func([]byte) error) error {
 		for i := range points {
 			if err := emit(&points[i]); err != nil {
 				return err
@@ -251,9 +251,10 @@ func (s *Spool) putRun(run string, points []Point, perSegment int, durable func(
 }
 
 // putStream is putRun for points made while they are spooled: produce
-// calls emit with each point in order. When produce fails, the segments
-// already written stay (their points are good) and its error is returned.
-func (s *Spool) putStream(run string, perSegment int, durable func(name string), produce func(emit func(*Point) error) error) (int, error) {
+// calls emit with each point in order, or emitLine with each point already
+// in line protocol (no newline). When produce fails, the segments already
+// written stay (their points are good) and its error is returned.
+func (s *Spool) putStream(run string, perSegment int, durable func(name string, seg Segment), produce func(emit func(*Point) error, emitLine func([]byte) error) error) (int, error) {
 	if perSegment <= 0 {
 		perSegment = DefaultBatchSize
 	}
@@ -272,11 +273,29 @@ func (s *Spool) putStream(run string, perSegment int, durable func(name string),
 			if err := syncDir(pdir); err != nil {
 				return fmt.Errorf("spooling run %s: %w", run, err)
 			}
-			durable(name)
+			// The sender takes the segment from memory rather than read
+			// back what was just written.
+			seg := Segment{Run: run, Body: bytes.Clone(body)}
+			seg.Lines = make([][]byte, 0, inSeg)
+			for rest := seg.Body; len(rest) > 0; {
+				i := bytes.IndexByte(rest, '\n')
+				seg.Lines = append(seg.Lines, rest[:i])
+				rest = rest[i+1:]
+			}
+			durable(name, seg)
 		}
 		part++
 		inSeg = 0
 		body = body[:0]
+		return nil
+	}
+	added := func() error {
+		body = append(body, '\n')
+		n++
+		inSeg++
+		if inSeg == perSegment {
+			return flush()
+		}
 		return nil
 	}
 	if err := produce(func(p *Point) error {
@@ -285,13 +304,13 @@ func (s *Spool) putStream(run string, perSegment int, durable func(name string),
 		if len(body) == start {
 			return nil
 		}
-		body = append(body, '\n')
-		n++
-		inSeg++
-		if inSeg == perSegment {
-			return flush()
+		return added()
+	}, func(line []byte) error {
+		if len(line) == 0 {
+			return nil
 		}
-		return nil
+		body = append(body, line...)
+		return added()
 	}); err != nil {
 		return n - inSeg, err
 	}
