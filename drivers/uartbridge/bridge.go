@@ -702,7 +702,7 @@ func (b *Bridge) await(ctx context.Context, op string, req Request, want int, ti
 			// not, the device replays and the duplicate is discarded later
 			// as stale.)
 			if fe.Seq == req.Seq && fe.Cmd == byte(req.Cmd)|respBit {
-				resend = retryable{fmt.Errorf("%w in the answer (%s)", ErrCRCMismatch, fe)}
+				resend = retryable{fmt.Errorf("%w in the answer (%s): corrupted bytes on the line", ErrCRCMismatch, fe)}
 				if err := b.pollWrite(op, inflight); err != nil {
 					return Response{}, err
 				}
@@ -786,7 +786,7 @@ func (b *Bridge) timeoutProblem(req Request, timeout time.Duration, crc, stale i
 		return fmt.Errorf("%w: no answer with SEQ 0x%02x within %v; %w: %d discarded (last SEQ 0x%02x, %v)",
 			drivers.ErrTimeout, req.Seq, timeout, ErrStale, stale, staleLast.Seq, staleLast.Cmd)
 	case crc > 0:
-		return fmt.Errorf("%w: no answer with SEQ 0x%02x within %v; %w in %d received frame(s)",
+		return fmt.Errorf("%w: no answer with SEQ 0x%02x within %v; %w in %d received frame(s) (corrupted bytes on the line)",
 			drivers.ErrTimeout, req.Seq, timeout, ErrCRCMismatch, crc)
 	case rxBytes > 0:
 		// Bytes came back but never a frame: the line garbles them (noise,
