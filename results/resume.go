@@ -1,7 +1,6 @@
 package results
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -30,16 +29,7 @@ type Progress struct {
 
 // ReadProgress reads progress.jsonl.
 func ReadProgress(dir string) ([]Progress, error) {
-	var out []Progress
-	err := readLines(filepath.Join(dir, ProgressFile), nil, func(b []byte) error {
-		var p Progress
-		if err := json.Unmarshal(b, &p); err != nil {
-			return err
-		}
-		out = append(out, p)
-		return nil
-	})
-	return out, err
+	return decodeLines[Progress](filepath.Join(dir, ProgressFile))
 }
 
 // view decides which attempt's records of each step a run directory shows:

@@ -407,13 +407,20 @@ func readVerdictLogRaw(dir string) ([]Verdict, error) {
 	return decodeLines[Verdict](filepath.Join(dir, VerdictsLogFile))
 }
 
-// decodeLines decodes a JSON-lines file of records, as readLines would one
-// by one, but in parallel: the lines are split into one chunk per CPU,
-// each decoded by its own goroutine into its part of the result (decoding
-// is what reading a run's logs costs: export and report wait on it). The
-// first bad line in file order is the error, with the same rule for a last
-// line cut short.
-func decodeLines[T any](path string) ([]T, error) {
+// jsonLine is one non-blank line of a JSON-lines file: its number, its
+// bytes (a slice of the file read whole) and whether it ends with a
+// newline (only a last line cut short by a crash does not).
+type jsonLine struct {
+	n        int
+	line     []byte
+	complete bool
+}
+
+// readJSONLines reads a JSON-lines file whole and splits it into its
+// non-blank lines (none, no error, when the file does not exist). One read
+// instead of a copy per line: a run's logs are at most tens of megabytes,
+// and reading them is what export and report wait on.
+func readJSONLines(path string) ([]jsonLine, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -421,16 +428,43 @@ func decodeLines[T any](path string) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
-	type numbered struct {
-		n        int
-		line     []byte
-		complete bool
+	var lines []jsonLine
+	for n := 1; len(data) > 0; n++ {
+		l := jsonLine{n: n, line: data}
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			l.line, data, l.complete = data[:i+1], data[i+1:], true
+		} else {
+			data = nil
+		}
+		if len(bytes.TrimSpace(l.line)) > 0 {
+			lines = append(lines, l)
+		}
 	}
-	var lines []numbered
-	eachLine(path, data, func(n int, line []byte) error {
-		lines = append(lines, numbered{n, line, line[len(line)-1] == '\n'})
+	return lines, nil
+}
+
+// lineError is the error of a bad line: path:line, or none when it is the
+// last line and cut short by a crash (its record is dropped).
+func lineError(path string, l jsonLine, err error) error {
+	if !l.complete {
 		return nil
-	})
+	}
+	return fmt.Errorf("%s:%d: %w", path, l.n, err)
+}
+
+// decodeLines reads and decodes a JSON-lines file of records.
+func decodeLines[T any](path string) ([]T, error) {
+	lines, err := readJSONLines(path)
+	if err != nil {
+		return nil, err
+	}
+	return decodeJSONLines[T](path, lines)
+}
+
+// decodeJSONLines decodes lines in parallel: one chunk per CPU, each
+// decoded by its own goroutine into its part of the result. The first bad
+// line in file order is the error (lineError).
+func decodeJSONLines[T any](path string, lines []jsonLine) ([]T, error) {
 	out := make([]T, len(lines))
 	errs := make([]error, len(lines))
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(lines)/512))
@@ -454,69 +488,11 @@ func decodeLines[T any](path string) ([]T, error) {
 	}
 	wg.Wait()
 	for i, err := range errs {
-		if err == nil {
-			continue
+		if err != nil {
+			return out[:i], lineError(path, lines[i], err)
 		}
-		if !lines[i].complete {
-			return out[:i], nil // cut short by a crash while being written
-		}
-		return nil, fmt.Errorf("%s:%d: %w", path, lines[i].n, err)
 	}
 	return out, nil
-}
-
-// readLines calls each with every non-blank line of a JSON-lines file
-// (nil, no error, when the file does not exist), after telling lines (when
-// not nil) how many lines there are at most: growing a slice of large
-// structs record by record costs more than decoding them. The file is read whole and lines are slices of
-// that one buffer: a run's logs are at most tens of megabytes, and one read
-// instead of a copy per line is what makes export and report fast
-// (BenchmarkExport in results/influx). A last line cut short by a crash
-// that does not decode is dropped; any other bad line is an error naming
-// path:line.
-func readLines(path string, lines func(n int), each func([]byte) error) error {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if lines != nil {
-		lines(bytes.Count(data, []byte{'\n'}) + 1)
-	}
-	return eachLine(path, data, func(_ int, line []byte) error {
-		if err := validJSON(line); err != nil {
-			return err
-		}
-		return each(line)
-	})
-}
-
-// eachLine calls each with the number and bytes of every non-blank line of
-// data, the JSON-lines file at path. An error on the last line, when it
-// has no newline (a write cut short by a crash), ends the reading without
-// error; any other is returned as path:line: error.
-func eachLine(path string, data []byte, each func(n int, line []byte) error) error {
-	for n := 1; len(data) > 0; n++ {
-		line := data
-		complete := false
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data, complete = data[:i+1], data[i+1:], true
-		} else {
-			data = nil
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		if perr := each(n, line); perr != nil {
-			if !complete {
-				return nil // cut short by a crash while being written
-			}
-			return fmt.Errorf("%s:%d: %w", path, n, perr)
-		}
-	}
-	return nil
 }
 
 // EachMeasurement calls fn with each measurement ReadMeasurements would
@@ -530,22 +506,39 @@ func eachLine(path string, data []byte, each func(n int, line []byte) error) err
 // and comes back as it is.
 func EachMeasurement(dir string, fn func(*Measurement) error) error {
 	path := filepath.Join(dir, MeasurementsFile)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
+	lines, err := readJSONLines(path)
 	if err != nil {
 		return err
 	}
-	// "attempt" is written only for records of a resumed run's later
-	// attempts; which attempt of a step counts is known only once every
-	// record is read (a parameter named attempt lands here too: slower,
-	// not wrong).
-	if bytes.Contains(data, []byte(`"attempt":`)) {
-		ms, err := ReadMeasurements(dir)
+	for i, l := range lines {
+		if err := validJSON(l.line); err != nil {
+			if err := lineError(path, l, err); err != nil {
+				return err
+			}
+			lines = lines[:i] // the last line, cut short
+		}
+	}
+	var resumed bool
+	for _, l := range lines {
+		// "attempt" is written only for records of a resumed run's later
+		// attempts (a parameter named attempt lands here too: slower, not
+		// wrong).
+		if bytes.Contains(l.line, []byte(`"attempt":`)) {
+			resumed = true
+			break
+		}
+	}
+	if resumed {
+		// Which attempt of a step counts is known once every record is read.
+		ms, err := decodeJSONLines[Measurement](path, lines)
 		if err != nil {
 			return err
 		}
+		ps, err := ReadProgress(dir)
+		if err != nil {
+			return err
+		}
+		ms = filterMeasurements(ms, ps)
 		for i := range ms {
 			if err := fn(&ms[i]); err != nil {
 				return err
@@ -553,27 +546,10 @@ func EachMeasurement(dir string, fn func(*Measurement) error) error {
 		}
 		return nil
 	}
-	type numbered struct {
-		n    int
-		line []byte
-	}
-	var lines []numbered
-	if err := eachLine(path, data, func(n int, line []byte) error {
-		if err := validJSON(line); err != nil {
-			return err
-		}
-		lines = append(lines, numbered{n, line})
-		return nil
-	}); err != nil {
-		return err
-	}
-	for i, l := range lines {
+	for _, l := range lines {
 		var m Measurement
 		if err := fastjson.Unmarshal(l.line, &m); err != nil {
-			if i == len(lines)-1 && l.line[len(l.line)-1] != '\n' {
-				return nil // cut short by a crash while being written
-			}
-			return fmt.Errorf("%s:%d: %w", path, l.n, err)
+			return lineError(path, l, err)
 		}
 		if err := fn(&m); err != nil {
 			return err

@@ -69,6 +69,33 @@ func (b *Board) DeviceID() uint32 { return b.deviceID }
 // Ports lists the board's cages.
 func (b *Board) Ports() []*Port { return b.ports }
 
+// Component names the cable-connected set of boards b belongs to by its
+// first board in lab order: the boards a design's shared fabric spans
+// (Rack.Shared keys it by this name).
+func (b *Board) Component() string {
+	order := map[string]int{}
+	for i, x := range b.Rack().Boards() {
+		order[x.Name()] = i
+	}
+	seen := map[string]bool{b.Name(): true}
+	queue := []*Board{b}
+	first := b.Name()
+	for len(queue) > 0 {
+		x := queue[0]
+		queue = queue[1:]
+		if order[x.Name()] < order[first] {
+			first = x.Name()
+		}
+		for _, p := range x.Ports() {
+			if q := p.Peer(); q != nil && !seen[q.Board.Name()] {
+				seen[q.Board.Name()] = true
+				queue = append(queue, q.Board)
+			}
+		}
+	}
+	return first
+}
+
 // Port returns the cage of that name, or nil.
 func (b *Board) Port(name string) *Port {
 	for _, p := range b.ports {

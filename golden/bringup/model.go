@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"labrunner/golden"
+	"labrunner/golden/param"
 	"labrunner/results"
 )
 
@@ -148,7 +149,7 @@ func parseScenario(s, raw map[string]string) (*scenario, error) {
 		{"read_err_ns", &sc.sync.ReadErrNS, 0, 1e9}, {"valid_threshold_ns", &sc.sync.ValidThresholdNS, 0, 1e12},
 	}
 	for _, f := range floats {
-		if *f.dst, err = parseFloat(s[f.name], f.lo, f.hi); err != nil {
+		if *f.dst, err = param.Float(s[f.name], f.lo, f.hi); err != nil {
 			return nil, fmt.Errorf("parameter %s: %w", f.name, err)
 		}
 	}
@@ -162,18 +163,18 @@ func parseScenario(s, raw map[string]string) (*scenario, error) {
 		{"invalid_count", &sc.sync.InvalidCount, 1, 1000000},
 	}
 	for _, f := range ints {
-		if *f.dst, err = parseInt(s[f.name], f.lo, f.hi); err != nil {
+		if *f.dst, err = param.Int(s[f.name], f.lo, f.hi); err != nil {
 			return nil, fmt.Errorf("parameter %s: %w", f.name, err)
 		}
 	}
 	sc.timing.ProxyFailMS = -1
 	if v := strings.TrimSpace(s["proxy_fail_ms"]); v != "auto" {
-		if sc.timing.ProxyFailMS, err = parseFloat(v, 0, 1e9); err != nil {
+		if sc.timing.ProxyFailMS, err = param.Float(v, 0, 1e9); err != nil {
 			return nil, fmt.Errorf("parameter proxy_fail_ms: %w (or auto)", err)
 		}
 	}
 	if strings.TrimSpace(s["goodput_bytes"]) != "" {
-		if sc.goodput, err = parseInt(s["goodput_bytes"], 1, MaxTransferBytes); err != nil {
+		if sc.goodput, err = param.Int(s["goodput_bytes"], 1, MaxTransferBytes); err != nil {
 			return nil, fmt.Errorf("parameter goodput_bytes: %w", err)
 		}
 	}
@@ -252,7 +253,7 @@ func parseTopology(s, raw map[string]string) (Topology, error) {
 	if err != nil {
 		return top, fmt.Errorf("parameter clique: %w", err)
 	}
-	g, err := parseInt(s["global_ports"], 0, 8)
+	g, err := param.Int(s["global_ports"], 0, 8)
 	if err != nil {
 		return top, fmt.Errorf("parameter global_ports: %w", err)
 	}
@@ -309,41 +310,17 @@ func parseShoal(sc *scenario, s map[string]string) error {
 		if strings.TrimSpace(s[f.name]) == "" {
 			continue
 		}
-		if *f.dst, err = parseFloat(s[f.name], f.lo, f.hi); err != nil {
+		if *f.dst, err = param.Float(s[f.name], f.lo, f.hi); err != nil {
 			return fmt.Errorf("parameter %s: %w", f.name, err)
 		}
 	}
 	if strings.TrimSpace(s["shoal_cell_bytes"]) != "" {
-		if sl.CellBytes, err = parseInt(s["shoal_cell_bytes"], 1, 1<<20); err != nil {
+		if sl.CellBytes, err = param.Int(s["shoal_cell_bytes"], 1, 1<<20); err != nil {
 			return fmt.Errorf("parameter shoal_cell_bytes: %w", err)
 		}
 	}
 	sc.shoal = &sl
 	return nil
-}
-
-func parseFloat(s string, lo, hi float64) (float64, error) {
-	s = strings.TrimSpace(s)
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) {
-		return 0, fmt.Errorf("%q is not a number", s)
-	}
-	if v < lo || v > hi {
-		return 0, fmt.Errorf("%v is outside %g..%g", v, lo, hi)
-	}
-	return v, nil
-}
-
-func parseInt(s string, lo, hi int) (int, error) {
-	s = strings.TrimSpace(s)
-	v, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a whole number", s)
-	}
-	if v < lo || v > hi {
-		return 0, fmt.Errorf("%d is outside %d..%d", v, lo, hi)
-	}
-	return v, nil
 }
 
 // Sources of the figures.

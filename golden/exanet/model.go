@@ -2,10 +2,10 @@ package exanet
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"labrunner/golden"
+	"labrunner/golden/param"
 	"labrunner/results"
 )
 
@@ -64,7 +64,7 @@ func (m Model) Predict(set map[string]string) ([]results.Expectation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: parameter order: %w", Name, err)
 	}
-	payloads, err := parseInts(s["payloads"], 1, MaxPayload)
+	payloads, err := param.Ints(s["payloads"], 1, MaxPayload)
 	if err != nil {
 		return nil, fmt.Errorf("%s: parameter payloads: %w (want byte counts 1..%d, e.g. 32,64,512)", Name, err, MaxPayload)
 	}
@@ -72,7 +72,7 @@ func (m Model) Predict(set map[string]string) ([]results.Expectation, error) {
 	if diam == 0 && strings.TrimSpace(s["hops"]) != "" {
 		return nil, fmt.Errorf("%s: parameter hops: lattice %s has a single node, no hop is possible (set hops= to skip the round trip)", Name, lattice.Param())
 	}
-	hops, err := parseInts(s["hops"], 1, diam)
+	hops, err := param.Ints(s["hops"], 1, diam)
 	if err != nil {
 		return nil, fmt.Errorf("%s: parameter hops: %w (want hop counts 1..%d, the diameter of lattice %s)", Name, err, diam, lattice.Param())
 	}
@@ -177,33 +177,6 @@ func pathPairs(s map[string]string, lattice Coord) ([][2]Coord, error) {
 		}
 	}
 	return pairs, nil
-}
-
-// parseInts reads a comma-separated list of whole numbers in [lo, hi], in
-// the order given; an empty list is allowed, a repeated value is not (it
-// would make two expectations with one key).
-func parseInts(s string, lo, hi int) ([]int, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var out []int
-	seen := map[int]bool{}
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		n, err := strconv.Atoi(f)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a whole number", f)
-		}
-		if n < lo || n > hi {
-			return nil, fmt.Errorf("%d is outside %d..%d", n, lo, hi)
-		}
-		if seen[n] {
-			return nil, fmt.Errorf("%d is listed twice", n)
-		}
-		seen[n] = true
-		out = append(out, n)
-	}
-	return out, nil
 }
 
 func parsePaths(s string) ([]string, error) {

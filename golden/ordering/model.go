@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"labrunner/golden"
+	"labrunner/golden/param"
 	"labrunner/results"
 )
 
@@ -92,19 +93,19 @@ func ParsePlan(set map[string]string) (*Plan, error) {
 	if err := pl.Net.Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
-	if pl.Lengths, err = intList(s["lengths"], 1, MaxStreamLen); err != nil {
+	if pl.Lengths, err = param.Ints(s["lengths"], 1, MaxStreamLen); err != nil {
 		return nil, fmt.Errorf("%s: parameter lengths: %w", Name, err)
 	}
 	if pl.LatModes, err = latModes(s["latency_modes"]); err != nil {
 		return nil, fmt.Errorf("%s: parameter latency_modes: %w", Name, err)
 	}
-	if pl.Buffer, err = intParam(s["buffer_packets"], 0, 1<<20); err != nil {
+	if pl.Buffer, err = param.Int(s["buffer_packets"], 0, 1<<20); err != nil {
 		return nil, fmt.Errorf("%s: parameter buffer_packets: %w", Name, err)
 	}
 	if pl.ROB, err = ROBCapacity(pl.SkewNs, pl.Net.PacketNs, pl.Buffer); err != nil {
 		return nil, fmt.Errorf("%s: parameters skew_ns, packet_ns, buffer_packets: %w", Name, err)
 	}
-	if pl.Conns, err = intParam(s["conns"], 0, 1<<16); err != nil {
+	if pl.Conns, err = param.Int(s["conns"], 0, 1<<16); err != nil {
 		return nil, fmt.Errorf("%s: parameter conns: %w", Name, err)
 	}
 	if pl.Cases, err = cases(s["cases"]); err != nil {
@@ -130,7 +131,7 @@ func customCase(s map[string]string, m string, pl *Plan) (Case, error) {
 	if err != nil {
 		return Case{}, err
 	}
-	n, err := intParam(s["n"], 1, MaxCaseLen)
+	n, err := param.Int(s["n"], 1, MaxCaseLen)
 	if err != nil {
 		return Case{}, fmt.Errorf("parameter n: %w", err)
 	}
@@ -146,11 +147,11 @@ func customCase(s map[string]string, m string, pl *Plan) (Case, error) {
 	}
 	cfg := Config{Target: TargetConfig{Conns: pl.Conns, ROB: pl.ROB}}
 	if r := strings.TrimSpace(s["rob"]); r != "auto" {
-		if cfg.Target.ROB, err = intParam(r, 0, 1<<20); err != nil {
+		if cfg.Target.ROB, err = param.Int(r, 0, 1<<20); err != nil {
 			return Case{}, fmt.Errorf("parameter rob: %w (or auto)", err)
 		}
 	}
-	if cfg.Window, err = intParam(s["window"], 0, 1<<20); err != nil {
+	if cfg.Window, err = param.Int(s["window"], 0, 1<<20); err != nil {
 		return Case{}, fmt.Errorf("parameter window: %w", err)
 	}
 	return CustomCase(mode, n, eod, lists[0], lists[1], lists[2], cfg)
@@ -265,38 +266,6 @@ func latNote(m LatencyMode, n Net) string {
 		return "unloaded, first data REQ in to the synchronization operation delivered: n·Tp + D (held at the target, released as the last data REQ executes)"
 	}
 	return "unloaded, first REQ in to last REQ delivered: n·Tp + D (REQs back to back, in order on an idle network)"
-}
-
-func intParam(s string, lo, hi int) (int, error) {
-	f := strings.TrimSpace(s)
-	n, err := strconv.Atoi(f)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a whole number", f)
-	}
-	if n < lo || n > hi {
-		return 0, fmt.Errorf("%d is outside %d..%d", n, lo, hi)
-	}
-	return n, nil
-}
-
-func intList(s string, lo, hi int) ([]int, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var out []int
-	seen := map[int]bool{}
-	for _, f := range strings.Split(s, ",") {
-		n, err := intParam(f, lo, hi)
-		if err != nil {
-			return nil, err
-		}
-		if seen[n] {
-			return nil, fmt.Errorf("%d is listed twice", n)
-		}
-		seen[n] = true
-		out = append(out, n)
-	}
-	return out, nil
 }
 
 func latModes(s string) ([]LatencyMode, error) {

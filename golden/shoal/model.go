@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"labrunner/golden"
+	"labrunner/golden/param"
 	"labrunner/results"
 )
 
@@ -142,16 +143,16 @@ func (p *predictor) parse(s map[string]string) error {
 		}
 		return rack
 	}
-	if p.senders, err = parseInts(def("senders", "7", "8,64"), 1, p.c.Nodes-1); err != nil {
+	if p.senders, err = param.Ints(def("senders", "7", "8,64"), 1, p.c.Nodes-1); err != nil {
 		return fmt.Errorf("parameter senders: %w (want sender counts 1..%d)", err, p.c.Nodes-1)
 	}
-	ib, err := parseInt(def("incast_bytes", "448", "130000"), 1, 1<<30)
+	ib, err := param.Int(def("incast_bytes", "448", "130000"), 1, 1<<30)
 	if err != nil {
 		return fmt.Errorf("parameter incast_bytes: %w", err)
 	}
 	p.incastBytes = int64(ib)
 	if p.proto {
-		if p.permSlots, err = parseInts(def("perm_slot_cycles", "12,16,24,32,48,64,96,128", ""), 1, 1<<16); err != nil {
+		if p.permSlots, err = param.Ints(def("perm_slot_cycles", "12,16,24,32,48,64,96,128", ""), 1, 1<<16); err != nil {
 			return fmt.Errorf("parameter perm_slot_cycles: %w", err)
 		}
 		for _, sc := range p.permSlots {
@@ -162,7 +163,7 @@ func (p *predictor) parse(s map[string]string) error {
 			}
 		}
 	}
-	if p.permPairs, err = parseInts(def("perm_pairs", "", "1,128,256,512"), 1, p.c.Nodes); err != nil {
+	if p.permPairs, err = param.Ints(def("perm_pairs", "", "1,128,256,512"), 1, p.c.Nodes); err != nil {
 		return fmt.Errorf("parameter perm_pairs: %w (want 1..%d)", err, p.c.Nodes)
 	}
 	if p.fair, err = ParseFlows(def("fair_flows", "1>0,2>0,3>0,4>5", ""), p.c.Nodes); err != nil {
@@ -174,7 +175,7 @@ func (p *predictor) parse(s map[string]string) error {
 	if p.workloads, err = parseNames(s["sim"], ParseWorkloadKind); err != nil {
 		return fmt.Errorf("parameter sim: %w", err)
 	}
-	if p.loads, err = parseFloats(s["load"], 1e-3, 10); err != nil {
+	if p.loads, err = param.Floats(s["load"], 1e-3, 10); err != nil {
 		return fmt.Errorf("parameter load: %w (want loads in 0.001..10)", err)
 	}
 	if len(p.workloads) > 0 && len(p.loads) == 0 {
@@ -182,11 +183,11 @@ func (p *predictor) parse(s map[string]string) error {
 	}
 	p.loadGbps = p.c.NodeLinkGbps() / 2
 	if v := strings.TrimSpace(s["load_gbps"]); v != "" {
-		if p.loadGbps, err = parseFloat(v, 1e-3, 1e5); err != nil {
+		if p.loadGbps, err = param.Float(v, 1e-3, 1e5); err != nil {
 			return fmt.Errorf("parameter load_gbps: %w", err)
 		}
 	}
-	if p.flows, err = parseInt(s["flows"], 1, 10_000_000); err != nil {
+	if p.flows, err = param.Int(s["flows"], 1, 10_000_000); err != nil {
 		return fmt.Errorf("parameter flows: %w", err)
 	}
 	seed, err := strconv.ParseUint(strings.TrimSpace(s["seed"]), 10, 64)

@@ -3,76 +3,10 @@ package shoal
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
+
+	"labrunner/golden/param"
 )
-
-// parseInt reads one whole number in [lo, hi].
-func parseInt(s string, lo, hi int) (int, error) {
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a whole number", s)
-	}
-	if n < lo || n > hi {
-		return 0, fmt.Errorf("%d is outside %d..%d", n, lo, hi)
-	}
-	return n, nil
-}
-
-// parseFloat reads one finite number in [lo, hi].
-func parseFloat(s string, lo, hi float64) (float64, error) {
-	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%q is not a number", s)
-	}
-	if v < lo || v > hi {
-		return 0, fmt.Errorf("%g is outside %g..%g", v, lo, hi)
-	}
-	return v, nil
-}
-
-// parseInts reads a comma-separated list of distinct whole numbers in
-// [lo, hi]; an empty string is an empty list.
-func parseInts(s string, lo, hi int) ([]int, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var out []int
-	seen := map[int]bool{}
-	for _, f := range strings.Split(s, ",") {
-		n, err := parseInt(f, lo, hi)
-		if err != nil {
-			return nil, err
-		}
-		if seen[n] {
-			return nil, fmt.Errorf("%d is listed twice", n)
-		}
-		seen[n] = true
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-// parseFloats reads a comma-separated list of distinct numbers in [lo, hi].
-func parseFloats(s string, lo, hi float64) ([]float64, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var out []float64
-	seen := map[float64]bool{}
-	for _, f := range strings.Split(s, ",") {
-		v, err := parseFloat(f, lo, hi)
-		if err != nil {
-			return nil, err
-		}
-		if seen[v] {
-			return nil, fmt.Errorf("%g is listed twice", v)
-		}
-		seen[v] = true
-		out = append(out, v)
-	}
-	return out, nil
-}
 
 // parseNames reads a comma-separated list of distinct names, each checked by
 // parse.
@@ -134,7 +68,7 @@ func ParseConfig(s map[string]string) (Config, error) {
 			return
 		}
 		if v, ok := s[key]; ok && strings.TrimSpace(v) != "" {
-			n, e := parseInt(v, lo, hi)
+			n, e := param.Int(v, lo, hi)
 			if e != nil {
 				err = fmt.Errorf("parameter %s: %w", key, e)
 				return
@@ -147,7 +81,7 @@ func ParseConfig(s map[string]string) (Config, error) {
 			return
 		}
 		if v, ok := s[key]; ok && strings.TrimSpace(v) != "" {
-			f, e := parseFloat(v, lo, hi)
+			f, e := param.Float(v, lo, hi)
 			if e != nil {
 				err = fmt.Errorf("parameter %s: %w", key, e)
 				return

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"labrunner/golden"
+	"labrunner/golden/param"
 	"labrunner/results"
 )
 
@@ -109,7 +110,7 @@ func ParsePlan(set map[string]string) (*Plan, error) {
 			return nil, fmt.Errorf("%s: parameter wiring: %w", Name, err)
 		}
 	} else {
-		g, err := parseInt(s["globals"], 0, GlobalPortsPerTiN)
+		g, err := param.Int(s["globals"], 0, GlobalPortsPerTiN)
 		if err != nil {
 			return nil, fmt.Errorf("%s: parameter globals: %w", Name, err)
 		}
@@ -117,7 +118,7 @@ func ParsePlan(set map[string]string) (*Plan, error) {
 			return nil, fmt.Errorf("%s: parameters clique and globals: %w", Name, err)
 		}
 	}
-	if pl.Class, err = parseInt(s["class"], 0, TrafficClasses-1); err != nil {
+	if pl.Class, err = param.Int(s["class"], 0, TrafficClasses-1); err != nil {
 		return nil, fmt.Errorf("%s: parameter class: %w", Name, err)
 	}
 	if pl.Pairs, err = pairs(s, pl.Clique); err != nil {
@@ -126,19 +127,19 @@ func ParsePlan(set map[string]string) (*Plan, error) {
 	if pl.Modes, err = parseModes(s["modes"]); err != nil {
 		return nil, fmt.Errorf("%s: parameter modes: %w", Name, err)
 	}
-	if pl.Align, err = parseInt(s["align"], 1, MinCell); err == nil {
+	if pl.Align, err = param.Int(s["align"], 1, MinCell); err == nil {
 		err = checkAlign(pl.Align)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: parameter align: %w", Name, err)
 	}
-	if pl.Packets, err = parseIntList(s["packets"], 1, MaxPacket); err != nil {
+	if pl.Packets, err = param.Ints(s["packets"], 1, MaxPacket); err != nil {
 		return nil, fmt.Errorf("%s: parameter packets: %w (want byte counts 1..%d)", Name, err, MaxPacket)
 	}
-	if pl.Reads, err = parseIntList(s["reads"], 1, 1<<20); err != nil {
+	if pl.Reads, err = param.Ints(s["reads"], 1, 1<<20); err != nil {
 		return nil, fmt.Errorf("%s: parameter reads: %w (want byte counts 1..%d)", Name, err, 1<<20)
 	}
-	if pl.Completion, err = parseInt(s["completion"], 1, MaxPayload); err != nil {
+	if pl.Completion, err = param.Int(s["completion"], 1, MaxPayload); err != nil {
 		return nil, fmt.Errorf("%s: parameter completion: %w", Name, err)
 	}
 	t := &pl.Timing
@@ -162,25 +163,25 @@ func ParsePlan(set map[string]string) (*Plan, error) {
 	if pl.Loads, err = parseLoads(s["loads"]); err != nil {
 		return nil, fmt.Errorf("%s: parameter loads: %w", Name, err)
 	}
-	if pl.Bytes, err = parseInt(s["bytes"], 1, MaxPacket); err != nil {
+	if pl.Bytes, err = param.Int(s["bytes"], 1, MaxPacket); err != nil {
 		return nil, fmt.Errorf("%s: parameter bytes: %w", Name, err)
 	}
-	if pl.Reply, err = parseInt(s["reply"], 1, MaxPacket); err != nil {
+	if pl.Reply, err = param.Int(s["reply"], 1, MaxPacket); err != nil {
 		return nil, fmt.Errorf("%s: parameter reply: %w", Name, err)
 	}
 	if pl.SimMode, err = ParseMode(s["sim_mode"]); err != nil {
 		return nil, fmt.Errorf("%s: parameter sim_mode: %w", Name, err)
 	}
-	if pl.CTSWindow, err = parseInt(s["cts_window"], 1, 1<<16); err != nil {
+	if pl.CTSWindow, err = param.Int(s["cts_window"], 1, 1<<16); err != nil {
 		return nil, fmt.Errorf("%s: parameter cts_window: %w", Name, err)
 	}
-	if pl.SimPackets, err = parseInt(s["sim_packets"], 1000, MaxSimPackets/2); err != nil {
+	if pl.SimPackets, err = param.Int(s["sim_packets"], 1000, MaxSimPackets/2); err != nil {
 		return nil, fmt.Errorf("%s: parameter sim_packets: %w", Name, err)
 	}
-	if pl.Warmup, err = parseInt(s["warmup"], 0, MaxSimPackets/2); err != nil {
+	if pl.Warmup, err = param.Int(s["warmup"], 0, MaxSimPackets/2); err != nil {
 		return nil, fmt.Errorf("%s: parameter warmup: %w", Name, err)
 	}
-	if pl.Replicas, err = parseInt(s["replicas"], 1, 16); err != nil {
+	if pl.Replicas, err = param.Int(s["replicas"], 1, 16); err != nil {
 		return nil, fmt.Errorf("%s: parameter replicas: %w", Name, err)
 	}
 	if pl.Seed, err = strconv.ParseUint(strings.TrimSpace(s["seed"]), 10, 64); err != nil {
@@ -512,49 +513,15 @@ func parseShape(s string) (int, int, error) {
 	if !ok {
 		return 0, 0, fmt.Errorf("%q: want pods x TiNs, e.g. 2x4", s)
 	}
-	p, err := parseInt(a, 1, MaxPods)
+	p, err := param.Int(a, 1, MaxPods)
 	if err != nil {
 		return 0, 0, fmt.Errorf("%q, pods: %w", s, err)
 	}
-	t, err := parseInt(b, 1, MaxTiNs)
+	t, err := param.Int(b, 1, MaxTiNs)
 	if err != nil {
 		return 0, 0, fmt.Errorf("%q, TiNs per pod: %w", s, err)
 	}
 	return p, t, nil
-}
-
-func parseInt(s string, lo, hi int) (int, error) {
-	f := strings.TrimSpace(s)
-	n, err := strconv.Atoi(f)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a whole number", f)
-	}
-	if n < lo || n > hi {
-		return 0, fmt.Errorf("%d is outside %d..%d", n, lo, hi)
-	}
-	return n, nil
-}
-
-// parseIntList reads a comma-separated list of whole numbers in [lo, hi];
-// empty is allowed, a repeat is not (two expectations with one key).
-func parseIntList(s string, lo, hi int) ([]int, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var out []int
-	seen := map[int]bool{}
-	for _, f := range strings.Split(s, ",") {
-		n, err := parseInt(f, lo, hi)
-		if err != nil {
-			return nil, err
-		}
-		if seen[n] {
-			return nil, fmt.Errorf("%d is listed twice", n)
-		}
-		seen[n] = true
-		out = append(out, n)
-	}
-	return out, nil
 }
 
 func parseLoads(s string) ([]float64, error) {

@@ -38,39 +38,13 @@ type fabric struct {
 
 func fabricFor(b *emu.Board) *fabric {
 	r := b.Rack()
-	return r.Shared("shoal/fabric/"+component(b), func() any {
+	return r.Shared("shoal/fabric/"+b.Component(), func() any {
 		f := &fabric{rack: r, order: map[string]int{}}
 		for i, x := range r.Boards() {
 			f.order[x.Name()] = i
 		}
 		return f
 	}).(*fabric)
-}
-
-// component names the cable-connected set of boards b belongs to by its
-// first board in lab order.
-func component(b *emu.Board) string {
-	order := map[string]int{}
-	for i, x := range b.Rack().Boards() {
-		order[x.Name()] = i
-	}
-	seen := map[string]bool{b.Name(): true}
-	queue := []*emu.Board{b}
-	first := b.Name()
-	for len(queue) > 0 {
-		x := queue[0]
-		queue = queue[1:]
-		if order[x.Name()] < order[first] {
-			first = x.Name()
-		}
-		for _, p := range x.Ports() {
-			if q := p.Peer(); q != nil && !seen[q.Board.Name()] {
-				seen[q.Board.Name()] = true
-				queue = append(queue, q.Board)
-			}
-		}
-	}
-	return first
 }
 
 func (f *fabric) register(d *device) {
