@@ -1,7 +1,8 @@
 # labrunner — build and test.
 #
 #   make test    the whole suite, as CI runs it (.ci/run calls this): gofmt, go vet, go test -race
-#   make build   the labrunner binary into bin/
+#   make build   the labrunner binary into bin/, its version from git describe
+#   make install the labrunner binary into $(go env GOBIN), else $(go env GOPATH)/bin
 #   make bench   the benchmarks named in the closing notes
 #   make fuzz    every fuzz target for FUZZTIME each (default 60s)
 
@@ -9,12 +10,20 @@ GO       ?= go
 CACHE    := $(CURDIR)/.cache
 FUZZTIME ?= 60s
 
-.PHONY: all build test fmt-check vet unit bench fuzz clean influxd
+.PHONY: all build install test fmt-check vet unit bench fuzz clean influxd
 
 all: build
 
+# The version a binary reports (--version, run.json): the nearest tag, else the commit, and -dirty for a
+# tree with changes. Without -ldflags (go install, go run) it comes from the build info.
+VERSION  := $(shell git describe --tags --always --dirty 2>/dev/null)
+LDFLAGS  := $(if $(VERSION),-ldflags "-X main.version=$(VERSION)")
+
 build:
-	$(GO) build -o bin/labrunner ./cmd/labrunner
+	$(GO) build $(LDFLAGS) -o bin/labrunner ./cmd/labrunner
+
+install:
+	$(GO) install $(LDFLAGS) ./cmd/labrunner
 
 test: fmt-check vet unit
 

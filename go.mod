@@ -1,4 +1,4 @@
-module labrunner
+module github.com/labrunner/labrunner
 
 go 1.26.0
 

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"sync"
 
-	"labrunner/drivers"
-	"labrunner/labconfig/strictyaml"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/labconfig/strictyaml"
 )
 
 //go:generate go run ./internal/genbit

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"labrunner/labconfig/strictyaml"
+	"github.com/labrunner/labrunner/labconfig/strictyaml"
 )
 
 // Problem is one thing wrong with a manifest.

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // Parts of the board kinds (boards/kinds.go); spelled out so that the test

@@ -9,13 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"labrunner/drivers"
-	"labrunner/drivers/console"
-	"labrunner/drivers/mmio"
-	"labrunner/drivers/power"
-	"labrunner/drivers/program"
-	"labrunner/drivers/uartbridge"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/console"
+	"github.com/labrunner/labrunner/drivers/mmio"
+	"github.com/labrunner/labrunner/drivers/power"
+	"github.com/labrunner/labrunner/drivers/program"
+	"github.com/labrunner/labrunner/drivers/uartbridge"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // Board is a lab file's board with its drivers opened.

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"sync"
 
-	"labrunner/results"
+	"github.com/labrunner/labrunner/results"
 )
 
 // Model is a golden model: predictions for a design or protocol, from its paper.
@@ -68,7 +68,7 @@ func Lookup(name string) (Model, error) {
 	}
 	known := Names()
 	if len(known) == 0 {
-		return nil, fmt.Errorf("golden: no model named %q: no models are registered (import labrunner/golden/models)", name)
+		return nil, fmt.Errorf("golden: no model named %q: no models are registered (import github.com/labrunner/labrunner/golden/models)", name)
 	}
 	return nil, fmt.Errorf("golden: no model named %q (known models: %s)", name, strings.Join(known, ", "))
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"labrunner/results"
+	"github.com/labrunner/labrunner/results"
 )
 
 type fakeModel struct{ name string }
@@ -129,7 +129,7 @@ func TestNoEmulatorImports(t *testing.T) {
 		n++
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
-			if p == "labrunner/boards" || strings.HasPrefix(p, "labrunner/boards/") {
+			if p == "github.com/labrunner/labrunner/boards" || strings.HasPrefix(p, "github.com/labrunner/labrunner/boards/") {
 				t.Errorf("%s imports %s: golden models must not import the emulator or boards (DESIGN.md)", fset.Position(imp.Pos()), p)
 			}
 		}

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // FuzzParse feeds arbitrary bytes to the lab-file parser: it must never

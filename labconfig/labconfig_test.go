@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/boards"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/boards"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // known is what the runner passes: board kinds and ports from boards, the

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"labrunner/labconfig/strictyaml"
+	"github.com/labrunner/labrunner/labconfig/strictyaml"
 )
 
 //go:embed default.yaml

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"labrunner/labconfig/strictyaml"
+	"github.com/labrunner/labrunner/labconfig/strictyaml"
 )
 
 // ProgrammerTypes are the programmer types a lab file may name.

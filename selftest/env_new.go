@@ -3,7 +3,7 @@ package selftest
 import (
 	"log/slog"
 
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // NewEnv returns an Env recording into rec for a run that is not one of the

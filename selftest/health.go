@@ -7,10 +7,10 @@ import (
 	"log/slog"
 	"sync"
 
-	"labrunner/bitstreams"
-	"labrunner/boards"
-	"labrunner/drivers"
-	"labrunner/drivers/regmap"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/regmap"
 )
 
 // Health checks keep infrastructure trouble out of the design's verdicts

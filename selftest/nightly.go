@@ -12,12 +12,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"labrunner/bitstreams"
-	"labrunner/boards"
-	"labrunner/boards/lease"
-	"labrunner/drivers"
-	"labrunner/labconfig"
-	"labrunner/results"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards"
+	"github.com/labrunner/labrunner/boards/lease"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/results"
 )
 
 // Exit codes (DESIGN.md, conventions).

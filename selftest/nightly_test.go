@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 func TestSelectPlansKeepsOnlyTheNamedOnes(t *testing.T) {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"labrunner/bitstreams"
-	"labrunner/results"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/results"
 )
 
 // ResetSnapshotKey is where the runner keeps, per board, the values the

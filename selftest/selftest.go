@@ -18,12 +18,12 @@ import (
 	"sync"
 	"time"
 
-	"labrunner/bitstreams"
-	"labrunner/boards"
-	"labrunner/drivers"
-	"labrunner/drivers/regmap"
-	"labrunner/labconfig"
-	"labrunner/results"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/regmap"
+	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/results"
 )
 
 // Board is a board under test, as tests see it.

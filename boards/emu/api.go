@@ -19,7 +19,7 @@ import (
 	"errors"
 	"math/rand/v2"
 
-	"labrunner/bitstreams"
+	"github.com/labrunner/labrunner/bitstreams"
 )
 
 // Errors a Design returns from Read32/Write32. The UART bridge maps them to

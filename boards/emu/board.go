@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"labrunner/bitstreams"
-	"labrunner/boards"
-	"labrunner/drivers"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // Board is one emulated board.

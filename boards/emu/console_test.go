@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 func powerCycle(t testing.TB, b *Board) {

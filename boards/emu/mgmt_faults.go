@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // Faults of the management plane: the MOS channel, the firmware, the

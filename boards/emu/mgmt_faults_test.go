@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 func TestMgmtFaultsRegistered(t *testing.T) {

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/bitstreams"
-	"labrunner/drivers/regmap"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/drivers/regmap"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // mgmtLab describes a test rack: boards named by the keys of ppm/offset

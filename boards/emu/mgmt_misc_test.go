@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"labrunner/drivers/regmap"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/drivers/regmap"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // scenario runs a bootstrap over a lossy cable and a TimeSync tree, and

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // The runner's intent for board b of the chain, by symbolic name.

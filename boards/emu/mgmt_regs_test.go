@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/bitstreams"
+	"github.com/labrunner/labrunner/bitstreams"
 )
 
 // The register decoder and bitstreams/catalogue/mgmt.yaml agree: every

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"sync"
 
-	"labrunner/bitstreams"
-	"labrunner/boards"
-	"labrunner/drivers"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 var (

@@ -19,8 +19,8 @@ import (
 
 	"github.com/tarm/serial"
 
-	"labrunner/bitstreams"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // ---- a test-only design -------------------------------------------------
@@ -558,8 +558,8 @@ func TestNoForbiddenImports(t *testing.T) {
 		}
 		for _, imp := range af.Imports {
 			p := strings.Trim(imp.Path.Value, `"`)
-			if p == "labrunner/drivers/uartbridge" || strings.HasPrefix(p, "labrunner/drivers/uartbridge/") ||
-				p == "labrunner/golden" || strings.HasPrefix(p, "labrunner/golden/") {
+			if p == "github.com/labrunner/labrunner/drivers/uartbridge" || strings.HasPrefix(p, "github.com/labrunner/labrunner/drivers/uartbridge/") ||
+				p == "github.com/labrunner/labrunner/golden" || strings.HasPrefix(p, "github.com/labrunner/labrunner/golden/") {
 				t.Errorf("%s imports %s", f, p)
 			}
 		}

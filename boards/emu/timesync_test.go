@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // The one-way delay of an ordered set over a cable of latency L (ns): one

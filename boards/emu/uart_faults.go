@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // Faults of a board's UART bridge line. They act on the bytes the board

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 func TestUARTFaultsRegistered(t *testing.T) {

@@ -16,13 +16,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"labrunner/bitstreams"
-	"labrunner/boards"
-	"labrunner/boards/emu"
-	"labrunner/drivers"
-	"labrunner/drivers/regmap"
-	"labrunner/labconfig"
-	"labrunner/selftest"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards"
+	"github.com/labrunner/labrunner/boards/emu"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/regmap"
+	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/selftest"
 )
 
 var boardFlag = &cli.StringFlag{Name: "board", Aliases: []string{"b"}, Usage: "board name from the lab file", Required: true}

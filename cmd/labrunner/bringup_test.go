@@ -15,12 +15,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"labrunner/bitstreams"
-	gbringup "labrunner/golden/bringup"
-	"labrunner/labconfig"
-	"labrunner/results"
-	"labrunner/selftest"
-	"labrunner/selftest/bringup"
+	"github.com/labrunner/labrunner/bitstreams"
+	gbringup "github.com/labrunner/labrunner/golden/bringup"
+	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	"github.com/labrunner/labrunner/selftest/bringup"
 )
 
 // `labrunner bringup` end to end on the emulated rack: the embedded default

@@ -14,12 +14,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"labrunner/bitstreams"
-	"labrunner/labconfig"
-	"labrunner/results"
-	"labrunner/results/report"
-	"labrunner/selftest"
-	"labrunner/selftest/bringup"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/results/report"
+	"github.com/labrunner/labrunner/selftest"
+	"github.com/labrunner/labrunner/selftest/bringup"
 )
 
 func bringupCommand() *cli.Command {

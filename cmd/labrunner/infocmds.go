@@ -12,14 +12,14 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"labrunner/bitstreams"
-	"labrunner/boards"
-	"labrunner/boards/emu"
-	"labrunner/drivers"
-	"labrunner/golden"
-	_ "labrunner/golden/models" // every golden model
-	"labrunner/labconfig"
-	"labrunner/selftest"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards"
+	"github.com/labrunner/labrunner/boards/emu"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/golden"
+	_ "github.com/labrunner/labrunner/golden/models" // every golden model
+	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/selftest"
 )
 
 func bitstreamsCommand() *cli.Command {

@@ -8,14 +8,14 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"labrunner/bitstreams"
-	"labrunner/boards"
-	"labrunner/boards/emu"
-	_ "labrunner/boards/emu/designs" // every emulated design
-	"labrunner/labconfig"
-	"labrunner/results"
-	"labrunner/selftest"
-	_ "labrunner/selftest/all" // every design's tests
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards"
+	"github.com/labrunner/labrunner/boards/emu"
+	_ "github.com/labrunner/labrunner/boards/emu/designs" // every emulated design
+	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	_ "github.com/labrunner/labrunner/selftest/all" // every design's tests
 )
 
 var labFlag = &cli.StringFlag{Name: "lab", Usage: "lab file (YAML); the embedded emulated rack when not given", EnvVars: []string{"LABRUNNER_LAB"}}

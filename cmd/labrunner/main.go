@@ -15,11 +15,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"labrunner/selftest"
+	"github.com/labrunner/labrunner/selftest"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
 
 func main() {
 	os.Exit(run(os.Args))
@@ -77,7 +74,7 @@ func newApp() *cli.App {
 	return &cli.App{
 		Name:    "labrunner",
 		Usage:   "hardware-in-the-loop test harness for FPGA network fabrics",
-		Version: version,
+		Version: buildVersion(),
 		Description: "labrunner programs Zynq UltraScale+ and Stratix V boards with network designs, drives their\n" +
 			"on-FPGA traffic generators and counters over MMIO or a UART bridge, and scores every measurement\n" +
 			"against golden models of the papers the designs come from. Without --lab it runs on the embedded\n" +

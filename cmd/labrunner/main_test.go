@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/results"
+	"github.com/labrunner/labrunner/results"
 )
 
 // These tests run the CLI in process, end to end, on the emulated rack:

@@ -16,13 +16,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"labrunner/bitstreams"
-	"labrunner/boards/emu"
-	"labrunner/labconfig"
-	"labrunner/results"
-	"labrunner/results/progress"
-	"labrunner/results/report"
-	"labrunner/selftest"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards/emu"
+	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/results/progress"
+	"github.com/labrunner/labrunner/results/report"
+	"github.com/labrunner/labrunner/selftest"
 )
 
 func nightlyCommand() *cli.Command {
@@ -263,7 +263,7 @@ func planNames(lab *labconfig.Lab, only []string) []string {
 }
 
 func versions() map[string]string {
-	v := map[string]string{"labrunner": version, "go": runtime.Version()}
+	v := map[string]string{"labrunner": buildVersion(), "go": runtime.Version()}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"labrunner/results"
+	"github.com/labrunner/labrunner/results"
 )
 
 // The PRR plan end to end on the emulated Ultra96 (testdata/prr.yaml): it

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/results"
+	"github.com/labrunner/labrunner/results"
 )
 
 // Rack-scale behaviour on testdata/two-groups.yaml: two independent

@@ -9,10 +9,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"labrunner/bitstreams"
-	"labrunner/boards/lease"
-	"labrunner/labconfig"
-	"labrunner/selftest"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards/lease"
+	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/selftest"
 )
 
 var locksFlag = &cli.StringFlag{Name: "locks", Usage: "lock directory shared by the lab host's users (default: the lab's locks.dir, else " + defaultLocks + ")", EnvVars: []string{"LABRUNNER_LOCKS"}}

@@ -17,14 +17,14 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"labrunner/bitstreams"
-	"labrunner/labconfig"
-	"labrunner/results"
-	"labrunner/results/compare"
-	"labrunner/results/influx"
-	"labrunner/results/progress"
-	"labrunner/results/report"
-	"labrunner/selftest"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/results/compare"
+	"github.com/labrunner/labrunner/results/influx"
+	"github.com/labrunner/labrunner/results/progress"
+	"github.com/labrunner/labrunner/results/report"
+	"github.com/labrunner/labrunner/selftest"
 )
 
 // exportDeadline bounds the InfluxDB export at the end of a nightly: a slow

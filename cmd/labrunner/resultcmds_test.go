@@ -16,10 +16,10 @@ import (
 
 	influxdb2 "github.com/influxdata/influxdb-client-go/v2"
 
-	"labrunner/labconfig"
-	"labrunner/results"
-	"labrunner/results/influx"
-	"labrunner/results/influx/influxtest"
+	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/results/influx"
+	"github.com/labrunner/labrunner/results/influx/influxtest"
 )
 
 // runCLI runs labrunner with args and returns its exit code and what it

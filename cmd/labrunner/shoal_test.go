@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"labrunner/results"
+	"github.com/labrunner/labrunner/results"
 )
 
 // The Shoal plan end to end on the emulated eight-board rack

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"labrunner/results"
+	"github.com/labrunner/labrunner/results"
 )
 
 // The TiN plan end to end on the emulated eight-board Clique

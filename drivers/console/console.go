@@ -24,7 +24,7 @@ import (
 
 	"github.com/tarm/serial"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // Options tune a console. The zero value works: no transcript, no pacing,

@@ -15,7 +15,7 @@ import (
 
 	"github.com/creack/pty"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 const prompt = "root@emu:~# "

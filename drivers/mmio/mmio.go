@@ -33,7 +33,7 @@ import (
 	"golang.org/x/sys/unix"
 	"periph.io/x/host/v3/pmem"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // Options tune Open. The zero value is fine for /dev/mem, a PCIe resource

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // tempDevice creates a regular file of n bytes whose word i holds 0xA5000000|i.

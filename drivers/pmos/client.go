@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"labrunner/bitstreams"
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // Client is the runner's management controller (address 0xFFFE): it sends

@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/bitstreams"
-	"labrunner/boards/emu"
-	"labrunner/drivers"
-	"labrunner/drivers/pmos"
-	"labrunner/drivers/regmap"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards/emu"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/pmos"
+	"github.com/labrunner/labrunner/drivers/regmap"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // chain starts a rack of n ZCU102 boards b0 - b1 - ... cabled sfp1 to sfp0;

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"sync"
 
-	"labrunner/bitstreams"
-	"labrunner/drivers"
-	"labrunner/drivers/regmap"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/regmap"
 )
 
 // PortRoute is the mailbox's PORT 15 (mgmt.md §4): on send, "hand the

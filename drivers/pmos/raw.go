@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"labrunner/bitstreams"
-	"labrunner/drivers"
-	"labrunner/drivers/regmap"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/regmap"
 )
 
 // RawPort is the runner speaking PMOS itself through a port of a DCN board

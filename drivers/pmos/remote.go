@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // RemoteBus is a board's register bus over the management network

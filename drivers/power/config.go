@@ -3,8 +3,8 @@ package power
 import (
 	"fmt"
 
-	"labrunner/drivers"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // FromConfig builds the power switch a lab file's board entry describes.

@@ -3,8 +3,8 @@ package program
 import (
 	"testing"
 
-	"labrunner/drivers"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 func labconfigProgrammer(typ, cable, usb string) labconfig.Programmer {

@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // tailMax is how much of a tool's output an error quotes: enough for the

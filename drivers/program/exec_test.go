@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 func TestRunSuccessWritesTranscript(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // FPGAManager programs the PL of a Zynq UltraScale+ MPSoC from Linux on its

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // fakeManager is a sysfs tree with one fpga_manager and a goroutine that
@@ -297,7 +297,7 @@ func TestFPGAManagerRequestName(t *testing.T) {
 		"":                           "labrunner-b.bin",
 		"/lib/firmware":              "labrunner-b.bin",
 		"/lib/firmware/":             "labrunner-b.bin",
-		"/lib/firmware/labrunner":    "labrunner/labrunner-b.bin",
+		"/lib/firmware/labrunner":    "github.com/labrunner/labrunner/labrunner-b.bin",
 		"/lib/firmware/a/b":          "a/b/labrunner-b.bin",
 		"/lib/firmware-other":        "labrunner-b.bin",
 		"/opt/fw":                    "labrunner-b.bin",

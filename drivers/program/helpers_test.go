@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // fakeTools makes a directory for fake tools and puts it first on PATH for

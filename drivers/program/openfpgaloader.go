@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // OpenFPGALoader programs over JTAG with openFPGALoader:

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // fakeUSB makes a sysfs tree with one USB device at port.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // pciAddrRe is a PCI device address as sysfs names it: domain:bus:device.function.

@@ -24,8 +24,8 @@ import (
 	"strings"
 	"time"
 
-	"labrunner/drivers"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // LogSetter is implemented by every programmer of this package: what the

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // QuartusPGM programs an Intel FPGA (the DE5-Net's Stratix V) over JTAG

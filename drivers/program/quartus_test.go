@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 const pciAddr = "0000:03:00.0"

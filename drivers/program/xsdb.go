@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // XSDB programs a Xilinx FPGA through Vivado's hw_server with xsdb: it

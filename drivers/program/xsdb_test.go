@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 const wantScript = `# labrunner: configure the programmable logic of board zu-1 over JTAG.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"labrunner/bitstreams"
+	"github.com/labrunner/labrunner/bitstreams"
 )
 
 // ErrSaturated is returned (wrapped) by Counter.Delta when a saturating

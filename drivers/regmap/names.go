@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"labrunner/bitstreams"
+	"github.com/labrunner/labrunner/bitstreams"
 )
 
 // ref is a parsed symbolic name: NAME, NAME[i], NAME.FIELD or NAME[i].FIELD.

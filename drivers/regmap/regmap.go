@@ -18,8 +18,8 @@ import (
 	"strings"
 	"sync"
 
-	"labrunner/bitstreams"
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // Regs is a register bus seen through a design's register map.

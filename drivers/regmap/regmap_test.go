@@ -13,8 +13,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"labrunner/bitstreams"
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // fakeBus is an in-memory register file that models read side effects:

@@ -18,7 +18,7 @@ import (
 
 	"github.com/tarm/serial"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // Defaults (docs/uart-bridge.md, "Line settings" and "Sequence numbers,

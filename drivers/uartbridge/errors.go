@@ -3,7 +3,7 @@ package uartbridge
 import (
 	"errors"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // StatusError is a response STATUS other than OK. Compare with errors.Is

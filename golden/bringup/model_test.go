@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"labrunner/golden"
-	"labrunner/results"
+	"github.com/labrunner/labrunner/golden"
+	"github.com/labrunner/labrunner/results"
 )
 
 func predict(t *testing.T, set map[string]string) []results.Expectation {

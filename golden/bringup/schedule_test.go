@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"labrunner/golden/tin"
+	"github.com/labrunner/labrunner/golden/tin"
 )
 
 func testTiming() Timing {

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"labrunner/results"
+	"github.com/labrunner/labrunner/results"
 )
 
 // Figures stated by the paper.

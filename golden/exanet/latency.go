@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"labrunner/results"
+	"github.com/labrunner/labrunner/results"
 )
 
 // KARMA ping-pong figures (§4, §4.2, §4.4). The ARM's per-word costs are in

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"labrunner/results"
+	"github.com/labrunner/labrunner/results"
 )
 
 func pingPong(t *testing.T, hops, payload int) Latency {

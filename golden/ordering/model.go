@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"strings"
 
-	"labrunner/golden"
-	"labrunner/golden/param"
-	"labrunner/results"
+	"github.com/labrunner/labrunner/golden"
+	"github.com/labrunner/labrunner/golden/param"
+	"github.com/labrunner/labrunner/results"
 )
 
 // Name is the model's name in the registry.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"labrunner/golden"
-	"labrunner/results"
+	"github.com/labrunner/labrunner/golden"
+	"github.com/labrunner/labrunner/results"
 )
 
 func predict(t *testing.T, set map[string]string) map[string]results.Expectation {

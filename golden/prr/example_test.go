@@ -3,7 +3,7 @@ package prr_test
 import (
 	"fmt"
 
-	"labrunner/golden/prr"
+	"github.com/labrunner/labrunner/golden/prr"
 )
 
 // A 4-port switch takes a batch: packets for port 1 go to consecutive queues

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"labrunner/golden"
-	"labrunner/results"
+	"github.com/labrunner/labrunner/golden"
+	"github.com/labrunner/labrunner/results"
 )
 
 // Name is the model's name in the registry.

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"labrunner/golden"
-	"labrunner/results"
+	"github.com/labrunner/labrunner/golden"
+	"github.com/labrunner/labrunner/results"
 )
 
 func byKey(t *testing.T, ex []results.Expectation) map[string]results.Expectation {

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"labrunner/golden/param"
+	"github.com/labrunner/labrunner/golden/param"
 )
 
 // parseNames reads a comma-separated list of distinct names, each checked by

@@ -19,7 +19,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"labrunner/results"
+	"github.com/labrunner/labrunner/results"
 )
 
 // DefaultThreshold is the relative change that counts as a move when the

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/results"
+	"github.com/labrunner/labrunner/results"
 )
 
 func meas(plan, test, board, metric, unit string, v float64, ps results.Params) results.Measurement {

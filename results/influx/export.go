@@ -24,7 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"labrunner/results"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -37,6 +36,8 @@ import (
 	influxdb2 "github.com/influxdata/influxdb-client-go/v2"
 	"github.com/influxdata/influxdb-client-go/v2/api"
 	http2 "github.com/influxdata/influxdb-client-go/v2/api/http"
+
+	"github.com/labrunner/labrunner/results"
 )
 
 // Defaults of Config.

@@ -24,8 +24,8 @@ import (
 
 	influxdb2 "github.com/influxdata/influxdb-client-go/v2"
 
-	"labrunner/results"
-	"labrunner/results/influx/influxtest"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/results/influx/influxtest"
 )
 
 func testConfig(url string) Config {

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/results"
-	"labrunner/results/influx/influxtest"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/results/influx/influxtest"
 )
 
 // The shared server: InfluxDB 1.8 with Flux and authentication, started once
@@ -23,7 +23,7 @@ var (
 
 const (
 	testDB     = "labrunner"
-	testBucket = "labrunner/autogen"
+	testBucket = "github.com/labrunner/labrunner/autogen"
 	testUser   = "admin"
 	testPass   = "s3cret-Pa55word"
 )

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"labrunner/results"
+	"github.com/labrunner/labrunner/results"
 )
 
 // PointsFile is a run's points in line protocol, written into the run

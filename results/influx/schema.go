@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"labrunner/results"
+	"github.com/labrunner/labrunner/results"
 )
 
 // Measurement names of the points that are not a metric of their own. Every

@@ -13,7 +13,7 @@ import (
 
 	lp "github.com/influxdata/line-protocol"
 
-	"labrunner/results"
+	"github.com/labrunner/labrunner/results"
 )
 
 func encodeAll(ps []Point) string {

@@ -16,7 +16,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"labrunner/results"
+	"github.com/labrunner/labrunner/results"
 )
 
 // Hint tells the report how to draw a metric. Metrics without a hint get a

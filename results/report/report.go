@@ -22,8 +22,8 @@ import (
 	"strings"
 	"time"
 
-	"labrunner/results"
-	"labrunner/results/compare"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/results/compare"
 )
 
 // File is the report's name inside a run directory.

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/results"
-	"labrunner/results/compare"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/results/compare"
 )
 
 // makeRun writes a run directory through results.Dir, as a nightly does:

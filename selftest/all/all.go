@@ -3,8 +3,8 @@
 package all
 
 import (
-	_ "labrunner/selftest/exanet"
-	_ "labrunner/selftest/prr"
-	_ "labrunner/selftest/shoal"
-	_ "labrunner/selftest/tin"
+	_ "github.com/labrunner/labrunner/selftest/exanet"
+	_ "github.com/labrunner/labrunner/selftest/prr"
+	_ "github.com/labrunner/labrunner/selftest/shoal"
+	_ "github.com/labrunner/labrunner/selftest/tin"
 )

@@ -9,13 +9,13 @@ import (
 	"sync"
 	"time"
 
-	"labrunner/boards"
-	"labrunner/drivers"
-	"labrunner/drivers/console"
-	"labrunner/drivers/pmos"
-	"labrunner/drivers/power"
-	"labrunner/drivers/program"
-	"labrunner/drivers/regmap"
+	"github.com/labrunner/labrunner/boards"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/console"
+	"github.com/labrunner/labrunner/drivers/pmos"
+	"github.com/labrunner/labrunner/drivers/power"
+	"github.com/labrunner/labrunner/drivers/program"
+	"github.com/labrunner/labrunner/drivers/regmap"
 )
 
 // gate lets one timing-critical section (the TimeSync convergence

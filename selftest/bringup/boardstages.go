@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"labrunner/bitstreams"
-	"labrunner/drivers"
-	"labrunner/drivers/pmos"
-	"labrunner/drivers/regmap"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/pmos"
+	"github.com/labrunner/labrunner/drivers/regmap"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // Management block figures (mgmt.yaml).

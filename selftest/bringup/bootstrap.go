@@ -9,10 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"labrunner/drivers"
-	"labrunner/drivers/pmos"
-	"labrunner/drivers/regmap"
-	"labrunner/results"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/pmos"
+	"github.com/labrunner/labrunner/drivers/regmap"
+	"github.com/labrunner/labrunner/results"
 )
 
 // The bootstrap in waves (Aquila §4.4; docs/mgmt.md §7): the DCN boards get

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/bitstreams"
-	"labrunner/drivers/pmos"
-	"labrunner/labconfig"
-	"labrunner/results"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/drivers/pmos"
+	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/results"
 )
 
 // These tests check the bring-up's own logic on lab files, without

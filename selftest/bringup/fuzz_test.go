@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // FuzzParseStageAndDeadline: the command line's stage names and

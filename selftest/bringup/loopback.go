@@ -7,8 +7,8 @@ import (
 	"strings"
 	"sync"
 
-	"labrunner/drivers"
-	"labrunner/results"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/results"
 )
 
 // echoBytes is the payload sent over each cable: nearly a full PMOS frame

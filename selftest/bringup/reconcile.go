@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"labrunner/drivers/pmos"
-	"labrunner/results"
+	"github.com/labrunner/labrunner/drivers/pmos"
+	"github.com/labrunner/labrunner/results"
 )
 
 // intent is what the runner wrote into a board's management block, by

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"labrunner/results"
+	"github.com/labrunner/labrunner/results"
 )
 
 // Report is what a bring-up found, board by board and rack by rack. It is

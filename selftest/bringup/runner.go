@@ -11,12 +11,12 @@ import (
 	"sync"
 	"time"
 
-	"labrunner/bitstreams"
-	"labrunner/boards"
-	"labrunner/drivers"
-	"labrunner/labconfig"
-	"labrunner/results"
-	"labrunner/selftest"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
 )
 
 // PlanName names the bring-up in run directories (the plan of its records).

@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"strings"
 
-	"labrunner/drivers"
-	"labrunner/drivers/pmos"
-	"labrunner/golden/bringup"
-	"labrunner/results"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/pmos"
+	"github.com/labrunner/labrunner/golden/bringup"
+	"github.com/labrunner/labrunner/results"
 )
 
 // predict asks the golden model for the rack's expectations (golden/bringup

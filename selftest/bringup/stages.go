@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // Stage is one step of a board's bring-up, in the order a person at the

@@ -8,9 +8,9 @@ import (
 	"sort"
 	"strings"
 
-	"labrunner/drivers"
-	"labrunner/drivers/pmos"
-	"labrunner/drivers/regmap"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/pmos"
+	"github.com/labrunner/labrunner/drivers/regmap"
 )
 
 // TimeSync calibration (Aquila App. B; docs/mgmt.md §9): the runner builds

@@ -5,10 +5,10 @@ import (
 	"sort"
 	"strings"
 
-	"labrunner/bitstreams"
-	"labrunner/boards"
-	"labrunner/golden/bringup"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards"
+	"github.com/labrunner/labrunner/golden/bringup"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // Board is one board of the bring-up, as the lab file describes it.

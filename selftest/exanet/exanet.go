@@ -11,10 +11,10 @@ import (
 	"sort"
 	"strings"
 
-	gx "labrunner/golden/exanet"
-	"labrunner/labconfig"
-	"labrunner/selftest"
-	tx "labrunner/traffic/exanet"
+	gx "github.com/labrunner/labrunner/golden/exanet"
+	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/selftest"
+	tx "github.com/labrunner/labrunner/traffic/exanet"
 )
 
 const design = "exanet"

@@ -4,16 +4,16 @@ import (
 	"context"
 	"fmt"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 	"math/rand/v2"
 	"strings"
 	"time"
 
-	"labrunner/drivers/regmap"
-	gx "labrunner/golden/exanet"
-	"labrunner/results"
-	"labrunner/selftest"
-	tx "labrunner/traffic/exanet"
+	"github.com/labrunner/labrunner/drivers/regmap"
+	gx "github.com/labrunner/labrunner/golden/exanet"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	tx "github.com/labrunner/labrunner/traffic/exanet"
 )
 
 // clockMHz is the design's nominal core clock: counters are converted with

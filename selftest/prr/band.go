@@ -3,7 +3,7 @@ package prr
 import (
 	"math"
 
-	"labrunner/results"
+	"github.com/labrunner/labrunner/results"
 )
 
 // Bands for figures only a simulation predicts (FPGA'20 §5.1). The runner

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	gp "labrunner/golden/prr"
-	tp "labrunner/traffic/prr"
+	gp "github.com/labrunner/labrunner/golden/prr"
+	tp "github.com/labrunner/labrunner/traffic/prr"
 )
 
 // batchGen draws the placement test's random batches. The shapes are chosen

@@ -3,9 +3,9 @@ package prr
 import (
 	"testing"
 
-	"labrunner/labconfig"
-	"labrunner/selftest"
-	tp "labrunner/traffic/prr"
+	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/selftest"
+	tp "github.com/labrunner/labrunner/traffic/prr"
 )
 
 // BenchmarkGoldenReplicas: the golden simulations the default PRR plan

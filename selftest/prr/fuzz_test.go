@@ -3,7 +3,7 @@ package prr
 import (
 	"testing"
 
-	tp "labrunner/traffic/prr"
+	tp "github.com/labrunner/labrunner/traffic/prr"
 )
 
 // The expected PLACEMENT words of any sequence of batches and drains keep

@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 
-	gp "labrunner/golden/prr"
-	"labrunner/results"
-	"labrunner/selftest"
-	tp "labrunner/traffic/prr"
+	gp "github.com/labrunner/labrunner/golden/prr"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	tp "github.com/labrunner/labrunner/traffic/prr"
 )
 
 // formulas returns golden/prr's closed-form expectations (§4.1-§4.2,

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	gp "labrunner/golden/prr"
-	"labrunner/results"
-	"labrunner/selftest"
-	tp "labrunner/traffic/prr"
+	gp "github.com/labrunner/labrunner/golden/prr"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	tp "github.com/labrunner/labrunner/traffic/prr"
 )
 
 const placementSource = "FPGA'20 §3.1-§3.2 (combined parallel round-robin arbiter), §4.4 (output arbiters), §5 (debug peripheral); golden/prr Switch"

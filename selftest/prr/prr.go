@@ -26,10 +26,10 @@ import (
 	"hash/fnv"
 	"time"
 
-	"labrunner/drivers"
-	"labrunner/results"
-	"labrunner/selftest"
-	tp "labrunner/traffic/prr"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	tp "github.com/labrunner/labrunner/traffic/prr"
 )
 
 const design = tp.Design

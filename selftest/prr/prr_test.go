@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	gp "labrunner/golden/prr"
-	tp "labrunner/traffic/prr"
+	gp "github.com/labrunner/labrunner/golden/prr"
+	tp "github.com/labrunner/labrunner/traffic/prr"
 )
 
 func newGolden(t testing.TB, p, depth int) *gp.Switch {

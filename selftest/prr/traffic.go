@@ -7,11 +7,11 @@ import (
 	"sync"
 	"time"
 
-	"labrunner/drivers"
-	gp "labrunner/golden/prr"
-	"labrunner/results"
-	"labrunner/selftest"
-	tp "labrunner/traffic/prr"
+	"github.com/labrunner/labrunner/drivers"
+	gp "github.com/labrunner/labrunner/golden/prr"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	tp "github.com/labrunner/labrunner/traffic/prr"
 )
 
 // defaultReplicas is the number of golden replicas per figure: enough for

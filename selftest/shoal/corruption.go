@@ -6,9 +6,9 @@ import (
 	"math"
 	"strconv"
 
-	"labrunner/results"
-	"labrunner/selftest"
-	ts "labrunner/traffic/shoal"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	ts "github.com/labrunner/labrunner/traffic/shoal"
 )
 
 // runCorruption injects bit errors at the NICs' receivers (BER_INJECT on the

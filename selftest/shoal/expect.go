@@ -5,9 +5,9 @@ import (
 	"math"
 	"strconv"
 
-	gs "labrunner/golden/shoal"
-	"labrunner/results"
-	ts "labrunner/traffic/shoal"
+	gs "github.com/labrunner/labrunner/golden/shoal"
+	"github.com/labrunner/labrunner/results"
+	ts "github.com/labrunner/labrunner/traffic/shoal"
 )
 
 // Expectations come from golden/shoal in two ways. Figures that do not

@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"testing"
 
-	gs "labrunner/golden/shoal"
-	"labrunner/results"
-	ts "labrunner/traffic/shoal"
+	gs "github.com/labrunner/labrunner/golden/shoal"
+	"github.com/labrunner/labrunner/results"
+	ts "github.com/labrunner/labrunner/traffic/shoal"
 )
 
 // testRack is the prototype's golden settings as setup derives them for the

@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"strings"
 
-	gs "labrunner/golden/shoal"
-	"labrunner/results"
-	"labrunner/selftest"
-	ts "labrunner/traffic/shoal"
+	gs "github.com/labrunner/labrunner/golden/shoal"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	ts "github.com/labrunner/labrunner/traffic/shoal"
 )
 
 // runFailure fails one component through registers and checks Shoal's

@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 
-	gs "labrunner/golden/shoal"
-	"labrunner/results"
-	"labrunner/selftest"
-	ts "labrunner/traffic/shoal"
+	gs "github.com/labrunner/labrunner/golden/shoal"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	ts "github.com/labrunner/labrunner/traffic/shoal"
 )
 
 // workloadRun is one run of a random workload, shared by queue_bound and

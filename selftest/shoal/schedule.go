@@ -6,11 +6,11 @@ import (
 	"strconv"
 	"strings"
 
-	"labrunner/drivers"
-	gs "labrunner/golden/shoal"
-	"labrunner/results"
-	"labrunner/selftest"
-	ts "labrunner/traffic/shoal"
+	"github.com/labrunner/labrunner/drivers"
+	gs "github.com/labrunner/labrunner/golden/shoal"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	ts "github.com/labrunner/labrunner/traffic/shoal"
 )
 
 // runSchedule checks the schedule the fabric applies against golden/shoal,

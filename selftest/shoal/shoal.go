@@ -26,12 +26,12 @@ import (
 	"strconv"
 	"strings"
 
-	"labrunner/drivers"
-	"labrunner/drivers/regmap"
-	gs "labrunner/golden/shoal"
-	"labrunner/labconfig"
-	"labrunner/selftest"
-	ts "labrunner/traffic/shoal"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/regmap"
+	gs "github.com/labrunner/labrunner/golden/shoal"
+	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/selftest"
+	ts "github.com/labrunner/labrunner/traffic/shoal"
 )
 
 const design = "shoal"

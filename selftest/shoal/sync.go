@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"labrunner/drivers"
-	"labrunner/results"
-	"labrunner/selftest"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
 )
 
 // runSync runs the time sync again and judges it (§3.4, §6.1): the one-way

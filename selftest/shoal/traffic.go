@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"strings"
 
-	"labrunner/drivers"
-	"labrunner/results"
-	"labrunner/selftest"
-	ts "labrunner/traffic/shoal"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	ts "github.com/labrunner/labrunner/traffic/shoal"
 )
 
 // outcome is a traffic run and what the rack counted.

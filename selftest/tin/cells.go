@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"labrunner/results"
-	"labrunner/selftest"
-	tt "labrunner/traffic/tin"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	tt "github.com/labrunner/labrunner/traffic/tin"
 )
 
 // runCellification sends one traced message of each length as a single

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strconv"
 
-	"labrunner/results"
-	"labrunner/selftest"
-	tt "labrunner/traffic/tin"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	tt "github.com/labrunner/labrunner/traffic/tin"
 )
 
 // runIncast makes many sources burst messages to one destination port

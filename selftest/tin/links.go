@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"labrunner/results"
-	"labrunner/selftest"
-	tt "labrunner/traffic/tin"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	tt "github.com/labrunner/labrunner/traffic/tin"
 )
 
 // runLinks checks every board's configuration state and every cabled cage:

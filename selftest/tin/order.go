@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"labrunner/results"
-	"labrunner/selftest"
-	tt "labrunner/traffic/tin"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	tt "github.com/labrunner/labrunner/traffic/tin"
 )
 
 // runFlowOrder runs uniform-random IP with several flow labels while data

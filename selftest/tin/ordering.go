@@ -6,11 +6,11 @@ import (
 	"math"
 	"strconv"
 
-	gor "labrunner/golden/ordering"
-	gt "labrunner/golden/tin"
-	"labrunner/results"
-	"labrunner/selftest"
-	tt "labrunner/traffic/tin"
+	gor "github.com/labrunner/labrunner/golden/ordering"
+	gt "github.com/labrunner/labrunner/golden/tin"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	tt "github.com/labrunner/labrunner/traffic/tin"
 )
 
 // orderingMode is one kind of transfer the ordering test runs.

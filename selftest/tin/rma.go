@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strconv"
 
-	"labrunner/results"
-	"labrunner/selftest"
-	tt "labrunner/traffic/tin"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	tt "github.com/labrunner/labrunner/traffic/tin"
 )
 
 // rmaRun is one scenario of the §5.1 Fig. 9 experiment.

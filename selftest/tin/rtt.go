@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"labrunner/results"
-	"labrunner/selftest"
-	tt "labrunner/traffic/tin"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	tt "github.com/labrunner/labrunner/traffic/tin"
 )
 
 // runRTT measures the fabric RTT of uniform-random IP with Poisson arrivals

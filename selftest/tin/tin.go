@@ -24,13 +24,13 @@ import (
 	"strings"
 	"time"
 
-	"labrunner/drivers"
-	"labrunner/drivers/regmap"
-	gt "labrunner/golden/tin"
-	"labrunner/labconfig"
-	"labrunner/results"
-	"labrunner/selftest"
-	tt "labrunner/traffic/tin"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/regmap"
+	gt "github.com/labrunner/labrunner/golden/tin"
+	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	tt "github.com/labrunner/labrunner/traffic/tin"
 )
 
 const design = "tin"

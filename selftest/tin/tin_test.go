@@ -3,9 +3,9 @@ package tin
 import (
 	"testing"
 
-	gt "labrunner/golden/tin"
-	"labrunner/results"
-	tt "labrunner/traffic/tin"
+	gt "github.com/labrunner/labrunner/golden/tin"
+	"github.com/labrunner/labrunner/results"
+	tt "github.com/labrunner/labrunner/traffic/tin"
 )
 
 func TestModeOfReadsROUTE_MODE(t *testing.T) {

@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 
-	gt "labrunner/golden/tin"
-	"labrunner/results"
-	"labrunner/selftest"
-	tt "labrunner/traffic/tin"
+	gt "github.com/labrunner/labrunner/golden/tin"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	tt "github.com/labrunner/labrunner/traffic/tin"
 )
 
 // modeOf returns the golden routing mode ROUTE_MODE gives a cell type.

@@ -11,8 +11,8 @@ import (
 	"fmt"
 	"time"
 
-	"labrunner/drivers"
-	"labrunner/drivers/regmap"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/regmap"
 )
 
 // Coord is a node's position in the lattice.

@@ -3,7 +3,7 @@ package prr_test
 import (
 	"testing"
 
-	tp "labrunner/traffic/prr"
+	tp "github.com/labrunner/labrunner/traffic/prr"
 )
 
 // One batch of eight packets as the placement test sends it: a tag and a

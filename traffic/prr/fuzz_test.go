@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"testing"
 
-	tp "labrunner/traffic/prr"
+	tp "github.com/labrunner/labrunner/traffic/prr"
 )
 
 // PLACEMENT words: decoding never panics, re-encoding gives back every

@@ -16,8 +16,8 @@ import (
 	"math/bits"
 	"time"
 
-	"labrunner/drivers"
-	"labrunner/drivers/regmap"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/regmap"
 )
 
 // Design is the catalogue name of the design this package drives.

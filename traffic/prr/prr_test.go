@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"labrunner/bitstreams"
-	"labrunner/drivers"
-	"labrunner/drivers/regmap"
-	tp "labrunner/traffic/prr"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/regmap"
+	tp "github.com/labrunner/labrunner/traffic/prr"
 )
 
 func manifest(t testing.TB) *bitstreams.Manifest {

@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/bitstreams"
-	"labrunner/boards"
-	"labrunner/boards/emu"
-	_ "labrunner/boards/emu/designs" // the emulated prr design
-	"labrunner/drivers/regmap"
-	"labrunner/labconfig"
-	tp "labrunner/traffic/prr"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards"
+	"github.com/labrunner/labrunner/boards/emu"
+	_ "github.com/labrunner/labrunner/boards/emu/designs" // the emulated prr design
+	"github.com/labrunner/labrunner/drivers/regmap"
+	"github.com/labrunner/labrunner/labconfig"
+	tp "github.com/labrunner/labrunner/traffic/prr"
 )
 
 // The driver is tested against the emulated Ultra96 as a fixture, over the

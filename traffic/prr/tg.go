@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // Model is a TG_MODEL value: one of the traffic models of FPGA'20 §5.1.

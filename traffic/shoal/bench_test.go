@@ -3,7 +3,7 @@ package shoal_test
 import (
 	"testing"
 
-	ts "labrunner/traffic/shoal"
+	ts "github.com/labrunner/labrunner/traffic/shoal"
 )
 
 // BenchmarkTrafficThroughTheDriver measures emulated slots per second of a

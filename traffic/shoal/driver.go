@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"labrunner/bitstreams"
-	"labrunner/drivers"
-	"labrunner/drivers/regmap"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/regmap"
 )
 
 // Values of the ROLE register (docs/shoal.md).

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	ts "labrunner/traffic/shoal"
+	ts "github.com/labrunner/labrunner/traffic/shoal"
 )
 
 func TestBringUpSyncAndIncast(t *testing.T) {

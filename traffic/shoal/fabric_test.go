@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	ts "labrunner/traffic/shoal"
+	ts "github.com/labrunner/labrunner/traffic/shoal"
 )
 
 func docFabric(t *testing.T) *ts.Fabric {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	ts "labrunner/traffic/shoal"
+	ts "github.com/labrunner/labrunner/traffic/shoal"
 )
 
 // FuzzDecodeRecord: any six words either decode to a record that is

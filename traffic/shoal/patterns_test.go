@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	ts "labrunner/traffic/shoal"
+	ts "github.com/labrunner/labrunner/traffic/shoal"
 )
 
 func TestDerangementHasNoFixedPointAndIsSeeded(t *testing.T) {

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/bitstreams"
-	"labrunner/boards/emu"
-	_ "labrunner/boards/emu/designs" // the emulated shoal design (test only: the driver never imports the emulator)
-	"labrunner/drivers/regmap"
-	"labrunner/labconfig"
-	ts "labrunner/traffic/shoal"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards/emu"
+	_ "github.com/labrunner/labrunner/boards/emu/designs" // the emulated shoal design (test only: the driver never imports the emulator)
+	"github.com/labrunner/labrunner/drivers/regmap"
+	"github.com/labrunner/labrunner/labconfig"
+	ts "github.com/labrunner/labrunner/traffic/shoal"
 )
 
 // The rig is the prototype of Shoal §6.1 as docs/shoal.md cables it, on the

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"labrunner/drivers"
-	"labrunner/drivers/regmap"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/regmap"
 )
 
 // TG_CTRL and TG_STATUS bits (tin.yaml).

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	gor "labrunner/golden/ordering"
-	"labrunner/labconfig"
-	tt "labrunner/traffic/tin"
+	gor "github.com/labrunner/labrunner/golden/ordering"
+	"github.com/labrunner/labrunner/labconfig"
+	tt "github.com/labrunner/labrunner/traffic/tin"
 )
 
 // Configure brings the documented Clique up through registers alone: every

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/bitstreams"
-	"labrunner/boards/emu"
-	_ "labrunner/boards/emu/designs" // the emulated tin design (test only: the driver never imports the emulator)
-	"labrunner/drivers/regmap"
-	"labrunner/labconfig"
-	tt "labrunner/traffic/tin"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards/emu"
+	_ "github.com/labrunner/labrunner/boards/emu/designs" // the emulated tin design (test only: the driver never imports the emulator)
+	"github.com/labrunner/labrunner/drivers/regmap"
+	"github.com/labrunner/labrunner/labconfig"
+	tt "github.com/labrunner/labrunner/traffic/tin"
 )
 
 // The rig is the default Clique of docs/tin.md (2 pods x 4 ZCU102 boards,

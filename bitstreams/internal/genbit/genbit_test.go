@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"labrunner/bitstreams"
+	"github.com/labrunner/labrunner/bitstreams"
 )
 
 // copyCatalogue copies the repository's manifests (with their files: lists

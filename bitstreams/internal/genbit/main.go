@@ -26,7 +26,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"labrunner/bitstreams"
+	"github.com/labrunner/labrunner/bitstreams"
 )
 
 func main() {

@@ -6,7 +6,7 @@ import (
 	"hash/fnv"
 	"strings"
 
-	"labrunner/bitstreams"
+	"github.com/labrunner/labrunner/bitstreams"
 )
 
 // The emulator's bitstream files are small stand-ins for real ones: the same

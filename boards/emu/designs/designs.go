@@ -3,8 +3,8 @@
 package designs
 
 import (
-	_ "labrunner/boards/emu/exanet"
-	_ "labrunner/boards/emu/prr"
-	_ "labrunner/boards/emu/shoal"
-	_ "labrunner/boards/emu/tin"
+	_ "github.com/labrunner/labrunner/boards/emu/exanet"
+	_ "github.com/labrunner/labrunner/boards/emu/prr"
+	_ "github.com/labrunner/labrunner/boards/emu/shoal"
+	_ "github.com/labrunner/labrunner/boards/emu/tin"
 )

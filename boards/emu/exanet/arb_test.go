@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // TestArbitrationRoundRobin: three intra-tile ports sending to one: round

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // refDirection is an independent reading of §3.3's DOR: take the

@@ -20,7 +20,7 @@
 // boards/emu/designs) for its side effect.
 package exanet
 
-import "labrunner/boards/emu"
+import "github.com/labrunner/labrunner/boards/emu"
 
 // DesignName is the design this package emulates, as the catalogue names it.
 const DesignName = "exanet"

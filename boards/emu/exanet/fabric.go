@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"labrunner/boards/emu"
+	"github.com/labrunner/labrunner/boards/emu"
 )
 
 // never is the "no event" time or cycle.

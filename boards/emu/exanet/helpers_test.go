@@ -11,9 +11,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"labrunner/bitstreams"
-	"labrunner/boards/emu"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards/emu"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 var (

@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"labrunner/boards/emu"
+	"github.com/labrunner/labrunner/boards/emu"
 )
 
 // The APElink (§3.4): a Transmission Control Logic per inter-tile port over

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"labrunner/boards/emu"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/boards/emu"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // pair is two boards cabled sfp0-sfp0 on the X axis: a at (0,0,0), b at (1,0,0).

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"labrunner/bitstreams"
-	"labrunner/boards/emu"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards/emu"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // packet is one ExaNet packet on its way through the fabric. It is shared

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"labrunner/bitstreams"
-	"labrunner/boards/emu"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards/emu"
 )
 
 // The register file follows the design's manifest

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"labrunner/bitstreams"
-	"labrunner/boards/emu"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards/emu"
 )
 
 // selfClearing lists the rw fields that act and read back 0.

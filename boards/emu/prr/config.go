@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"labrunner/bitstreams"
+	"github.com/labrunner/labrunner/bitstreams"
 )
 
 // Limits of the register map (bitstreams/catalogue/prr.yaml): the address

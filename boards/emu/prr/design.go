@@ -5,8 +5,8 @@ import (
 	"math"
 	"sync"
 
-	"labrunner/bitstreams"
-	"labrunner/boards/emu"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards/emu"
 )
 
 // egressDepth is the depth of each port's egress capture FIFO (debug

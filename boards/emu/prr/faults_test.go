@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"labrunner/boards/emu"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/boards/emu"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // TestFaultsRegistered checks the faults are declared for this design with

@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"testing"
 
-	"labrunner/bitstreams"
-	"labrunner/boards/emu"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards/emu"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // FuzzConfigParams feeds arbitrary build parameters to the factory's

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/bitstreams"
-	"labrunner/boards"
-	"labrunner/boards/emu"
-	"labrunner/drivers"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards"
+	"github.com/labrunner/labrunner/boards/emu"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // rig is one emulated Ultra96 programmed with the prr design through the

@@ -26,8 +26,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"labrunner/boards/emu"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/boards/emu"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // DesignName is the design this package emulates, as the catalogue names it.

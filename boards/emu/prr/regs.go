@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"labrunner/bitstreams"
+	"github.com/labrunner/labrunner/bitstreams"
 )
 
 // The address decoder follows the design's manifest

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"labrunner/bitstreams"
-	"labrunner/boards/emu"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards/emu"
 )
 
 // elements lists every register element of the manifest with its address.

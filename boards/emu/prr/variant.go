@@ -10,7 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"labrunner/bitstreams"
+	"github.com/labrunner/labrunner/bitstreams"
 )
 
 // VariantCatalogue writes into dir a catalogue holding the prr design built

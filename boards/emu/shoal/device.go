@@ -5,8 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"labrunner/bitstreams"
-	"labrunner/boards/emu"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards/emu"
 )
 
 // device is the shoal design on one board: its registers, its NICs or its

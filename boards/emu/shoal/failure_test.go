@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 func failedPeers(tr *testRack) [nodes8]uint64 {

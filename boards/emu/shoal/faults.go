@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"labrunner/boards/emu"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/boards/emu"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // deviceFaults are the faults injected into one board, parsed once when the

@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"labrunner/bitstreams"
-	"labrunner/boards/emu"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards/emu"
 )
 
 // device is the tin design on one board: one TiN chip. Every field is

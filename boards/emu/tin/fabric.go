@@ -5,7 +5,7 @@ import (
 	"sort"
 	"sync"
 
-	"labrunner/boards/emu"
+	"github.com/labrunner/labrunner/boards/emu"
 )
 
 // fabric is one cabled set of boards running the tin design. It lives in

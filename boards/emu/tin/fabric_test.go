@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"labrunner/boards/emu"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/boards/emu"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // creditsAtRest checks that, with the fabric quiescent, every up port

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // deviceFaults are the faults injected into one board, parsed once when the

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/boards/emu"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/boards/emu"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // FuzzRegisterWrites drives a two-board fabric with arbitrary register

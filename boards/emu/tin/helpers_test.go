@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"labrunner/bitstreams"
-	"labrunner/boards/emu"
-	"labrunner/drivers"
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards/emu"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // The test Clique is the default of docs/tin.md: pods x tins ZCU102

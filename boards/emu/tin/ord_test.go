@@ -6,7 +6,7 @@ import (
 	"sort"
 	"testing"
 
-	"labrunner/labconfig"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // dlogRec is one delivery-log record (docs/tin.md).

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"labrunner/bitstreams"
-	"labrunner/boards/emu"
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards/emu"
 )
 
 // The Go constants and the manifest are two descriptions of one map: every

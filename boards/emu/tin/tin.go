@@ -34,7 +34,7 @@
 // boards/emu/designs) for its side effect.
 package tin
 
-import "labrunner/boards/emu"
+import "github.com/labrunner/labrunner/boards/emu"
 
 // DesignName is the design this package emulates, as the catalogue names it.
 const DesignName = "tin"
