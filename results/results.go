@@ -102,6 +102,75 @@ type Expectation struct {
 	Source string `json:"source"`
 	// Note explains the figure in one line, for reports.
 	Note string `json:"note,omitempty"`
+	// Budget says what the band's width is made of and how much each part
+	// contributes (golden replica spread at the run length the test uses,
+	// counter quantisation, clock ppm, measurement window), so that a
+	// reader can tell which disagreement the band still catches.
+	Budget string `json:"budget,omitempty"`
+	// Wide is the reason a band is allowed to be wider than WideBand on
+	// either side of its reference (or bounded on one side only, or by 0
+	// for a quantity that must be positive). Empty for a band within it.
+	Wide string `json:"wide,omitempty"`
+}
+
+// WideBand is the relative half-width above which a band needs a stated
+// reason (Expectation.Wide).
+const WideBand = 0.10
+
+// RelativeBand returns how far the band reaches below and above its
+// reference value, relative to that value: the expectation's Value for a
+// toleranced figure (and for bounds when Value is set), the middle of the
+// bounds otherwise. An unbounded side is +Inf. ok is false for a text
+// expectation, which has no band.
+func (e Expectation) RelativeBand() (below, above float64, ok bool) {
+	if e.Text != "" {
+		return 0, 0, false
+	}
+	lo, hi := e.Bounds()
+	ref := e.Value
+	if (e.Min != nil || e.Max != nil) && ref == 0 {
+		switch {
+		case math.IsInf(lo, 0) && math.IsInf(hi, 0):
+			return math.Inf(1), math.Inf(1), true
+		case math.IsInf(lo, 0):
+			ref = hi
+		case math.IsInf(hi, 0):
+			ref = lo
+		default:
+			ref = (lo + hi) / 2
+		}
+	}
+	rel := func(d float64) float64 {
+		switch {
+		case math.IsInf(d, 0):
+			return math.Inf(1)
+		case ref == 0:
+			if d == 0 {
+				return 0
+			}
+			return math.Inf(1)
+		}
+		return d / math.Abs(ref)
+	}
+	below, above = rel(ref-lo), rel(hi-ref)
+	if below < 0 {
+		below = 0
+	}
+	if above < 0 {
+		above = 0
+	}
+	return below, above, true
+}
+
+// NeedsReason reports whether the band is wider than WideBand on a side,
+// one-sided, or reaches 0 from a positive reference: such a band is allowed
+// only with Wide set.
+func (e Expectation) NeedsReason() bool {
+	below, above, ok := e.RelativeBand()
+	if !ok {
+		return false
+	}
+	return below > WideBand || above > WideBand
 }
 
 // Key returns the key the expectation is scored under.
@@ -184,8 +253,11 @@ type Verdict struct {
 	ExpectedValue *float64  `json:"expected_value,omitempty"`
 	Tolerance     *float64  `json:"tolerance,omitempty"` // absolute half-width, when numeric
 	Source        string    `json:"source,omitempty"`
-	Message       string    `json:"message,omitempty"`
-	Seconds       float64   `json:"seconds,omitempty"`
+	// Budget and Wide: see Expectation.
+	Budget  string  `json:"budget,omitempty"`
+	Wide    string  `json:"wide,omitempty"`
+	Message string  `json:"message,omitempty"`
+	Seconds float64 `json:"seconds,omitempty"`
 	// Step and Attempt: see Measurement.
 	Step    string `json:"step,omitempty"`
 	Attempt int    `json:"attempt,omitempty"`
@@ -206,7 +278,7 @@ func Score(m Measurement, e Expectation) Verdict {
 	v := Verdict{
 		Time: m.Time, Plan: m.Plan, Test: m.Test, Board: m.Board, Design: m.Design,
 		Metric: m.Metric, Params: m.Params, Unit: m.Unit, Source: e.Source,
-		Expected: e.Describe(), Step: m.Step,
+		Expected: e.Describe(), Step: m.Step, Budget: e.Budget, Wide: e.Wide,
 	}
 	if e.Text != "" {
 		v.MeasuredText = m.Text

@@ -232,3 +232,37 @@ func jsonOf(t *testing.T, ms []Measurement) string {
 	}
 	return string(b)
 }
+
+func TestRelativeBand(t *testing.T) {
+	f := Float
+	cases := []struct {
+		name         string
+		e            Expectation
+		below, above float64
+		needsReason  bool
+	}{
+		{"rel 5%", Expectation{Value: 100, RelTol: 0.05}, 0.05, 0.05, false},
+		{"abs wider", Expectation{Value: 100, RelTol: 0.05, AbsTol: 20}, 0.2, 0.2, true},
+		{"bounds around value", Expectation{Value: 100, Min: f(95), Max: f(130)}, 0.05, 0.3, true},
+		{"bounds, no value", Expectation{Min: f(90), Max: f(110)}, 0.1, 0.1, false},
+		{"floor of zero", Expectation{Min: f(0), Max: f(8)}, 1, 1, true},
+		{"upper only", Expectation{Max: f(5000), Min: nil}, math.Inf(1), 0, true},
+	}
+	for _, c := range cases {
+		b, a, ok := c.e.RelativeBand()
+		if !ok || math.Abs(b-c.below) > 1e-9 && !(math.IsInf(b, 1) && math.IsInf(c.below, 1)) ||
+			math.Abs(a-c.above) > 1e-9 && !(math.IsInf(a, 1) && math.IsInf(c.above, 1)) {
+			t.Errorf("%s: band (%v, %v, %v), want (%v, %v)", c.name, b, a, ok, c.below, c.above)
+		}
+		if got := c.e.NeedsReason(); got != c.needsReason {
+			t.Errorf("%s: NeedsReason %v, want %v", c.name, got, c.needsReason)
+		}
+	}
+	if _, _, ok := (Expectation{Text: "XY"}).RelativeBand(); ok {
+		t.Error("a text expectation has no band")
+	}
+	v := Score(Measurement{Value: 1}, Expectation{Value: 1, RelTol: 0.01, Budget: "counter quantisation 1%"})
+	if v.Budget != "counter quantisation 1%" {
+		t.Errorf("verdict budget %q", v.Budget)
+	}
+}
