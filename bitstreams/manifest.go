@@ -39,7 +39,7 @@ type Field struct {
 }
 
 // Counter describes a register that counts, so that readers handle its
-// rollover and know what it counts (DESIGN.md: counters describe themselves).
+// rollover and know what it counts (docs/architecture.md: counters describe themselves).
 type Counter struct {
 	// Unit of one count: "cycles", "packets", "bytes", "words", "errors".
 	Unit string `yaml:"unit" json:"unit"`

@@ -63,7 +63,7 @@ type Power interface {
 }
 
 // Failure classes keep infrastructure trouble apart from bad input and from
-// a design that does not meet its figures (DESIGN.md, lessons from board farms).
+// a design that does not meet its figures (docs/architecture.md, lessons from board farms).
 type Class int
 
 const (

@@ -20,7 +20,7 @@ import (
 	"github.com/labrunner/labrunner/results"
 )
 
-// Exit codes (DESIGN.md, conventions).
+// Exit codes (docs/architecture.md, conventions).
 const (
 	ExitPass   = 0
 	ExitFail   = 1 // a verdict failed

@@ -23,7 +23,7 @@ func main() {
 }
 
 // exitError carries an exit code out of a command without calling os.Exit
-// inside urfave/cli (which would skip deferred cleanup: DESIGN.md).
+// inside urfave/cli (which would skip deferred cleanup: docs/architecture.md).
 type exitError struct {
 	code int
 	err  error

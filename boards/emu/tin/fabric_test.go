@@ -344,7 +344,7 @@ func snapshot(tr *testRack) map[string]uint32 {
 	return out
 }
 
-// The emulator is deterministic for a seed (DESIGN.md): the same lab, seed
+// The emulator is deterministic for a seed (docs/architecture.md): the same lab, seed
 // and register writes give the same counters and samples; another seed
 // gives another run.
 func TestDeterministicPerSeed(t *testing.T) {
