@@ -155,9 +155,6 @@ func programCommand() *cli.Command {
 			&cli.StringFlag{Name: "file", Usage: "bitstream file to program instead of the catalogue's"},
 			faultFlag, seedFlag},
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			s, err := openSession(c, false)
 			if err != nil {
 				return err
@@ -175,13 +172,10 @@ func programCommand() *cli.Command {
 func regsCommand() *cli.Command {
 	common := []cli.Flag{labFlag, boardFlag,
 		&cli.StringFlag{Name: "design", Usage: "register map to use (default: the board's plan design)"},
-		&cli.BoolFlag{Name: "program", Usage: "program the design first (default: yes for emulated boards, which start empty)"},
+		&cli.BoolFlag{Name: "program", Usage: "program the design first", DefaultText: "yes for emulated boards, which start empty"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 		faultFlag, seedFlag}
 	open := func(c *cli.Context) (*session, *regmap.Regs, error) {
-		if err := noTrailingFlags(c); err != nil {
-			return nil, nil, err
-		}
 		s, err := openSession(c, false)
 		if err != nil {
 			return nil, nil, err
@@ -324,9 +318,6 @@ func consoleCommand() *cli.Command {
 			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "how long --expect waits"},
 			faultFlag, seedFlag},
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			s, err := openSession(c, true)
 			if err != nil {
 				return err

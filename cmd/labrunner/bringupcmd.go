@@ -64,9 +64,6 @@ func stageNames() []string {
 }
 
 func runBringup(c *cli.Context) error {
-	if err := noTrailingFlags(c); err != nil {
-		return err
-	}
 	boards := c.StringSlice("board")
 	if c.Bool("all") == (len(boards) > 0) {
 		return exitf(selftest.ExitConfig, "say which boards: --board NAME (repeatable) or --all")

@@ -55,7 +55,10 @@ func withCode(code int, err error) error {
 
 func run(args []string) int {
 	app := newApp()
-	err := app.Run(args)
+	args, err := normalizeArgs(app, args)
+	if err == nil {
+		err = app.Run(args)
+	}
 	if err == nil {
 		return 0
 	}
@@ -65,20 +68,23 @@ func run(args []string) int {
 		code = ec.ExitCode()
 	}
 	if msg := err.Error(); msg != "" {
-		fmt.Fprintln(os.Stderr, "labrunner: "+msg)
+		if !strings.HasPrefix(msg, "labrunner ") {
+			msg = "labrunner: " + msg
+		}
+		fmt.Fprintln(os.Stderr, msg)
 	}
 	return code
 }
 
 func newApp() *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:    "labrunner",
 		Usage:   "hardware-in-the-loop test harness for FPGA network fabrics",
 		Version: buildVersion(),
 		Description: "labrunner programs Zynq UltraScale+ and Stratix V boards with network designs, drives their\n" +
 			"on-FPGA traffic generators and counters over MMIO or a UART bridge, and scores every measurement\n" +
 			"against golden models of the papers the designs come from. Without --lab it runs on the embedded\n" +
-			"emulated rack. Flags go before positional arguments.\n\n" +
+			"emulated rack. Flags may come before or after positional arguments; -- ends flags.\n\n" +
 			"Exit codes: 0 all passed, 1 a verdict failed, 2 bad usage or config, 3 infrastructure error.",
 		// Never let urfave/cli call os.Exit: run() turns errors into codes.
 		ExitErrHandler: func(*cli.Context, error) {},
@@ -107,26 +113,37 @@ func newApp() *cli.App {
 			reportCommand(),
 			compareCommand(),
 		},
+		Before: func(c *cli.Context) error {
+			_, err := logLevel(c.String("log-level"))
+			return err
+		},
+		OnUsageError: onUsageError,
 	}
+	forgiving(app.Commands)
+	return app
+}
+
+// logLevel parses --log-level, refusing what slog would not mean.
+func logLevel(s string) (slog.Level, error) {
+	var lvl slog.Level
+	switch strings.ToLower(s) {
+	case "debug", "info", "warn", "warning", "error":
+		if strings.EqualFold(s, "warning") {
+			s = "warn"
+		}
+		if err := lvl.UnmarshalText([]byte(s)); err == nil {
+			return lvl, nil
+		}
+	}
+	return 0, usageError("--log-level %q: use debug, info, warn or error", s)
 }
 
 func logger(c *cli.Context) *slog.Logger {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+	lvl, err := logLevel(c.String("log-level"))
+	if err != nil {
 		lvl = slog.LevelInfo
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
-}
-
-// noTrailingFlags refuses flags written after positional arguments, which
-// urfave/cli would silently take as arguments.
-func noTrailingFlags(c *cli.Context) error {
-	for _, a := range c.Args().Slice() {
-		if strings.HasPrefix(a, "-") && len(a) > 1 && !isNumber(a) {
-			return exitf(selftest.ExitConfig, "%q after the arguments: put flags before positional arguments (labrunner %s --flag ... ARGS)", a, c.Command.Name)
-		}
-	}
-	return nil
 }
 
 func isNumber(s string) bool {

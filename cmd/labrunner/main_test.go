@@ -178,9 +178,13 @@ func TestBadLabFileExitsTwoWithFileAndLine(t *testing.T) {
 	}
 }
 
-func TestFlagsAfterArgumentsAreRefused(t *testing.T) {
-	if code := run([]string{"labrunner", "golden", "predict", "exanet", "--json"}); code != 2 {
-		t.Errorf("exit %d, want 2 for a flag after the arguments", code)
+func TestFlagsAfterArgumentsAreAccepted(t *testing.T) {
+	code, stdout, stderr := runCaptured(t, "golden", "predict", "exanet", "--set", "payloads=64,512", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0 for flags after the arguments: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, `"payload": "512"`) {
+		t.Errorf("--set after the model was not applied: %.300s", stdout)
 	}
 }
 

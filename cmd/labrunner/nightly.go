@@ -51,9 +51,6 @@ func nightlyCommand() *cli.Command {
 			&cli.DurationFlag{Name: "held-wait", Value: 30 * time.Minute, Usage: "how long --held wait waits for held boards"},
 		}, influxFlags()...),
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			return runNightly(c, c.StringSlice("plan"))
 		},
 	}
@@ -66,9 +63,6 @@ func selftestCommand() *cli.Command {
 		ArgsUsage: "[PLAN...]",
 		Flags:     append([]cli.Flag{labFlag, &cli.StringFlag{Name: "out", Usage: "results root"}, faultFlag, seedFlag}, influxFlags()...),
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			return runNightly(c, c.Args().Slice())
 		},
 	}

@@ -119,12 +119,9 @@ func reserveCommand() *cli.Command {
 		ArgsUsage: "BOARD...",
 		Flags: []cli.Flag{labFlag, locksFlag,
 			&cli.DurationFlag{Name: "for", Value: 4 * time.Hour, Usage: "how long the reservation lasts unless released"},
-			&cli.StringFlag{Name: "note", Usage: "why, for the others (shown by `labrunner boards`)"},
+			&cli.StringFlag{Name: "note", Usage: "why, for the others (labrunner boards shows it)"},
 			&cli.BoolFlag{Name: "maintenance", Usage: "also mark the boards as in maintenance"}},
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			if c.NArg() == 0 {
 				return exitf(selftest.ExitConfig, "reserve which boards? (labrunner reserve BOARD...)")
 			}
@@ -173,9 +170,6 @@ func releaseCommand() *cli.Command {
 		ArgsUsage: "BOARD...",
 		Flags:     []cli.Flag{labFlag, locksFlag, &cli.BoolFlag{Name: "force", Usage: "break another user's lease"}},
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			lab, err := loadLab(c, bitstreams.Default())
 			if err != nil {
 				return err

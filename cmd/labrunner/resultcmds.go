@@ -101,9 +101,6 @@ func exportCommand() *cli.Command {
 			&cli.StringFlag{Name: "root", Usage: "results root holding the spool (default: RUN_DIR's parent)"},
 		}, influxFlags()...),
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			if c.NArg() != 1 {
 				return exitf(selftest.ExitConfig, "export takes one RUN_DIR (labrunner export [flags] RUN_DIR)")
 			}
@@ -181,9 +178,6 @@ func reportCommand() *cli.Command {
 			&cli.StringFlag{Name: "merge", Usage: "merge the shards' run directories given as arguments into this new directory (verdicts, measurements, run.json, junit.xml) and report on it"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			if into := c.String("merge"); into != "" {
 				if c.NArg() < 1 {
 					return exitf(selftest.ExitConfig, "report --merge DIR takes the shards' run directories (labrunner report --merge DIR RUN_DIR...)")
@@ -226,9 +220,6 @@ func compareCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the comparison as JSON"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			if c.NArg() != 2 {
 				return exitf(selftest.ExitConfig, "compare takes two run directories (labrunner compare [flags] RUN_A RUN_B)")
 			}
