@@ -272,6 +272,10 @@ func checkArgs(c *cli.Context) error {
 	return nil
 }
 
+// parsedKey holds, in the app's Metadata, the function that tells run() the
+// command line has been parsed (see parseMu).
+const parsedKey = "labrunner.parsed"
+
 // forgiving sets, on every command of the tree, the hooks that make the
 // command line forgiving of habits and strict about mistakes: one-line
 // usage errors, and positional arguments only where a command takes them.
@@ -281,6 +285,9 @@ func forgiving(cmds []*cli.Command) {
 		if c.Action != nil {
 			before := c.Before
 			c.Before = func(ctx *cli.Context) error {
+				if f, ok := ctx.App.Metadata[parsedKey].(func()); ok {
+					f()
+				}
 				if err := checkArgs(ctx); err != nil {
 					return err
 				}

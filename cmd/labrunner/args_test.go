@@ -110,3 +110,21 @@ func runCaptured(t *testing.T, args ...string) (code int, stdout, stderr string)
 	<-done
 	return code, ob.String(), eb.String()
 }
+
+// TestAppsRunConcurrently guards the end-to-end tests' parallelism: the CLI
+// keeps no state at package level (flags are made per app), so two apps in
+// one process never share a flag. Under -race a shared flag shows up here.
+func TestAppsRunConcurrently(t *testing.T) {
+	t.Parallel()
+	done := make(chan int, 4)
+	for i := 0; i < 4; i++ {
+		go func() {
+			done <- run([]string{"labrunner", "--log-level", "error", "lab", "check", "--lab", "testdata/mini.yaml"})
+		}()
+	}
+	for i := 0; i < 4; i++ {
+		if code := <-done; code != 0 {
+			t.Errorf("lab check exit %d", code)
+		}
+	}
+}

@@ -177,7 +177,7 @@ func simCommand() *cli.Command {
 				"on its boards (unless --no-program), and prints every board's console and UART-bridge\n" +
 				"pseudo-terminal. Point a serial tool at a console (e.g. `screen /dev/pts/5 115200`) or a lab\n" +
 				"file's `uart_bridge: {port: /dev/pts/6}` at a bridge. Runs until Ctrl-C.",
-			Flags: []cli.Flag{labFlag, faultFlag, seedFlag,
+			Flags: []cli.Flag{labFlag(), faultFlag(), seedFlag(),
 				&cli.BoolFlag{Name: "no-program", Usage: "leave the boards unprogrammed"},
 				&cli.BoolFlag{Name: "json", Usage: "print the board table as JSON"}},
 			Action: func(c *cli.Context) error {
@@ -301,7 +301,7 @@ func labCommand() *cli.Command {
 				Name:      "check",
 				Usage:     "load and validate a lab file; every problem is listed with file:line",
 				ArgsUsage: "[FILE] (the same as --lab FILE)",
-				Flags:     []cli.Flag{labFlag},
+				Flags:     []cli.Flag{labFlag()},
 				Action: func(c *cli.Context) error {
 					if err := labFileArg(c); err != nil {
 						return err

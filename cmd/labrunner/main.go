@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -53,8 +54,21 @@ func withCode(code int, err error) error {
 	return &exitError{code: code, err: err}
 }
 
+// parseMu serialises the parsing of command lines: urfave/cli's help and
+// version flags are package-level values that every app writes while it
+// parses (BoolFlag.Apply), so two apps in one process (the end-to-end tests
+// run in parallel) would race on them. It is held from the start of a run
+// until the command's own flags are parsed (parsed, called by the commands'
+// Before hook), or until the run ends (help, version, a usage error).
+var parseMu sync.Mutex
+
 func run(args []string) int {
+	parseMu.Lock()
+	var once sync.Once
+	parsed := func() { once.Do(parseMu.Unlock) }
+	defer parsed()
 	app := newApp()
+	app.Metadata = map[string]any{parsedKey: parsed}
 	args, err := normalizeArgs(app, args)
 	if err == nil {
 		err = app.Run(args)
