@@ -9,6 +9,7 @@ import (
 )
 
 func TestNormalizeArgs(t *testing.T) {
+	t.Parallel()
 	app := newApp()
 	cases := []struct {
 		in, want string

@@ -12,6 +12,7 @@ import (
 // placeholder in urfave/cli, so it must be one word; and a flag names its
 // default once (in DefaultText or by its value), not also in its usage.
 func TestHelpReadsCleanly(t *testing.T) {
+	t.Parallel()
 	app := newApp()
 	var walk func(path string, flags []cli.Flag, cmds []*cli.Command)
 	walk = func(path string, flags []cli.Flag, cmds []*cli.Command) {
