@@ -74,7 +74,7 @@ func selftestCommand() *cli.Command {
 	}
 }
 
-func runNightly(c *cli.Context, plans []string) error {
+func runNightly(c *cli.Context, plans []string) (err error) {
 	cat := bitstreams.Default()
 	var resumed *results.Run
 	if r := c.String("resume"); r != "" {
@@ -159,6 +159,24 @@ func runNightly(c *cli.Context, plans []string) error {
 		return withCode(selftest.ExitConfig, err)
 	}
 	defer dir.Close()
+	finished := false
+	defer func() {
+		// Whatever happened after the run directory was made, it ends
+		// finished: a panic outside the board groups (which recover
+		// their own) is an infrastructure error of the whole run, never a
+		// run.json left at "running" and a stack trace for an answer.
+		p := recover()
+		if p == nil {
+			return
+		}
+		log.Error("the nightly panicked", "panic", p, "stack", string(debug.Stack()))
+		if !finished {
+			if ferr := dir.Finish("infrastructure-error", selftest.ExitInfra); ferr != nil {
+				log.Error("finishing the run directory failed", "err", ferr)
+			}
+		}
+		err = exitf(selftest.ExitInfra, "the nightly stopped unexpectedly (%v); the run directory %s is finished as an infrastructure error and labrunner.log has the stack", p, dir.Path)
+	}()
 	current.Store(dir)
 	if f, err := os.OpenFile(filepath.Join(dir.Path, results.LogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
 		log.Warn("the run's log file cannot be written; warnings still reach the terminal", "err", err)
@@ -182,6 +200,7 @@ func runNightly(c *cli.Context, plans []string) error {
 	if ctx.Err() != nil && out.ExitCode == selftest.ExitPass {
 		out.ExitCode, out.Status = selftest.ExitInfra, "interrupted"
 	}
+	finished = true
 	if err := dir.Finish(out.Status, out.ExitCode); err != nil {
 		log.Error("writing the run directory's reports failed", "err", err)
 	}
