@@ -77,6 +77,7 @@ func selftestCommand() *cli.Command {
 func runNightly(c *cli.Context, plans []string) (err error) {
 	cat := bitstreams.Default()
 	var resumed *results.Run
+	var dir *results.Dir
 	if r := c.String("resume"); r != "" {
 		run, err := results.ReadRun(r)
 		if err != nil {
@@ -84,6 +85,12 @@ func runNightly(c *cli.Context, plans []string) (err error) {
 		}
 		resumed = run
 		plans = run.Plans
+		// The directory is locked first: a second resume of the same run
+		// stops here, before it starts a rack or writes anything.
+		if dir, err = results.Open(r); err != nil {
+			return withCode(selftest.ExitConfig, err)
+		}
+		defer dir.Close()
 	}
 	lab, err := loadLabFor(c, cat, resumed)
 	if err != nil {
@@ -145,20 +152,21 @@ func runNightly(c *cli.Context, plans []string) (err error) {
 	if shard.Count > 0 {
 		run.Shard = shard.String()
 	}
-	var dir *results.Dir
 	if resumed != nil {
-		if dir, err = results.Open(c.String("resume")); err != nil {
-			return withCode(selftest.ExitConfig, err)
+		for _, rep := range dir.Repairs {
+			log.Warn("repaired the run directory before resuming", "what", rep)
 		}
 		root = filepath.Dir(dir.Path)
 		dir.UpdateRun(func(r *results.Run) {
 			r.Status, r.End, r.Resumes = "running", nil, r.Resumes+1
 		})
 		fmt.Fprintf(prog.Writer(), "resuming %s (attempt %d)\n", dir.Path, dir.Attempt())
-	} else if dir, err = results.Create(root, run); err != nil {
-		return withCode(selftest.ExitConfig, err)
+	} else {
+		if dir, err = results.Create(root, run); err != nil {
+			return withCode(selftest.ExitConfig, err)
+		}
+		defer dir.Close()
 	}
-	defer dir.Close()
 	finished := false
 	defer func() {
 		// Whatever happened after the run directory was made, it ends
