@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/boards/lease"
 	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/labconfig/strictyaml"
 	"github.com/labrunner/labrunner/selftest"
 )
 
@@ -131,20 +133,24 @@ func reserveCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			// Every name is checked before the lock directory is touched:
+			// a reservation the nightly would not honour is refused when it
+			// is made, and leaves nothing behind.
+			for _, name := range c.Args().Slice() {
+				if err := reservable(lab, name); err != nil {
+					return withCode(selftest.ExitConfig, err)
+				}
+			}
 			d, err := locksDir(c, lab)
 			if err != nil {
 				return err
 			}
 			var got []*lease.Lease
 			for _, name := range c.Args().Slice() {
-				if _, ok := lab.Board(name); !ok {
-					err = fmt.Errorf("no board %q in lab %s", name, lab.Name)
-				} else {
-					var l *lease.Lease
-					l, err = d.Acquire(name, lease.Options{Command: "labrunner reserve", TTL: c.Duration("for"), Manual: true, Note: c.String("note")})
-					if err == nil {
-						got = append(got, l)
-					}
+				var l *lease.Lease
+				l, err = d.Acquire(name, lease.Options{Command: "labrunner reserve", TTL: c.Duration("for"), Manual: true, Note: c.String("note")})
+				if err == nil {
+					got = append(got, l)
 				}
 				if err != nil {
 					// All or nothing: give back what was taken.
@@ -163,6 +169,33 @@ func reserveCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// reservable says whether a reservation of the board would be honoured by
+// the lab's nightly (selftest.Nightly leases the boards it uses): the board
+// must be the lab's, and an emulated board lives inside each labrunner
+// process, so the nightly leases it only when the lab file names a lock
+// directory.
+func reservable(lab *labconfig.Lab, name string) error {
+	b, ok := lab.Board(name)
+	if !ok {
+		var names []string
+		for _, b := range lab.Boards {
+			names = append(names, b.Name)
+		}
+		return fmt.Errorf("no board %q in lab %s (%s): nothing reserved", name, lab.Name, nearestOrList(name, names))
+	}
+	if b.Emulated != nil && lab.Locks == nil {
+		return fmt.Errorf("%s is an emulated board of lab %s, which names no lock directory: each labrunner process has its own emulated rack, so the nightly would not honour the reservation; nothing reserved (add locks: {dir: %s} to the lab file to lease emulated boards too)", name, lab.Name, defaultLocks)
+	}
+	return nil
+}
+
+func nearestOrList(name string, names []string) string {
+	if n := strictyaml.Nearest(name, names); n != "" {
+		return "did you mean " + n + "?"
+	}
+	return "boards: " + strings.Join(names, ", ")
 }
 
 func releaseCommand() *cli.Command {
