@@ -41,8 +41,8 @@ const sharedKey = "tin"
 
 // clique is what setup learnt and built, for the tests.
 type clique struct {
-	r      *tt.Rack
-	topo   *tt.Topology
+	r    *tt.Rack
+	topo *tt.Topology
 	// timing is the build the manifest declares (never a board's
 	// registers): the cell format the tests expect, the injection rate
 	// loads are fractions of.
