@@ -129,15 +129,15 @@ func init() {
 		Params: map[string]string{"victim": "seeded", "senders": "all", "bytes": "1500", "messages": "4", "message_bytes": "65536", "threshold": "16", "seed": "plan seed"},
 		Doc:    "many sources burst to one destination port: RTS queues stay at the CTD threshold, the excess is dropped by CTD at the source without its data crossing the fabric, ECN marks the rest (§3.3)"})
 	selftest.Register(selftest.Test{Name: "ordering", Design: design, Run: runOrdering,
-		Params: map[string]string{"modes": "ordered,ordered-eod,sync", "target": "last board", "sources": "3", "streams": "4", "lengths": "10,20,40",
+		Params: map[string]string{"modes": "ordered,ordered-eod,sync", selftest.TargetsParam: selftest.TargetsDoc, "target": "one board (older form of targets)", "sources": "3", "streams": "4", "lengths": "10,20,40",
 			"concurrent": "2", "loss_req_ppm": "20000", "loss_ack_ppm": "20000", "drop_every": "7", "jitter_ns": "200", "seed": "plan seed"},
 		Doc: "ordered (fast, falling back to slow), exactly-once and synchronized streams under injected REQ and ACK loss and reordering: " +
-			"the target's delivery log satisfies golden/ordering.CheckLog for every stream and every stream completes (SC'18 §III)"})
+			"each target's delivery log (every board by default) satisfies golden/ordering.CheckLog for every stream and every stream completes (SC'18 §III)"})
 	selftest.Register(selftest.Test{Name: "fallback", Design: design, Run: runFallback,
-		Params: map[string]string{"target": "last board", "sources": "3", "length": "20", "conns": "2", "seed": "plan seed"},
+		Params: map[string]string{selftest.TargetsParam: selftest.TargetsDoc, "target": "one board (older form of targets)", "sources": "3", "length": "20", "conns": "2", "seed": "plan seed"},
 		Doc:    "§IV-D with two receiver connections: more concurrent fast streams than connections; the extra ones are NACKed and fall back to slow mode as golden/ordering.Run predicts, the log stays correct, connections never exceed two"})
 	selftest.Register(selftest.Test{Name: "rob_occupancy", Design: design, Run: runROB,
-		Params: map[string]string{"target": "last board", "sources": "2", "streams": "4", "length": "40", "jitter_ns": "200", "gap_ns": "link", "buffer_packets": "20", "seed": "plan seed"},
+		Params: map[string]string{selftest.TargetsParam: selftest.TargetsDoc, "target": "one board (older form of targets)", "sources": "2", "streams": "4", "length": "40", "jitter_ns": "200", "gap_ns": "link", "buffer_packets": "20", "seed": "plan seed"},
 		Doc:    "reorder-buffer occupancy under reordering stays within golden/ordering's skew-sized capacity (§IV-D), the skew taken from golden/tin's path latencies of this Clique plus the injected jitter"})
 	selftest.Register(selftest.Test{Name: "trace_path", Design: design, Run: runTracePath,
 		Params: map[string]string{"src": "seeded", "dst": "seeded", "bytes": "1500", "seed": "plan seed"},
