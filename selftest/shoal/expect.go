@@ -128,8 +128,8 @@ func permutationExpect(c gs.Config, flows []ts.Flow, warmup, epochs int) (result
 	if err != nil {
 		return e, 0, err
 	}
-	// The ceiling uses the tightest feedback loop the paper allows (the
-	// lead's ruling 2b: headers on both legs), the upper end of the band.
+	// The ceiling uses the tightest feedback loop the paper allows
+	// (reading S3, with S2's headers on both legs), the upper end of the band.
 	loops, err := gs.FastestFeedbackLoops(c, s)
 	if err != nil {
 		return e, 0, err
