@@ -23,7 +23,9 @@ import (
 )
 
 // Errors a Design returns from Read32/Write32. The UART bridge maps them to
-// its status codes (docs/uart-bridge.md).
+// its status codes (docs/uart-bridge.md); any other error is the design's
+// register refusing the access (a push into a full FIFO), which the bridge
+// answers REFUSED and the emulated bus reports as a design failure.
 var (
 	// ErrBusError: the address is not decoded by the design, or no design is loaded.
 	ErrBusError = errors.New("bus error: address not decoded")
