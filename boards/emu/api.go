@@ -20,6 +20,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // Errors a Design returns from Read32/Write32. The UART bridge maps them to
@@ -64,8 +65,13 @@ type FaultInfo struct {
 	Design string
 	// Doc says what the fault does and which symptom the harness should see.
 	Doc string
-	// Params lists the parameters it takes, with their defaults.
+	// Params lists the parameters it takes, with their defaults. A default
+	// that is a number makes CheckFault refuse a value that is not one.
 	Params map[string]string
+	// Check, when set, validates the values of the parameters given (ranges,
+	// enumerations) without a rack; CheckFault runs it after the names and
+	// the numbers. RegisterFault runs it on the defaults.
+	Check func(labconfig.Params) error
 }
 
 // Port is one network cage of a board, possibly cabled to another.
