@@ -127,6 +127,9 @@ type Manifest struct {
 	// Params are design parameters fixed at build time (P, S, FIFO depth,
 	// node count ...), readable by the emulator and the runner.
 	Params map[string]string `yaml:"params,omitempty" json:"params,omitempty"`
+	// Report describes the design's metrics and figures for run reports
+	// (report.go); nil when the design describes none.
+	Report *Report `yaml:"report,omitempty" json:"report,omitempty"`
 
 	// Source is the manifest file, for error messages.
 	Source string `yaml:"-" json:"-"`

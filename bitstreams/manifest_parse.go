@@ -175,6 +175,7 @@ func (v *mcheck) manifest(m *Manifest) {
 	v.windows(m)
 	v.registers(m)
 	v.files(m)
+	v.report("report", m.Report)
 }
 
 func (v *mcheck) windows(m *Manifest) {
