@@ -15,7 +15,7 @@ import (
 // itself. This test walks the module's import graph and fails on any path
 // from one to the other.
 
-const module = "labrunner"
+const module = "github.com/labrunner/labrunner"
 
 func moduleRoot(t *testing.T) string {
 	dir, err := os.Getwd()
