@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/labrunner/labrunner/results/influx/influxtest"
 )
 
 // The shell blocks (```sh) of README.md and of every docs/*.md page are
@@ -32,9 +34,13 @@ import (
 //   - Upper-case placeholders stand for what an earlier command made:
 //     RUN_DIR and RUN_B the last run directory a command printed, RUN_A the one
 //     before it.
-//   - A page may put `<!-- doctest: KEY=VALUE ... -->` right above a block:
-//     `influx` starts a real InfluxDB for the block and points the page's
-//     http://influx:8086 at it; `checked-by=TestX` says the block is host
+//   - A page may put `<!-- doctest: KEY[=VALUE] ... -->` right above a block:
+//     `lab=PATH` runs the block's commands with LABRUNNER_LAB=PATH (a smaller
+//     rack than the default; the commands themselves are unchanged);
+//     `influx` starts a real InfluxDB (user labrunner, password secret,
+//     databases nightly and labrunner), points the page's
+//     http://influx:8086 at it, puts its token in ~/.influx-token, and
+//     checks that points arrived; `checked-by=TestX` says the block is host
 //     setup that cannot run in a sandbox (sudo, systemctl) and names the test
 //     that checks what it relies on instead, which must exist.
 //
@@ -221,6 +227,9 @@ type page struct {
 	bin     string
 	runDirs []string
 	env     []string
+	// Set per block by its directive.
+	blockEnv []string
+	influx   *influxtest.Server
 }
 
 func newPage(t *testing.T, bin string) *page {
@@ -265,6 +274,9 @@ func newPage(t *testing.T, bin string) *page {
 func (p *page) expand(c command) (string, error) {
 	s, _, _ := cutComment(c.text)
 	s = strings.ReplaceAll(s, "go run ./cmd/labrunner", "labrunner")
+	if p.influx != nil {
+		s = strings.ReplaceAll(s, "http://influx:8086", p.influx.URL)
+	}
 	last := func(back int) (string, error) {
 		if len(p.runDirs) < back {
 			return "", fmt.Errorf("%s:%d: %q needs %d earlier run directories on this page, there are %d", c.file, c.line, c.text, back, len(p.runDirs))
@@ -296,7 +308,7 @@ func (p *page) run(c command, timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", s)
-	cmd.Dir, cmd.Env = p.dir, p.env
+	cmd.Dir, cmd.Env = p.dir, append(append([]string(nil), p.env...), p.blockEnv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var out bytes.Buffer
@@ -385,6 +397,7 @@ func TestDocumentedCommands(t *testing.T) {
 					}
 					continue
 				}
+				p.setUp(b)
 				for _, c := range b.cmds {
 					cmdText, _, _ := cutComment(c.text)
 					if why, ok := notRunHere[cmdText]; ok {
@@ -393,6 +406,7 @@ func TestDocumentedCommands(t *testing.T) {
 					}
 					p.run(c, 5*time.Minute)
 				}
+				p.tearDown(b)
 			}
 		})
 	}
@@ -418,4 +432,45 @@ func testExists(t *testing.T, name string) bool {
 		return nil
 	})
 	return found
+}
+
+// setUp applies a block's directive.
+func (p *page) setUp(b block) {
+	t := p.t
+	p.blockEnv = nil
+	if lab, ok := b.directive["lab"]; ok {
+		p.blockEnv = append(p.blockEnv, "LABRUNNER_LAB="+filepath.Join(p.dir, lab))
+	}
+	if _, ok := b.directive["influx"]; ok && p.influx == nil {
+		data := filepath.Join(p.dir, "influxdb")
+		if err := os.MkdirAll(data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		srv, err := influxtest.Start(data, influxtest.Options{User: "labrunner", Password: "secret", Databases: []string{"nightly", "labrunner"}})
+		if err != nil {
+			t.Fatalf("%s:%d: starting InfluxDB for the block: %v", b.file, b.line, err)
+		}
+		t.Cleanup(srv.Stop)
+		p.influx = srv
+		if err := os.WriteFile(filepath.Join(p.dir, ".influx-token"), []byte(srv.Token()+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// tearDown checks what a block's directive promises.
+func (p *page) tearDown(b block) {
+	if _, ok := b.directive["influx"]; !ok || p.influx == nil {
+		return
+	}
+	for _, db := range []string{"nightly", "labrunner"} {
+		r, err := p.influx.Query(db, "SHOW MEASUREMENTS")
+		if err != nil {
+			p.t.Errorf("%s:%d: querying InfluxDB database %s: %v", b.file, b.line, db, err)
+			continue
+		}
+		if len(r.Series) == 0 || len(r.Series[0].Values) == 0 {
+			p.t.Errorf("%s:%d: the block's commands sent no points to database %s", b.file, b.line, db)
+		}
+	}
 }
