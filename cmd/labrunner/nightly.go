@@ -193,7 +193,7 @@ func runNightly(c *cli.Context, plans []string) (err error) {
 
 	n := &selftest.Nightly{
 		Lab: lab, Catalogue: cat, Emulator: emulator(rack), Dir: dir, Log: log, Plans: plans,
-		Progress: prog.Step, Shard: shard, Parallel: c.Int("parallel"), Locks: locks,
+		Progress: prog.Step, PlanDone: prog.Finish, Shard: shard, Parallel: c.Int("parallel"), Locks: locks,
 		Held: held, HeldWait: c.Duration("held-wait"), Command: "labrunner " + c.Command.Name,
 	}
 	start := time.Now()
