@@ -129,3 +129,15 @@ func TestAppsRunConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// bitstreams list names files where a user can find them, not relative to
+// the manifest ("../files/..." exists nowhere a user stands).
+func TestBitstreamsListPaths(t *testing.T) {
+	code, out, stderr := runCaptured(t, "bitstreams", "list")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(out, "../") || !strings.Contains(out, "embedded:bitstreams/files/") {
+		t.Errorf("bitstreams list:\n%s", out)
+	}
+}

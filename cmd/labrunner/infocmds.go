@@ -40,8 +40,13 @@ func bitstreamsCommand() *cli.Command {
 					tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 					fmt.Fprintln(tw, "DESIGN\tVERSION\tCLOCK\tREGISTERS\tFILE\tPART\tSHA256")
 					for _, m := range ms {
-						for _, f := range m.Files {
-							fmt.Fprintf(tw, "%s\t%s\t%g MHz\t%d\t%s\t%s\t%.12s\n", m.Name, m.Version, m.ClockMHz, len(m.Registers), f.Path, f.Part, f.SHA256)
+						for i := range m.Files {
+							f := &m.Files[i]
+							// Where the file is for a user: inside the binary
+							// ("embedded:" and its path in the repository), or
+							// on disk for a catalogue loaded from a directory;
+							// never the manifest-relative "../files/...".
+							fmt.Fprintf(tw, "%s\t%s\t%g MHz\t%d\t%s\t%s\t%.12s\n", m.Name, m.Version, m.ClockMHz, len(m.Registers), cat.FilePath(m, f), f.Part, f.SHA256)
 						}
 					}
 					return tw.Flush()
