@@ -65,9 +65,9 @@ func bitstreamsCommand() *cli.Command {
 						return exitf(selftest.ExitConfig, "bitstreams inspect takes one FILE")
 					}
 					path := c.Args().First()
-					data, err := os.ReadFile(path)
+					data, err := bitstreams.ReadFile(path)
 					if err != nil {
-						return exitf(selftest.ExitConfig, "%v", err)
+						return withCode(selftest.ExitConfig, err)
 					}
 					info, err := bitstreams.Parse(path, data)
 					if err != nil {
