@@ -24,7 +24,7 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("bitstream %s: %w", path, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("bitstream %s is not a regular file but %s: give the path of a .bit, .bin, .rbf or .sof file", path, kindOf(st.Mode()))
+		return nil, fmt.Errorf("bitstream %s is not a regular file but %s: give the path of a .bit, .bin, .rbf or .sof file", path, fileKind(st.Mode()))
 	}
 	if st.Size() > MaxFileSize {
 		return nil, fmt.Errorf("bitstream %s is %d bytes, more than any FPGA image (%d): is it the right file?", path, st.Size(), MaxFileSize)
@@ -39,7 +39,7 @@ func ReadFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-func kindOf(m os.FileMode) string {
+func fileKind(m os.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
