@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -172,9 +173,13 @@ func (c *Catalogue) read(m *Manifest, f *File) ([]byte, error) {
 	return os.ReadFile(filepath.Join(m.Dir, filepath.FromSlash(f.Path)))
 }
 
-// FileFor returns the file built from design for a board's part (the first
-// the manifest lists for that device and package), with its bytes.
-func (c *Catalogue) FileFor(design, boardPart string) (*Manifest, *File, []byte, error) {
+// FileFor returns the file built from design for a board's part, with its
+// bytes: with formats (a programmer's, in its order of preference, see
+// drivers/program.Formats), the first listed file of the first format the
+// catalogue has for that device and package; without, the first file
+// listed for it. A part the design has files for, but none in formats the
+// programmer loads, is a setup error naming the formats there are.
+func (c *Catalogue) FileFor(design, boardPart string, formats ...string) (*Manifest, *File, []byte, error) {
 	m, err := c.Design(design)
 	if err != nil {
 		return nil, nil, nil, err
@@ -183,16 +188,18 @@ func (c *Catalogue) FileFor(design, boardPart string) (*Manifest, *File, []byte,
 		return nil, nil, nil, drivers.Setup(m.Source, "find bitstream", "program a design; reach "+m.Name+" through its registers on any board",
 			fmt.Errorf("%s is built into every board: it has no bitstream and is never programmed", m.Name))
 	}
-	for i := range m.Files {
-		f := &m.Files[i]
-		if !SamePart(f.Part, boardPart) {
-			continue
-		}
+	f, have := m.fileFor(boardPart, formats)
+	if f != nil {
 		data, err := c.read(m, f)
 		if err != nil {
 			return nil, nil, nil, drivers.Setup(c.FilePath(m, f), "read bitstream", "re-run go generate ./bitstreams/... or fix the manifest's path", err)
 		}
 		return m, f, data, nil
+	}
+	if len(have) > 0 {
+		return nil, nil, nil, drivers.Setup(m.Source, "find bitstream",
+			fmt.Sprintf("build a .%s of %s for %s and list it, or use a programmer that loads .%s", formats[0], m.Name, boardPart, strings.Join(have, " or .")),
+			fmt.Errorf("design %s has only .%s for part %s; this board's programmer loads .%s", m.Name, strings.Join(have, ", ."), boardPart, strings.Join(formats, " or .")))
 	}
 	var built []string
 	for _, f := range m.Files {
@@ -204,6 +211,29 @@ func (c *Catalogue) FileFor(design, boardPart string) (*Manifest, *File, []byte,
 	}
 	return nil, nil, nil, drivers.Setup(m.Source, "find bitstream", "build the design for that part and list the file, or use a board of a listed part",
 		fmt.Errorf("design %s has no bitstream for part %s (%s)", m.Name, boardPart, msg))
+}
+
+// fileFor picks m's file for a part in one of formats (any format when
+// none is given); have lists the formats m has for the part when none fits.
+func (m *Manifest) fileFor(part string, formats []string) (f *File, have []string) {
+	wants := formats
+	if len(wants) == 0 {
+		wants = []string{""}
+	}
+	for _, want := range wants {
+		for i := range m.Files {
+			g := &m.Files[i]
+			if SamePart(g.Part, part) && (want == "" || strings.EqualFold(g.Format, want)) {
+				return g, nil
+			}
+		}
+	}
+	for _, g := range m.Files {
+		if SamePart(g.Part, part) && !slices.Contains(have, g.Format) {
+			have = append(have, g.Format)
+		}
+	}
+	return nil, have
 }
 
 // Image finds the design's file for a board's part and checks it: what a
@@ -300,8 +330,15 @@ func (c *Catalogue) Check(m *Manifest, path string, data []byte, boardPart strin
 			return drivers.Image{}, err
 		}
 		img.Bin = bin
+		img.Raw = data[info.HeaderLen:]
 	case "bin":
-		img.Bin = data
+		// Each programmer gets the byte order it loads: fpga_manager the
+		// swapped words, JTAG loaders the .bit's order.
+		if info.Swapped {
+			img.Bin, img.Raw = data, SwapWords(data)
+		} else {
+			img.Bin, img.Raw = SwapWords(data), data
+		}
 	}
 	return img, nil
 }

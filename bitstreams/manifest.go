@@ -112,7 +112,7 @@ type Manifest struct {
 	Builtin bool     `yaml:"builtin,omitempty" json:"builtin,omitempty"`
 	Parts   []string `yaml:"parts" json:"parts"`
 	// Formats are the bitstream formats built for every part; when left
-	// out, Xilinx parts get bit and Intel parts rbf (DefaultFormat). The
+	// out, Xilinx parts get bit and Intel parts sof and rbf (DefaultFormats). The
 	// generator (go generate ./bitstreams/...) builds one file per part and
 	// format.
 	Formats  []string `yaml:"formats,omitempty" json:"formats,omitempty"`

@@ -69,10 +69,20 @@ var (
 // bit for Xilinx parts (xc..., and 'b' fields such as 7z020clg484 that
 // Vivado writes without the xc), rbf for Intel parts (5sgx..., 10ax..., ep...).
 func DefaultFormat(part string) string {
+	return DefaultFormats(part)[0]
+}
+
+// DefaultFormats returns the formats built for a part when the manifest
+// does not say: what each programmer of that vendor loads. Xilinx: the .bit
+// (fpga_manager's byte-swapped .bin and the JTAG loaders' .bin are derived
+// from it when a board is programmed, see Catalogue.Check). Intel: the .sof
+// quartus_pgm loads over JTAG, and the .rbf for loaders that take raw
+// configuration data (openFPGALoader, passive serial).
+func DefaultFormats(part string) []string {
 	if vendorOf(part) == "intel" {
-		return "rbf"
+		return []string{"sof", "rbf"}
 	}
-	return "bit"
+	return []string{"bit"}
 }
 
 // FormatsFor returns the formats built for a part of m.
@@ -80,7 +90,7 @@ func (m *Manifest) FormatsFor(part string) []string {
 	if len(m.Formats) > 0 {
 		return m.Formats
 	}
-	return []string{DefaultFormat(part)}
+	return DefaultFormats(part)
 }
 
 // ParseManifest decodes and validates one manifest; name is used in

@@ -30,6 +30,12 @@ type Info struct {
 	// SyncOffset is where the sync word starts in the configuration data
 	// (.bit, .bin).
 	SyncOffset int
+	// Swapped: a .bin whose 32-bit words are byte-swapped, as the Zynq
+	// UltraScale+ fpga_manager loads it (bootgen -process_bitstream bin,
+	// ToBin); false for a .bin in the .bit's own byte order (Vivado's
+	// write_bitstream -bin_file), which JTAG loaders such as openFPGALoader
+	// load as it is.
+	Swapped bool
 }
 
 // QuartusChecksum is the checksum Quartus prints for a programming file: the
@@ -49,8 +55,11 @@ func digest(data []byte) string {
 
 // Parse parses a bitstream file by its name's extension:
 //   - .bit: Xilinx header and configuration data (ParseBit);
-//   - .bin: raw configuration data, 32-bit words byte-swapped as fpga_manager
-//     takes them (ToBin's output): the swapped sync word must be near the start;
+//   - .bin: raw configuration data, either in the .bit's byte order (what
+//     Vivado's write_bitstream -bin_file writes and openFPGALoader loads) or
+//     with its 32-bit words byte-swapped (what fpga_manager loads, ToBin's
+//     output): the sync word, in one order or the other, must be near the
+//     start, and Info.Swapped says which (Check derives the other);
 //   - .rbf: Intel raw binary file; it has no header, so Parse only measures
 //     it (size, checksum, sha256); Check compares those with the manifest;
 //   - .sof: Quartus's own container, whose layout is not public: measured
@@ -89,21 +98,27 @@ func parse(name string, data []byte) (*Info, error) {
 			return nil, fileErr(ErrTruncated, fixRecopy, "%d bytes is not a whole number of 32-bit words", len(data))
 		}
 		head := data[:min(len(data), SyncWindow)]
-		i := alignedIndex(head, syncWordSwapped)
-		if i < 0 {
-			if alignedIndex(head, syncWord) >= 0 {
-				return nil, fileErr(ErrCorrupt, "fpga_manager needs the words byte-swapped: convert the .bit with ToBin, not by stripping the header", "the sync word is in .bit byte order (AA 99 55 66), not swapped")
-			}
-			return nil, fileErr(ErrNoSync, fixRebuild, "no byte-swapped sync word 66 55 99 AA in the first %d bytes", len(head))
+		i, j := alignedIndex(head, syncWordSwapped), alignedIndex(head, syncWord)
+		switch {
+		case i >= 0 && (j < 0 || i < j):
+			info.Swapped, info.SyncOffset = true, i
+			info.IDCODE = findIDCODE(data[i+4:], binary.LittleEndian)
+		case j >= 0:
+			info.SyncOffset = j
+			info.IDCODE = findIDCODE(data[j+4:], binary.BigEndian)
+		default:
+			return nil, fileErr(ErrNoSync, fixRebuild, "no sync word (AA 99 55 66, or byte-swapped 66 55 99 AA) at a word boundary in the first %d bytes", len(head))
 		}
-		info.PayloadLen, info.SyncOffset = len(data), i
-		info.IDCODE = findIDCODE(data[i+4:], binary.LittleEndian)
+		info.PayloadLen = len(data)
 	case "rbf", "sof":
 		if len(data) == 0 {
 			return nil, fileErr(ErrTruncated, fixRecopy, "the file is empty")
 		}
 		if bytes.HasPrefix(data, bitMagic) {
 			return nil, fileErr(ErrCorrupt, "an Intel board cannot load a Xilinx bitstream: use the design's ."+ext+" file", "this is a Xilinx .bit file")
+		}
+		if ext == "rbf" && bytes.HasPrefix(data, []byte(SOFMagic)) {
+			return nil, fileErr(ErrCorrupt, "name it .sof: quartus_pgm loads it over JTAG", "this is a .sof file, not a raw binary file")
 		}
 		info.PayloadLen = len(data)
 		info.Checksum = QuartusChecksum(data)
@@ -117,6 +132,13 @@ func parse(name string, data []byte) (*Info, error) {
 	info.SHA256 = digest(data)
 	return info, nil
 }
+
+// SOFMagic starts the catalogue's .sof stand-ins (bitstreams/files): the
+// real SRAM Object File's layout is not public, so a .sof is measured, not
+// parsed, and its identity rests on the catalogue's sha256; the stand-in is
+// this magic, the part and design, then the configuration data of the
+// design's .rbf.
+const SOFMagic = "SOF\x00labrunner-stand-in\x00"
 
 // alignedIndex finds sep at a multiple of 4 in b.
 func alignedIndex(b, sep []byte) int {

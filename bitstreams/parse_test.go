@@ -310,8 +310,13 @@ func TestBadBitFiles(t *testing.T) {
 
 func TestBinFiles(t *testing.T) {
 	raw := payloadWithSync(256, 80)
-	if _, err := Parse("x.bin", raw); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "not swapped") {
-		t.Errorf("unswapped: %v", err)
+	// Both byte orders are .bin files: Vivado's (the .bit's order, what
+	// openFPGALoader loads) and fpga_manager's (swapped words).
+	if info, err := Parse("x.bin", raw); err != nil || info.Swapped || info.SyncOffset != 80 {
+		t.Errorf("unswapped: %+v %v", info, err)
+	}
+	if info, err := Parse("x.bin", SwapWords(raw)); err != nil || !info.Swapped || info.SyncOffset != 80 {
+		t.Errorf("swapped: %+v %v", info, err)
 	}
 	if _, err := Parse("x.bin", SwapWords(raw)[:255]); !errors.Is(err, ErrTruncated) {
 		t.Errorf("odd length: %v", err)
@@ -412,7 +417,7 @@ func TestSamePart(t *testing.T) {
 			t.Errorf("SamePart(%s, %s) = true, want false", p[0], p[1])
 		}
 	}
-	if DefaultFormat(de5netPart) != "rbf" || DefaultFormat(tebf0808Part) != "bit" || DefaultFormat("7z020clg484") != "bit" {
+	if DefaultFormat(de5netPart) != "sof" || strings.Join(DefaultFormats(de5netPart), ",") != "sof,rbf" || DefaultFormat(tebf0808Part) != "bit" || DefaultFormat("7z020clg484") != "bit" {
 		t.Error("DefaultFormat")
 	}
 }

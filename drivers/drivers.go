@@ -45,9 +45,14 @@ type Image struct {
 	SHA256 string
 	// Data is the file's content, as read and checked.
 	Data []byte
-	// Bin is the file converted for loaders that need a raw, byte-swapped
-	// configuration image (fpga_manager). Empty when not needed.
+	// Bin is the configuration data with its 32-bit words byte-swapped,
+	// as the Zynq UltraScale+ fpga_manager loads it (from a .bit, or a .bin
+	// of either byte order). Empty for formats without it (.rbf, .sof).
 	Bin []byte
+	// Raw is the configuration data in the .bit's own byte order, without
+	// the header: what JTAG loaders (openFPGALoader, xsdb) load from a .bin
+	// as it is. Empty for formats without it.
+	Raw []byte
 }
 
 // Programmer configures a board's FPGA with an image.

@@ -130,7 +130,7 @@ func (s *session) program(c *cli.Context, m *bitstreams.Manifest) error {
 		if _, file, data, err = s.cat.FileFor(m.Name, s.board.Kind.Part); err != nil {
 			return withCode(selftest.ExitConfig, err)
 		}
-		path = file.Path
+		path = s.cat.FilePath(m, file)
 	}
 	img, err := s.cat.Check(m, path, data, s.board.Kind.Part)
 	if err != nil {
@@ -257,6 +257,11 @@ func regsCommand() *cli.Command {
 					} else {
 						err = r.Write(ctx, a, uint32(v))
 					}
+					if err == nil && s.rack != nil {
+						fmt.Fprintf(os.Stderr, "%s: wrote %s = 0x%x to an emulated board that lived only as long as this command: the write is gone with it.\n"+
+							"To keep a rack up, run `labrunner sim serve --lab-out served.yaml` in another terminal and use --lab served.yaml.\n",
+							s.board.Name, a, v)
+					}
 					return withCode(exitCodeFor(err), err)
 				},
 			},
@@ -330,28 +335,72 @@ func consoleCommand() *cli.Command {
 				return exitf(selftest.ExitConfig, "board %s has no console in the lab file", s.board.Name)
 			}
 			if sends := c.StringSlice("send"); len(sends) > 0 {
-				for _, l := range sends {
-					ctx, cancel := drivers.Deadline(c.Context, c.Duration("timeout"))
-					err := con.Send(ctx, l)
-					cancel()
-					if err != nil {
-						return withCode(exitCodeFor(err), err)
-					}
-				}
-				if re := c.String("expect"); re != "" {
-					ctx, cancel := drivers.Deadline(c.Context, c.Duration("timeout"))
-					defer cancel()
-					out, err := con.Expect(ctx, re)
-					fmt.Print(out)
-					if err != nil {
-						return withCode(selftest.ExitInfra, err)
-					}
-				}
-				return nil
+				return sendLines(c, s.board, sends, c.String("expect"), c.Duration("timeout"))
 			}
 			return interactive(c, con)
 		},
 	}
+}
+
+// shell is the console driver's prompt-aware side (drivers/console).
+type shell interface {
+	WaitPrompt(ctx context.Context, prompt string, retry time.Duration) (string, error)
+	Command(ctx context.Context, cmd, prompt string) (string, error)
+}
+
+// sendLines types each line at the board's shell: first it waits for a
+// prompt (a board just powered, or an emulated one just started, is still
+// booting and would lose what is typed), then sends each line, waiting for
+// the prompt after each but the last; after the last, expect (if given) is
+// awaited and what arrived up to it printed. Each wait has the timeout.
+func sendLines(c *cli.Context, b *boards.Board, lines []string, expect string, timeout time.Duration) error {
+	con := b.Console
+	prompt := selftest.DefaultPrompt
+	if b.Config.Console != nil && b.Config.Console.Prompt != "" {
+		prompt = b.Config.Console.Prompt
+	}
+	if sh, ok := con.(shell); ok {
+		ctx, cancel := drivers.Deadline(c.Context, timeout)
+		_, err := sh.WaitPrompt(ctx, prompt, 0)
+		cancel()
+		if err != nil {
+			return withCode(exitCodeFor(err), err)
+		}
+		for _, l := range lines[:len(lines)-1] {
+			ctx, cancel := drivers.Deadline(c.Context, timeout)
+			out, err := sh.Command(ctx, l, prompt)
+			cancel()
+			if out != "" {
+				fmt.Println(out)
+			}
+			if err != nil {
+				return withCode(exitCodeFor(err), err)
+			}
+		}
+		lines = lines[len(lines)-1:]
+	}
+	for _, l := range lines {
+		ctx, cancel := drivers.Deadline(c.Context, timeout)
+		err := con.Send(ctx, l)
+		cancel()
+		if err != nil {
+			return withCode(exitCodeFor(err), err)
+		}
+	}
+	if expect == "" {
+		return nil
+	}
+	ctx, cancel := drivers.Deadline(c.Context, timeout)
+	defer cancel()
+	out, err := con.Expect(ctx, expect)
+	fmt.Print(out)
+	if err != nil {
+		return withCode(exitCodeFor(err), err)
+	}
+	if !strings.HasSuffix(out, "\n") {
+		fmt.Println()
+	}
+	return nil
 }
 
 func interactive(c *cli.Context, con drivers.Console) error {

@@ -184,6 +184,7 @@ func simCommand() *cli.Command {
 				"file's `uart_bridge: {port: /dev/pts/6}` at a bridge. Runs until Ctrl-C.",
 			Flags: []cli.Flag{labFlag(), faultFlag(), seedFlag(),
 				&cli.BoolFlag{Name: "no-program", Usage: "leave the boards unprogrammed"},
+				&cli.StringFlag{Name: "lab-out", Usage: "write a lab file whose boards reach the served rack through its pseudo-terminals, for regs, console and program while it runs"},
 				&cli.BoolFlag{Name: "json", Usage: "print the board table as JSON"}},
 			Action: func(c *cli.Context) error {
 				log := logger(c)
@@ -242,6 +243,12 @@ func simCommand() *cli.Command {
 					cp, _ := rack.ConsolePath(b.Name())
 					bp, _ := rack.BridgePath(b.Name())
 					rows = append(rows, row{b.Name(), b.Kind().Name, designs[b.Name()], cp, bp})
+				}
+				if out := c.String("lab-out"); out != "" {
+					if err := writeServedLab(out, lab, rack); err != nil {
+						return withCode(selftest.ExitConfig, err)
+					}
+					fmt.Fprintf(os.Stderr, "wrote %s: its boards reach this rack through the pseudo-terminals below (labrunner regs read --lab %s --board NAME ID)\n", out, out)
 				}
 				if c.Bool("json") {
 					if err := json.NewEncoder(os.Stdout).Encode(rows); err != nil {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -158,4 +159,54 @@ func hostname() string {
 		return ""
 	}
 	return h
+}
+
+// writeServedLab writes a lab file for a rack `sim serve` keeps up: each
+// emulated board becomes a board reached through the rack's pseudo-terminals
+// (console and UART bridge), so that regs, console and program act on the
+// running rack instead of starting a throw-away one. Its plans name the same
+// designs and boards (for --design defaults) with the generic registers
+// test; its programmer is the fpga_manager the emulated boards do not have,
+// so `program` on it fails cleanly: sim serve has programmed them.
+func writeServedLab(path string, lab *labconfig.Lab, rack *emu.Rack) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# The boards of lab %s as `labrunner sim serve` serves them, reached through its pseudo-terminals.\n", lab.Name)
+	b.WriteString("# Valid while that sim serve runs; written by labrunner sim serve --lab-out.\n")
+	fmt.Fprintf(&b, "lab: %s-served\nseed: %d\n", lab.Name, lab.Seed)
+	d := lab.Deadlines
+	fmt.Fprintf(&b, "deadlines: {register: %s, program: %s, console: %s, test: %s, power: %s}\nboards:\n", d.Register, d.Program, d.Console, d.Test, d.Power)
+	served := map[string]bool{}
+	for _, eb := range rack.Boards() {
+		cp, cerr := rack.ConsolePath(eb.Name())
+		bp, berr := rack.BridgePath(eb.Name())
+		if cerr != nil || berr != nil || cp == "" || bp == "" {
+			continue
+		}
+		served[eb.Name()] = true
+		k := eb.Kind()
+		fmt.Fprintf(&b, "  - name: %s\n    kind: %s\n    dcn: true\n", eb.Name(), k.Name)
+		fmt.Fprintf(&b, "    console: {port: %s, baud: %d}\n", cp, k.ConsoleBaud)
+		fmt.Fprintf(&b, "    bus: {uart_bridge: {port: %s, baud: %d}}\n", bp, k.BridgeBaud)
+		b.WriteString("    programmer: {type: fpga_manager, sysfs: /nonexistent/served-by-sim, firmware_dir: /nonexistent/served-by-sim}\n")
+	}
+	if len(served) == 0 {
+		return fmt.Errorf("--lab-out: lab %s has no board served on pseudo-terminals", lab.Name)
+	}
+	var plans strings.Builder
+	for _, p := range lab.Plans {
+		var bs []string
+		for _, pb := range p.Boards {
+			if served[pb.Board] {
+				bs = append(bs, "{board: "+pb.Board+"}")
+			}
+		}
+		if len(bs) == 0 {
+			continue
+		}
+		fmt.Fprintf(&plans, "  - name: %s\n    design: %s\n    boards: [%s]\n    tests: [{test: registers}]\n", p.Name, p.Design, strings.Join(bs, ", "))
+	}
+	if plans.Len() > 0 {
+		b.WriteString("plans:\n" + plans.String())
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

@@ -389,7 +389,52 @@ func (c *Console) Command(ctx context.Context, cmd, prompt string) (string, erro
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimRight(stripEcho(m.clean[m.cleanFrom:m.cleanStart], cmd), "\n"), nil
+	out := stripEcho(m.clean[m.cleanFrom:m.cleanStart], cmd)
+	// A prompt pattern that matches only its end ("[#$>] ?$") leaves the
+	// start of the prompt's line ("root@board:~") behind: a shell prints
+	// its prompt on a line of its own, so a last line without its newline
+	// is the prompt's, not the command's.
+	if i := strings.LastIndexByte(out, '\n'); i >= 0 {
+		out = out[:i+1]
+	} else {
+		out = ""
+	}
+	return strings.TrimRight(out, "\n"), nil
+}
+
+// WaitPrompt waits until the board's shell gives a prompt (a regular
+// expression) on a fresh line: a board that was just powered or reset
+// prints its boot log first and ignores or loses what is typed meanwhile.
+// It presses Enter and waits for a prompt after it, again every retry
+// (default 1 s) until ctx ends; a prompt the boot log ends with counts too.
+// What arrived up to the prompt is consumed and returned.
+func (c *Console) WaitPrompt(ctx context.Context, prompt string, retry time.Duration) (string, error) {
+	if retry <= 0 {
+		retry = time.Second
+	}
+	var seen strings.Builder
+	start := time.Now()
+	for {
+		from := c.mark()
+		if err := c.Send(ctx, ""); err != nil {
+			return seen.String(), err
+		}
+		tctx, cancel := context.WithTimeout(ctx, retry)
+		m, err := c.expectFrom(tctx, prompt, from)
+		cancel()
+		if err == nil {
+			seen.WriteString(m.raw)
+			return seen.String(), nil
+		}
+		if ctx.Err() != nil {
+			return seen.String(), c.ctxError(fmt.Sprintf("wait for the prompt /%s/", prompt),
+				"the board gave no shell prompt: check that it is powered and has booted, the baud rate, and the lab file's console.prompt; the transcript has every byte received",
+				ctx.Err(), time.Since(start))
+		}
+		if drivers.ClassOf(err) == drivers.ClassSetup || !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, drivers.ErrTimeout) {
+			return seen.String(), err // a bad pattern, a closed or broken console
+		}
+	}
 }
 
 // stripEcho drops the terminal's echo of cmd and anything before it (a

@@ -429,3 +429,93 @@ func BenchmarkCommandRoundTrip(b *testing.B) {
 		}
 	}
 }
+
+// bootingShell is a board that boots for a while (printing its boot log and
+// losing what is typed), then runs a shell that answers Enter with a prompt.
+type bootingShell struct {
+	r    *io.PipeReader // what the console sends
+	w    *io.PipeWriter // what the console receives
+	boot time.Duration
+	mu   sync.Mutex
+	lost int // lines typed during the boot
+}
+
+func (b *bootingShell) run(silent bool) {
+	up := time.Now().Add(b.boot)
+	b.w.Write([]byte("U-Boot 2023.01\r\nStarting kernel ...\r\n"))
+	sc := bufio.NewScanner(b.r)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for sc.Scan() {
+			if time.Now().Before(up) || silent {
+				b.mu.Lock()
+				b.lost++
+				b.mu.Unlock()
+				continue
+			}
+			b.w.Write([]byte(sc.Text() + "\r\n" + prompt))
+		}
+	}()
+	<-done
+}
+
+func TestWaitPromptWaitsForTheBoot(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	sh := &bootingShell{r: inR, w: outW, boot: 400 * time.Millisecond}
+	go sh.run(false)
+	c := New(struct {
+		io.Reader
+		io.Writer
+		io.Closer
+	}{outR, inW, multiCloser{inW, outR, inR, outW}}, Options{Board: "b1"})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.WaitPrompt(ctx, `[#$>] ?$`, 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	sh.mu.Lock()
+	lost := sh.lost
+	sh.mu.Unlock()
+	if lost == 0 {
+		t.Errorf("no Enter was lost: the test did not exercise a boot")
+	}
+	out, err := c.Command(ctx, "id", `[#$>] ?$`)
+	if err != nil || strings.TrimSpace(out) != "" {
+		t.Errorf("command after the prompt: %q %v", out, err)
+	}
+}
+
+func TestWaitPromptGivesUpAtTheDeadline(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	sh := &bootingShell{r: inR, w: outW}
+	go sh.run(true) // never gives a prompt
+	c := New(struct {
+		io.Reader
+		io.Writer
+		io.Closer
+	}{outR, inW, multiCloser{inW, outR, inR, outW}}, Options{Board: "b2"})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_, err := c.WaitPrompt(ctx, `[#$>] ?$`, 100*time.Millisecond)
+	if drivers.ClassOf(err) != drivers.ClassInfra || !errors.Is(err, drivers.ErrTimeout) || !strings.Contains(err.Error(), "Starting kernel") {
+		t.Errorf("no prompt: %v", err)
+	}
+	// A pattern that does not compile is the caller's mistake, at once.
+	if _, err := c.WaitPrompt(context.Background(), `[`, 0); drivers.ClassOf(err) != drivers.ClassSetup {
+		t.Errorf("bad pattern: %v", err)
+	}
+}
+
+type multiCloser []io.Closer
+
+func (m multiCloser) Close() error {
+	for _, c := range m {
+		c.Close()
+	}
+	return nil
+}

@@ -107,6 +107,14 @@ func busDev(sysfs, port string) (bus, dev int, err error) {
 	return bus, dev, nil
 }
 
+// boundAs says how the lab file binds the cable, for messages.
+func (o *OpenFPGALoader) boundAs() string {
+	if o.USBPath != "" {
+		return "at USB port " + o.USBPath
+	}
+	return "with serial " + o.Serial
+}
+
 // binding returns the arguments that select the cable.
 func (o *OpenFPGALoader) binding() ([]string, error) {
 	op := "bind cable " + o.Cable
@@ -144,8 +152,10 @@ var openFPGALoaderRules = []rule{
 	{phrases: []string{"libusb_error_access", "permission denied", "insufficient permissions"},
 		class: drivers.ClassInfra, priority: 2, reason: "no permission to open the JTAG cable",
 		hint: "install openFPGALoader's udev rules (99-openfpgaloader.rules) or run with access to the USB device"},
+	// An unknown cable name is the lab file's mistake (exit 2), whatever
+	// the tool says after it about opening a device: it outranks "no cable".
 	{phrases: []string{"cannot find board"}, re: regexp.MustCompile(`(?i)^error\s*:\s*\S+ not found$`), keys: []string{"not found"},
-		class: drivers.ClassSetup, priority: 2, reason: "openFPGALoader does not know this cable",
+		class: drivers.ClassSetup, priority: 3, reason: "openFPGALoader does not know this cable",
 		hint: "set cable: to a name from openFPGALoader --list-cables"},
 	{phrases: []string{"ftdi serial param is for ftdi cables", "ftdi channel param is for ftdi cables"},
 		class: drivers.ClassSetup, priority: 2, reason: "a serial number binds FTDI cables only",
@@ -182,7 +192,9 @@ func (o *OpenFPGALoader) Check(ctx context.Context) error {
 func (o *OpenFPGALoader) Program(ctx context.Context, img drivers.Image) error {
 	ctx, cancel := bounded(ctx, o.Timeout)
 	defer cancel()
-	op := "openFPGALoader: load " + img.Path
+	// The operation names the cable as the lab file binds it, so that a
+	// missing cable's error says which one to look for.
+	op := "openFPGALoader: load " + img.Path + " through cable " + o.Cable + " " + o.boundAs()
 	switch ext := imageExt(img); ext {
 	case "bit", "bin", "rbf":
 	case "sof":
@@ -199,6 +211,11 @@ func (o *OpenFPGALoader) Program(ctx context.Context, img drivers.Image) error {
 	bind, err := o.binding()
 	if err != nil {
 		return err
+	}
+	if imageExt(img) == "bin" && len(img.Raw) > 0 {
+		// openFPGALoader loads a .bin as it is: the configuration data in
+		// the .bit's byte order, never fpga_manager's swapped words.
+		img.Data = img.Raw
 	}
 	st, err := stage(o.Board, o.StageDir, img)
 	if err != nil {

@@ -210,3 +210,61 @@ func FuzzParseUSBPath(f *testing.F) {
 		}
 	})
 }
+
+// A missing cable's error names the tool, quotes what it printed, and names
+// the cable and its binding as the lab file gives them; an unknown cable
+// name is the lab file's mistake even when the tool then fails to open a
+// device.
+func TestOpenFPGALoaderNamesTheCable(t *testing.T) {
+	dir := fakeTools(t)
+	// openFPGALoader 0.10.0's own words for an unplugged FTDI cable.
+	writeTool(t, dir, "openFPGALoader", "echo 'unable to open ftdi device: -3 (device not found)' >&2\necho 'JTAG init failed with: unable to open ftdi device' >&2\nexit 1\n")
+	o := &OpenFPGALoader{Board: "zu-2", Cable: "digilent_hs2", Serial: "210249A1B2C3"}
+	err := o.Program(context.Background(), drivers.Image{Path: bitFile(t, "a.bit", []byte("x"))})
+	wantClass(t, err, drivers.ClassInfra)
+	wantContains(t, err.Error(), "openFPGALoader", "unable to open ftdi device: -3", "digilent_hs2", "serial 210249A1B2C3", "zu-2")
+
+	sys := fakeUSB(t, "1-1.2", 3, 17)
+	o = &OpenFPGALoader{Board: "zu-2", Cable: "digilent_hs2", USBPath: "1-1.2", Sysfs: sys}
+	err = o.Program(context.Background(), drivers.Image{Path: bitFile(t, "a.bit", []byte("x"))})
+	wantContains(t, err.Error(), "digilent_hs2", "USB port 1-1.2")
+
+	writeTool(t, dir, "openFPGALoader", "echo 'error : digilent_hs9 not found' >&2\necho 'unable to open ftdi device: -3 (device not found)' >&2\nexit 1\n")
+	o = &OpenFPGALoader{Board: "zu-2", Cable: "digilent_hs9", Serial: "S1"}
+	err = o.Program(context.Background(), drivers.Image{Path: bitFile(t, "a.bit", []byte("x"))})
+	wantClass(t, err, drivers.ClassSetup)
+	wantContains(t, err.Error(), "does not know this cable", "digilent_hs9")
+}
+
+// openFPGALoader loads a .bin as it is: it gets the configuration data in
+// the .bit's byte order even when the .bin given was fpga_manager's swapped
+// one (Image.Raw).
+func TestOpenFPGALoaderLoadsBinInBitOrder(t *testing.T) {
+	dir := fakeTools(t)
+	recDir := t.TempDir()
+	writeTool(t, dir, "openFPGALoader", "while [ $# -gt 0 ]; do if [ \"$1\" = --bitstream ]; then cp \"$2\" '"+filepath.Join(recDir, "loaded")+"'; fi; shift; done\n")
+	raw := []byte{0xAA, 0x99, 0x55, 0x66, 1, 2, 3, 4}
+	swapped := []byte{0x66, 0x55, 0x99, 0xAA, 4, 3, 2, 1}
+	o := &OpenFPGALoader{Board: "zu-1", Cable: "ft2232", Serial: "ABC"}
+	if err := o.Program(context.Background(), drivers.Image{Path: "d.bin", Data: swapped, Bin: swapped, Raw: raw}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(recDir, "loaded")); !bytes.Equal(got, raw) {
+		t.Fatalf("loaded % x, want the .bit byte order % x", got, raw)
+	}
+}
+
+func TestFormats(t *testing.T) {
+	for _, c := range []struct{ typ, vendor, want string }{
+		{"fpga_manager", "xilinx", "bit,bin"},
+		{"openfpgaloader", "xilinx", "bit,bin"},
+		{"openfpgaloader", "intel", "rbf"},
+		{"quartus_pgm", "intel", "sof"},
+		{"xsdb", "xilinx", "bit,bin"},
+		{"emulated", "intel", ""},
+	} {
+		if got := strings.Join(Formats(c.typ, c.vendor), ","); got != c.want {
+			t.Errorf("Formats(%s, %s) = %q, want %q", c.typ, c.vendor, got, c.want)
+		}
+	}
+}

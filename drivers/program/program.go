@@ -191,6 +191,29 @@ func FromConfig(board string, p labconfig.Programmer, kindVendor string) (driver
 	return nil, bad("use one of "+strings.Join(Types, ", ")+" or emulated", "unknown programmer type %q", p.Type)
 }
 
+// Formats lists the bitstream formats a programmer type loads on a board
+// of vendor ("xilinx", "intel"), in its order of preference (for
+// bitstreams.Catalogue.FileFor); nil for "emulated", which loads every
+// format the catalogue lists. An fpga_manager loads the .bit converted to
+// its byte-swapped .bin (or a .bin of either order, converted); the JTAG
+// tools load a .bit as it is and a .bin in the .bit's byte order (converted
+// when it is not); quartus_pgm's JTAG mode loads a .sof only; openFPGALoader
+// loads an Intel part's .rbf.
+func Formats(typ, vendor string) []string {
+	switch typ {
+	case "fpga_manager", "xsdb":
+		return []string{"bit", "bin"}
+	case "quartus_pgm":
+		return []string{"sof"}
+	case "openfpgaloader":
+		if strings.EqualFold(vendor, "intel") {
+			return []string{"rbf"}
+		}
+		return []string{"bit", "bin"}
+	}
+	return nil
+}
+
 // validName accepts the names that end up as one sysfs path element or one
 // tool argument naming a thing: no separators, no spaces, nothing a tool
 // could read as an option.

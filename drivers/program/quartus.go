@@ -156,12 +156,12 @@ func (q *QuartusPGM) hotplug(addr string) pcieHotplug {
 func (q *QuartusPGM) Program(ctx context.Context, img drivers.Image) error {
 	ctx, cancel := bounded(ctx, q.Timeout)
 	defer cancel()
-	op := "quartus_pgm: load " + img.Path
+	op := "quartus_pgm: load " + img.Path + " through cable \"" + q.Cable + "\""
 	switch ext := imageExt(img); ext {
 	case "sof":
 	case "rbf":
 		return drivers.Setup(q.Board, op,
-			"give the design's .sof (quartus_cpf converts .sof to .rbf, not back), or program the .rbf with the openfpgaloader programmer",
+			"give the design's .sof (the catalogue lists one for each Intel part; quartus_cpf converts .sof to .rbf, not back)",
 			fmt.Errorf("quartus_pgm loads a .sof over JTAG; a .rbf is for passive-serial or fast-passive-parallel configuration"))
 	default:
 		return drivers.Setup(q.Board, op, "give the design's .sof", fmt.Errorf("quartus_pgm's JTAG mode does not load %q files here", ext))

@@ -134,7 +134,7 @@ func TestQuartusRefusesRBF(t *testing.T) {
 	q := &QuartusPGM{Board: "de5-1", Cable: "DE5-Net [1-1.2]"}
 	err := q.Program(context.Background(), drivers.Image{Path: bitFile(t, "shoal.rbf", []byte("rbf"))})
 	de := wantClass(t, err, drivers.ClassSetup)
-	wantContains(t, de.Hint, ".sof", "quartus_cpf", "openfpgaloader")
+	wantContains(t, de.Hint, ".sof", "quartus_cpf", "catalogue lists one")
 	// A path quartus_pgm's -o syntax would misread (and no Data to
 	// stage it under a safe name).
 	err = q.Program(context.Background(), drivers.Image{Path: bitFile(t, "a;b@c.sof", []byte("sof"))})

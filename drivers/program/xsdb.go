@@ -140,7 +140,7 @@ func (x *XSDB) Check(ctx context.Context) error {
 func (x *XSDB) Program(ctx context.Context, img drivers.Image) error {
 	ctx, cancel := bounded(ctx, x.Timeout)
 	defer cancel()
-	op := "xsdb: load " + img.Path
+	op := "xsdb: load " + img.Path + " through hw_server " + x.hwServer() + ", cable serial " + x.Serial
 	if ext := imageExt(img); ext != "bit" && ext != "bin" {
 		return drivers.Setup(x.Board, op, "give the design's .bit (or .bin)", fmt.Errorf("xsdb's fpga command does not load %q files", ext))
 	}
@@ -158,6 +158,11 @@ func (x *XSDB) Program(ctx context.Context, img drivers.Image) error {
 	path, err := x.tool().resolve(x.Board)
 	if err != nil {
 		return err
+	}
+	if imageExt(img) == "bin" && len(img.Raw) > 0 {
+		// Like Vivado's hardware manager, xsdb's fpga command loads a .bin
+		// in the .bit's byte order (write_bitstream -bin_file).
+		img.Data = img.Raw
 	}
 	st, err := stage(x.Board, x.StageDir, img)
 	if err != nil {

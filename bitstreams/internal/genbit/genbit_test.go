@@ -137,7 +137,7 @@ registers:
 	if !strings.Contains(strings.Join(changed, "\n"), "removed "+filepath.Join(files, "old_design.bit")) {
 		t.Errorf("stale file not removed: %v", changed)
 	}
-	for _, want := range []string{"shoal_5sgxea7n2f45c2.rbf", "tin_xczu9eg-ffvb1156-2-e.bit", "tin_xczu9eg-ffvb1156-2-e.bin"} {
+	for _, want := range []string{"shoal_5sgxea7n2f45c2.rbf", "shoal_5sgxea7n2f45c2.sof", "tin_xczu9eg-ffvb1156-2-e.bit", "tin_xczu9eg-ffvb1156-2-e.bin"} {
 		if _, err := os.Stat(filepath.Join(files, want)); err != nil {
 			t.Errorf("not generated: %v", err)
 		}
@@ -146,10 +146,12 @@ registers:
 	// Every line but the files: list is as it was.
 	wantLines := strings.Split(shoal, "\n")
 	gotLines := strings.Split(string(got), "\n")
-	if len(gotLines) != len(wantLines)+1 || gotLines[5] != "files: "+filesComment || !strings.Contains(gotLines[6], `checksum: "0x`) {
+	// An Intel part gets a .sof (quartus_pgm over JTAG) and an .rbf.
+	if len(gotLines) != len(wantLines)+2 || gotLines[5] != "files: "+filesComment ||
+		!strings.Contains(gotLines[6], `format: sof`) || !strings.Contains(gotLines[6], `checksum: "0x`) || !strings.Contains(gotLines[7], `format: rbf`) {
 		t.Fatalf("shoal.yaml rewritten as\n%s", got)
 	}
-	if strings.Join(append(gotLines[:5:5], gotLines[7:]...), "\n") != strings.Join(append(wantLines[:5:5], wantLines[6:]...), "\n") {
+	if strings.Join(append(gotLines[:5:5], gotLines[8:]...), "\n") != strings.Join(append(wantLines[:5:5], wantLines[6:]...), "\n") {
 		t.Errorf("lines outside files: changed:\n%s", got)
 	}
 	c, err := bitstreams.Load(cat)
@@ -214,7 +216,17 @@ func TestFilesAreDeterministicAndDistinct(t *testing.T) {
 	if len(a) < 4096 || len(a) > 8192 {
 		t.Errorf("file of %d bytes, want a few KiB", len(a))
 	}
-	if _, err := synth(m, "x", "sof"); err == nil {
-		t.Error("sof generated")
+	if _, err := synth(m, "x", "mcs"); err == nil {
+		t.Error("mcs generated")
+	}
+	// The .sof stand-in is labelled (never mistaken for an .rbf) and
+	// carries the .rbf's configuration data.
+	sf, err := synth(m, "5sgxea7n2f45c2", "sof")
+	rb, _ := synth(m, "5sgxea7n2f45c2", "rbf")
+	if err != nil || !bytes.HasPrefix(sf, []byte(bitstreams.SOFMagic)) || !bytes.HasSuffix(sf, rb) {
+		t.Errorf("sof: %v", err)
+	}
+	if _, err := bitstreams.Parse("x.rbf", sf); err == nil || !strings.Contains(err.Error(), "name it .sof") {
+		t.Errorf("a .sof named .rbf: %v", err)
 	}
 }

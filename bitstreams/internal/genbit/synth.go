@@ -189,8 +189,27 @@ func synth(m *bitstreams.Manifest, part, format string) ([]byte, error) {
 		return bit, nil
 	case "rbf":
 		return rbf(m, part), nil
+	case "sof":
+		return sof(m, part), nil
 	}
-	return nil, fmt.Errorf("design %s: the generator cannot build format %q (it builds bit, bin and rbf)", m.Name, format)
+	return nil, fmt.Errorf("design %s: the generator cannot build format %q (it builds bit, bin, rbf and sof)", m.Name, format)
+}
+
+// sof builds the stand-in of a Quartus SRAM Object File: its real layout
+// is not public (labrunner measures a .sof, it never parses one), so the
+// stand-in is a labelled container: bitstreams.SOFMagic, the part and the
+// design as NUL-terminated strings, then the design's .rbf configuration
+// data. It is what the emulated DE5-Net loads through quartus_pgm's route.
+func sof(m *bitstreams.Manifest, part string) []byte {
+	out := []byte(bitstreams.SOFMagic)
+	out = append(out, strings.ToUpper(part)...)
+	out = append(out, 0)
+	out = append(out, m.Name+"_top "+m.Version...)
+	out = append(out, 0)
+	for len(out)%4 != 0 {
+		out = append(out, 0)
+	}
+	return append(out, rbf(m, part)...)
 }
 
 // rbf builds an Intel raw binary file: no header; a run of 0xFF, then the
