@@ -15,9 +15,11 @@
 //   - drop_rate: drop rate at the build's FIFO depth against the golden
 //     simulation at that depth (§5.1, Fig. 9).
 //
-// The runner works on the loaded build: P, S, FIFO depth, packet width and
-// clock are read from the registers, never assumed, so the same plan runs
-// on any bitstream of the design, emulated or real.
+// The runner judges the board as the build its manifest declares (config:
+// P, S, FIFO depth, packet width, clock; reading P60): golden/prr is fed
+// those, never the board's registers, and the registers test checks each
+// board's build registers against them. Another build needs its own
+// manifest version.
 package prr
 
 import (
@@ -26,6 +28,7 @@ import (
 	"hash/fnv"
 	"time"
 
+	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/selftest"
@@ -90,15 +93,39 @@ func init() {
 			"input rate, against the golden simulation at that depth with the same cycles (FPGA'20 §5.1, Fig. 9)"})
 }
 
-// open reads a board's build and resolves the driver's addresses.
+// open resolves the driver's addresses and opens the board as the build
+// the manifest declares (reading P60): golden/prr is fed the declared P,
+// S, FIFO depth, packet width and clock, never the board's registers; the
+// registers test judges those registers against the same declaration, and
+// the board's own CLOCK_KHZ and PKT_BITS only convert its counts to time
+// and bits (sw.HW).
 func open(ctx context.Context, env *selftest.Env, b *selftest.Board) (*tp.Switch, error) {
+	decl, err := declaredBuild(env.Design)
+	if err != nil {
+		return nil, drivers.Setup("", "design "+env.Design.Name, "declare the value in the manifest's config: block", err)
+	}
 	rctx, cancel := steps(ctx, env, 4)
 	defer cancel()
-	sw, err := tp.Open(rctx, b.Regs)
+	sw, err := tp.OpenAs(rctx, b.Regs, decl)
 	if err != nil {
 		return nil, fmt.Errorf("board %s: %w", b.Name, err)
 	}
 	return sw, nil
+}
+
+// declaredBuild is the build the manifest declares (config:).
+func declaredBuild(m *bitstreams.Manifest) (tp.Build, error) {
+	var b tp.Build
+	v := map[string]float64{}
+	for _, name := range []string{"ports", "s", "fifo_depth", "packet_bits", "clock_khz"} {
+		c, err := m.Declared(name)
+		if err != nil {
+			return b, err
+		}
+		v[name] = c.Value
+	}
+	b = tp.Build{Ports: int(v["ports"]), S: int(v["s"]), FIFODepth: int(v["fifo_depth"]), PacketBits: int(v["packet_bits"]), ClockKHz: uint32(v["clock_khz"])}
+	return b, b.Check()
 }
 
 // steps bounds a sequence of n register accesses (bursts count as one).

@@ -117,7 +117,7 @@ func runIncast(ctx context.Context, env *selftest.Env) error {
 		return err
 	}
 	// What the sources were asked for: each message cut into MTU-sized
-	// packets (reading M61: accounting against the runner's request, the
+	// packets (reading A61: accounting against the runner's request, the
 	// sources' IP_PKTS_SENT is reported beside it).
 	pkts := uint64(messages*len(srcs)) * uint64((msgBytes+bytes-1)/bytes)
 	// A message is cut into MTU-sized packets and a shorter last one

@@ -320,7 +320,7 @@ func fallbackOn(ctx context.Context, env *selftest.Env, c *clique, target string
 	}
 	// The reference plays the declared reorder buffer and window (the
 	// registers test judges each board's ORD_ROB_ENTRIES and
-	// ORD_MAX_OUTSTANDING against them, reading M60).
+	// ORD_MAX_OUTSTANDING against them, reading O60).
 	rob, window := int(c.decl["rob_entries"]), int(c.decl["max_outstanding"])
 	p := results.Params{"conns": strconv.Itoa(conns), "sources": strconv.Itoa(len(srcs)), "target": target}
 	sr, err := runStreams(ctx, c, tt.Streams{Target: target, Sources: srcs, PerSource: 1, Lengths: []int{length}, Bytes: 64, Concurrent: 1, Seed: seed},
@@ -429,7 +429,7 @@ func robOn(ctx context.Context, env *selftest.Env, c *clique, target string) err
 	if err := c.fresh(ctx); err != nil {
 		return err
 	}
-	rmaTC := int(c.decl["rma_tc_ord"]) // declared, reading M60
+	rmaTC := int(c.decl["rma_tc_ord"]) // declared, reading A60
 	const reqBytes = 64
 	oreq := int(c.timing.CellMax-c.timing.OReqMax) + reqBytes // 24 B of header and REQ fields + data
 	pl, err := c.goldenPlan(nil)

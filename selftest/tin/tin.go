@@ -206,7 +206,7 @@ func setup(ctx context.Context, env *selftest.Env) error {
 		return err
 	}
 	// Golden is fed the build the manifest declares, never the board's
-	// registers (reading M60): the registers test judges each board's
+	// registers (reading A60): the registers test judges each board's
 	// timing registers against the same declared values.
 	tm, decl, err := declaredTiming(env.Design)
 	if err != nil {
