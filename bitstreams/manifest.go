@@ -39,7 +39,7 @@ type Field struct {
 }
 
 // Counter describes a register that counts, so that readers handle its
-// rollover and know what it counts (DESIGN.md: counters describe themselves).
+// rollover and know what it counts (docs/architecture.md: counters describe themselves).
 type Counter struct {
 	// Unit of one count: "cycles", "packets", "bytes", "words", "errors".
 	Unit string `yaml:"unit" json:"unit"`
@@ -132,6 +132,9 @@ type Manifest struct {
 	// that an expectation never comes from the board under test, and what
 	// the registers test compares each board's own register with.
 	Config []ConfigValue `yaml:"config,omitempty" json:"config,omitempty"`
+	// Report describes the design's metrics and figures for run reports
+	// (report.go); nil when the design describes none.
+	Report *Report `yaml:"report,omitempty" json:"report,omitempty"`
 
 	// Source is the manifest file, for error messages.
 	Source string `yaml:"-" json:"-"`

@@ -176,6 +176,7 @@ func (v *mcheck) manifest(m *Manifest) {
 	v.registers(m)
 	v.files(m)
 	v.config(m)
+	v.report("report", m.Report)
 }
 
 // config checks the declared configuration values: named once, each

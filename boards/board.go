@@ -67,8 +67,10 @@ type Options struct {
 }
 
 // Open opens a board's drivers as its lab entry says. On error nothing stays
-// open.
-func Open(ctx context.Context, cfg labconfig.Board, opts Options) (b *Board, err error) {
+// open, and the error is the failing driver's own, with its class: a device
+// that is not there (a USB-UART unplugged, no /dev/uio0, no GPIO line) is
+// infrastructure, a lab entry that cannot work is setup.
+func Open(ctx context.Context, cfg labconfig.Board, opts Options) (*Board, error) {
 	kind, err := Lookup(cfg.Kind)
 	if err != nil {
 		return nil, drivers.Setup(cfg.Name, "open", "fix `kind:` at "+cfg.Pos.String(), err)
@@ -76,16 +78,24 @@ func Open(ctx context.Context, cfg labconfig.Board, opts Options) (b *Board, err
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	b = &Board{Name: cfg.Name, Kind: kind, Config: cfg}
-	defer func() {
-		if err != nil {
-			b.Close()
-			b = nil
-		}
-	}()
+	b := &Board{Name: cfg.Name, Kind: kind, Config: cfg}
+	if err := b.open(ctx, kind, opts); err != nil {
+		// b holds only what opened: each driver is stored once it opened,
+		// never a nil pointer in an interface.
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *Board) open(ctx context.Context, kind Kind, opts Options) error {
+	cfg := b.Config
 	emulated := cfg.Emulated != nil
 	if emulated && opts.Emulator == nil {
-		return nil, drivers.Setup(cfg.Name, "open", "", errors.New("the board is emulated but no emulated rack is running"))
+		return drivers.Setup(cfg.Name, "open", "", errors.New("the board is emulated but no emulated rack is running"))
+	}
+	if err := ctx.Err(); err != nil {
+		return drivers.Infra(cfg.Name, "open", "", err)
 	}
 	port := func(s *labconfig.Serial, pathOf func(string) (string, error)) (string, error) {
 		if s.Port == "emu" {
@@ -99,10 +109,14 @@ func Open(ctx context.Context, cfg labconfig.Board, opts Options) (b *Board, err
 
 	switch {
 	case cfg.Bus.Emulated != nil:
-		if b.Bus, err = opts.Emulator.Bus(cfg.Name); err != nil {
-			return nil, drivers.Setup(cfg.Name, "open bus", "", err)
+		if !emulated {
+			return drivers.Setup(cfg.Name, "open bus", "use mmio or uart_bridge, or add an emulated: block to the board", fmt.Errorf("%s: the emulated bus on a real board", cfg.Bus.Pos))
 		}
-		bus := b.Bus
+		bus, err := opts.Emulator.Bus(cfg.Name)
+		if err != nil {
+			return drivers.Setup(cfg.Name, "open bus", "", err)
+		}
+		b.Bus = bus
 		b.Ping = func(ctx context.Context) error {
 			// Any answer, a bus error included, proves the board alive.
 			_, err := bus.Read32(ctx, 0)
@@ -112,9 +126,9 @@ func Open(ctx context.Context, cfg labconfig.Board, opts Options) (b *Board, err
 			return nil
 		}
 	case cfg.Bus.UARTBridge != nil:
-		var path string
-		if path, err = port(cfg.Bus.UARTBridge, func(n string) (string, error) { return opts.Emulator.BridgePath(n) }); err != nil {
-			return nil, err
+		path, err := port(cfg.Bus.UARTBridge, func(n string) (string, error) { return opts.Emulator.BridgePath(n) })
+		if err != nil {
+			return err
 		}
 		timeout := opts.RegisterTimeout
 		if emulated && timeout < time.Second {
@@ -128,7 +142,7 @@ func Open(ctx context.Context, cfg labconfig.Board, opts Options) (b *Board, err
 			Pacing: time.Duration(cfg.Bus.UARTBridge.PacingUS) * time.Microsecond,
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		b.Bus = br
 		b.BridgeStats = br.Stats
@@ -138,50 +152,61 @@ func Open(ctx context.Context, cfg labconfig.Board, opts Options) (b *Board, err
 		}
 	case cfg.Bus.MMIO != nil:
 		mm := cfg.Bus.MMIO
-		if b.Bus, err = mmio.Open(mm.Device, mm.Base, mm.Size, mmio.Options{Board: cfg.Name}); err != nil {
-			return nil, err
+		bus, err := mmio.Open(mm.Device, mm.Base, mm.Size, mmio.Options{Board: cfg.Name})
+		if err != nil {
+			return err
 		}
+		b.Bus = bus
 	default:
-		return nil, drivers.Setup(cfg.Name, "open", "give one of mmio, uart_bridge, emulated under bus:", fmt.Errorf("%s: no register bus", cfg.Pos))
+		return drivers.Setup(cfg.Name, "open", "give one of mmio, uart_bridge, emulated under bus:", fmt.Errorf("%s: no register bus", cfg.Pos))
 	}
 
 	if cfg.Console != nil && !opts.NoConsole {
-		var path string
-		if path, err = port(cfg.Console, func(n string) (string, error) { return opts.Emulator.ConsolePath(n) }); err != nil {
-			return nil, err
+		path, err := port(cfg.Console, func(n string) (string, error) { return opts.Emulator.ConsolePath(n) })
+		if err != nil {
+			return err
 		}
 		c, err := console.Open(path, cfg.Console.Baud, console.Options{
 			Board: cfg.Name, Transcript: opts.Transcript,
 			Pacing: time.Duration(cfg.Console.PacingUS) * time.Microsecond,
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		b.Console = c
 	}
 
 	if cfg.Programmer.Type == "emulated" {
 		if !emulated {
-			return nil, drivers.Setup(cfg.Name, "open", "", fmt.Errorf("%s: programmer emulated on a real board", cfg.Programmer.Pos))
+			return drivers.Setup(cfg.Name, "open", "", fmt.Errorf("%s: programmer emulated on a real board", cfg.Programmer.Pos))
 		}
-		if b.Programmer, err = opts.Emulator.Programmer(cfg.Name); err != nil {
-			return nil, err
+		p, err := opts.Emulator.Programmer(cfg.Name)
+		if err != nil {
+			return err
 		}
-	} else if b.Programmer, err = program.FromConfig(cfg.Name, cfg.Programmer, kind.Vendor); err != nil {
-		return nil, err
+		b.Programmer = p
+	} else {
+		p, err := program.FromConfig(cfg.Name, cfg.Programmer, kind.Vendor)
+		if err != nil {
+			return err
+		}
+		b.Programmer = p
 	}
 
-	switch {
-	case emulated && (cfg.Power.Type == "" || cfg.Power.Type == "none" || cfg.Power.Type == "emulated"):
-		if b.Power, err = opts.Emulator.Power(cfg.Name); err != nil {
-			return nil, err
+	if emulated && (cfg.Power.Type == "" || cfg.Power.Type == "none" || cfg.Power.Type == "emulated") {
+		p, err := opts.Emulator.Power(cfg.Name)
+		if err != nil {
+			return err
 		}
-	default:
-		if b.Power, err = power.FromConfig(cfg.Name, cfg.Power); err != nil {
-			return nil, err
-		}
+		b.Power = p
+		return nil
 	}
-	return b, nil
+	p, err := power.FromConfig(cfg.Name, cfg.Power)
+	if err != nil {
+		return err
+	}
+	b.Power = p
+	return nil
 }
 
 // Close closes the board's drivers.

@@ -111,6 +111,10 @@ type Dir struct {
 	all      []Verdict // every verdict on disk, all attempts
 	progress []Progress
 	attempt  int
+	writer   *os.File // holds the directory's writer lock until Close
+	// Repairs says what Open repaired before appending (a torn last line
+	// cut off, and where its copy is), for the log.
+	Repairs []string
 }
 
 // Create makes a new run directory under root, named from the start time and
@@ -146,7 +150,13 @@ func Create(root string, run Run) (*Dir, error) {
 	}
 	run.Status = "running"
 	d := &Dir{Path: path, run: run}
+	w, err := lockWriter(path)
+	if err != nil {
+		return nil, err
+	}
+	d.writer = w
 	if err := d.openLogs(); err != nil {
+		d.Close()
 		return nil, err
 	}
 	if err := d.writeRun(); err != nil {
@@ -157,13 +167,36 @@ func Create(root string, run Run) (*Dir, error) {
 }
 
 // Open reopens an existing run directory to append to it (resume) or
-// re-render its reports. Verdicts already on disk are loaded.
+// re-render its reports. It first takes the directory's writer lock: a
+// directory another process writes (a nightly, another resume) is refused
+// with a *BusyError, before anything is read or written. Then a last line
+// of a log cut short by a crash or a power loss is cut off, a copy of the
+// file kept (Repairs says which), so that what is appended starts on a line
+// of its own. Verdicts already on disk are loaded.
 func Open(path string) (*Dir, error) {
 	run, err := ReadRun(path)
 	if err != nil {
 		return nil, err
 	}
 	d := &Dir{Path: path, run: *run}
+	if d.writer, err = lockWriter(path); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			d.Close()
+		}
+	}()
+	for _, name := range []string{MeasurementsFile, ExpectationsFile, VerdictsLogFile, ProgressFile} {
+		rep, err := RepairTornLine(filepath.Join(path, name))
+		if err != nil {
+			return nil, err
+		}
+		if rep != "" {
+			d.Repairs = append(d.Repairs, rep)
+		}
+	}
 	vs, err := readVerdictLogRaw(path)
 	if err != nil {
 		return nil, err
@@ -175,6 +208,7 @@ func Open(path string) (*Dir, error) {
 	if err := d.openLogs(); err != nil {
 		return nil, err
 	}
+	ok = true
 	return d, nil
 }
 
@@ -330,6 +364,13 @@ func (d *Dir) Close() error {
 		}
 	}
 	d.meas, d.exp, d.verdicts, d.prog = nil, nil, nil, nil
+	if d.writer != nil {
+		// Closing the descriptor drops the flock; the file stays (removing
+		// it would let a waiting writer lock a file a third one no longer
+		// sees).
+		errs = append(errs, d.writer.Close())
+		d.writer = nil
+	}
 	return errors.Join(errs...)
 }
 

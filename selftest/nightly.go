@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -20,7 +21,7 @@ import (
 	"github.com/labrunner/labrunner/results"
 )
 
-// Exit codes (DESIGN.md, conventions).
+// Exit codes (docs/architecture.md, conventions).
 const (
 	ExitPass   = 0
 	ExitFail   = 1 // a verdict failed
@@ -100,7 +101,7 @@ func (n *Nightly) Run(ctx context.Context) Outcome {
 
 	runner := &Runner{
 		Lab: n.Lab, Catalogue: n.Catalogue, Rec: n.Dir, Log: log, Progress: n.Progress,
-		Boards: map[string]*boards.Board{},
+		Boards: map[string]*boards.Board{}, OpenErrors: map[string]error{},
 		OnBitstream: func(bi results.BitstreamInfo) {
 			n.Dir.UpdateRun(func(r *results.Run) { r.Bitstreams = append(r.Bitstreams, bi) })
 			if n.leased(bi.Board) {
@@ -137,6 +138,15 @@ func (n *Nightly) Run(ctx context.Context) Outcome {
 		wg.Add(1)
 		go func(g []*labconfig.Plan) {
 			defer wg.Done()
+			// A panic anywhere in the group (a driver, a design's setup)
+			// ends this group only, as an infrastructure error on each of
+			// its tests still without a verdict; the other groups go on and
+			// the run directory is finished as usual.
+			defer func() {
+				if p := recover(); p != nil {
+					n.groupPanicked(g, p, log)
+				}
+			}()
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
@@ -179,6 +189,9 @@ func (n *Nightly) Run(ctx context.Context) Outcome {
 			for name, b := range opened {
 				runner.Boards[name] = b
 			}
+			for name, err := range openErr {
+				runner.OpenErrors[name] = err
+			}
 			bmu.Unlock()
 			for _, p := range g {
 				if err := boardsOpenFor(p, openErr); err != nil && len(openErr) == len(p.Boards) {
@@ -186,7 +199,8 @@ func (n *Nightly) Run(ctx context.Context) Outcome {
 					for i := range p.Tests {
 						env.step = TestStep(p, i)
 						for _, pb := range p.Boards {
-							env.Error(p.Tests[i].Name, pb.Board, nil, err)
+							// Each board's verdicts carry its own driver's error.
+							env.Error(p.Tests[i].Name, pb.Board, nil, openErr[pb.Board])
 						}
 					}
 					omu.Lock()
@@ -218,6 +232,10 @@ func (r *Runner) runPlanLocked(ctx context.Context, p *labconfig.Plan, mu *sync.
 	snap.Boards = make(map[string]*boards.Board, len(r.Boards))
 	for k, v := range r.Boards {
 		snap.Boards[k] = v
+	}
+	snap.OpenErrors = make(map[string]error, len(r.OpenErrors))
+	for k, v := range r.OpenErrors {
+		snap.OpenErrors[k] = v
 	}
 	mu.Unlock()
 	return snap.RunPlan(ctx, p)
@@ -283,6 +301,44 @@ func (n *Nightly) reserve(ctx context.Context, names []string, log *slog.Logger)
 	}
 }
 
+// groupPanicked records, for every test of the group's plans that has no
+// verdict in this attempt, an infrastructure error saying the group
+// stopped; the stack goes to the log. The tests are not marked done, so a
+// --resume runs them again.
+func (n *Nightly) groupPanicked(g []*labconfig.Plan, p any, log *slog.Logger) {
+	log.Error("a board group panicked; its remaining tests are infrastructure errors", "plans", planNamesOf(g), "panic", p, "stack", string(debug.Stack()))
+	have := map[string]bool{}
+	for _, v := range n.Dir.Verdicts() {
+		have[v.Step+"\x00"+v.Board] = true
+	}
+	err := drivers.Infra("", "board group "+strings.Join(planNamesOf(g), "+"), "a driver or a design's setup failed unexpectedly: see labrunner.log for the stack; the other groups went on",
+		fmt.Errorf("panic: %v", p))
+	for _, pl := range g {
+		for i, t := range pl.Tests {
+			step := TestStep(pl, i)
+			if n.Dir.Done(step) {
+				continue
+			}
+			for _, pb := range pl.Boards {
+				if have[step+"\x00"+pb.Board] {
+					continue
+				}
+				v := results.Errored(results.Measurement{Time: time.Now(), Plan: pl.Name, Test: t.Name, Board: pb.Board, Design: pl.Design, Metric: t.Name, Step: step},
+					drivers.ClassInfra.String(), err)
+				n.Dir.AddVerdict(v)
+			}
+		}
+	}
+}
+
+func planNamesOf(g []*labconfig.Plan) []string {
+	out := make([]string, len(g))
+	for i, p := range g {
+		out[i] = p.Name
+	}
+	return out
+}
+
 // skipGroup records a skip verdict for every test of a group whose boards
 // could not be reserved.
 func (n *Nightly) skipGroup(g []*labconfig.Plan, why error) {
@@ -312,6 +368,14 @@ func (n *Nightly) openBoards(ctx context.Context, names []string, log *slog.Logg
 		wg.Add(1)
 		go func(cfg labconfig.Board) {
 			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					log.Error("opening a board panicked", "board", cfg.Name, "panic", p, "stack", string(debug.Stack()))
+					mu.Lock()
+					openErr[cfg.Name] = drivers.Infra(cfg.Name, "open", "a driver failed unexpectedly: see labrunner.log for the stack", fmt.Errorf("panic: %v", p))
+					mu.Unlock()
+				}
+			}()
 			var tr io.Writer
 			var f io.WriteCloser
 			if tf, err := n.Dir.ConsoleTranscript(cfg.Name); err == nil {

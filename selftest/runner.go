@@ -32,6 +32,9 @@ type Runner struct {
 	// Progress, if set, is told when a plan step starts ("program",
 	// "setup", a test name) on a plan.
 	Progress func(plan, step string)
+	// OpenErrors says why a plan's board missing from Boards did not open
+	// (the driver's own error), for its verdicts.
+	OpenErrors map[string]error
 }
 
 // Recorder is where measurements, expectations and verdicts go, and where
@@ -131,6 +134,9 @@ func (r *Runner) RunPlan(ctx context.Context, plan *labconfig.Plan) PlanResult {
 		b, ok := r.Boards[pb.Board]
 		if !ok {
 			env.Unhealthy[pb.Board] = "not open"
+			if err := r.OpenErrors[pb.Board]; err != nil {
+				env.Unhealthy[pb.Board] = "not open: " + err.Error()
+			}
 			continue
 		}
 		wg.Add(1)

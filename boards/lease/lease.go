@@ -12,6 +12,12 @@
 //	                of the lease between processes (held for microseconds)
 //	<board>.state   what was last done to the board (design, health), JSON
 //
+// The directory is shared by the host's users, so nothing in it is trusted:
+// no file in it is ever opened through a symbolic link (O_NOFOLLOW) or
+// chmod-ed by name, only regular files are used, and the directory itself
+// must be safe to share (Open refuses one that anyone may write without the
+// sticky bit, which would let a user delete or replace another's leases).
+//
 // flock is released by the kernel when a process dies, so a runner killed
 // with SIGKILL in the middle of an update cannot wedge the directory. The
 // lease itself survives its holder; liveness is judged from the expiry and,
@@ -20,6 +26,7 @@
 package lease
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -102,23 +109,134 @@ type Dir struct {
 // Open opens (creating it if needed) a lock directory. A new directory is
 // made world-writable with the sticky bit, like /tmp, so that every user of
 // the lab host can take leases in it and nobody can delete another's files.
+// An existing directory must be safe to share (CheckDir); an unsafe one is
+// refused with the fix, and nothing in it is touched.
 func Open(path string, log *slog.Logger) (*Dir, error) {
 	if path == "" {
 		return nil, errors.New("lock directory: no path (set locks.dir in the lab file or --locks)")
 	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		if err := os.MkdirAll(path, 0o755); err != nil {
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return nil, fmt.Errorf("lock directory %s: %w", path, err)
 		}
-		os.Chmod(path, 0o777|os.ModeSticky)
+		if err := os.Mkdir(path, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("lock directory %s: %w", path, err)
+		} else if err == nil {
+			// Ours, just made; in a sticky parent (/tmp) nobody else can
+			// replace the entry before the chmod.
+			if err := os.Chmod(path, 0o777|os.ModeSticky); err != nil {
+				return nil, fmt.Errorf("lock directory %s: %w", path, err)
+			}
+		}
 	} else if err != nil {
 		return nil, fmt.Errorf("lock directory %s: %w", path, err)
+	}
+	if err := CheckDir(path); err != nil {
+		return nil, err
 	}
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	h, _ := os.Hostname()
 	return &Dir{path: path, log: log, now: time.Now, host: h}, nil
+}
+
+// UnsafeDirError says why a lock directory cannot be trusted, and the fix.
+type UnsafeDirError struct {
+	Path string
+	Why  string
+	Fix  string
+}
+
+func (e *UnsafeDirError) Error() string {
+	return fmt.Sprintf("lock directory %s is not safe to share: %s (%s)", e.Path, e.Why, e.Fix)
+}
+
+// CheckDir says whether path is a lock directory the host's users can
+// share safely: it is a directory (a symbolic link to one is followed only
+// when the link belongs to root or to this user, like /var/lock ->
+// /run/lock); if users other than its owner may write it, it has the sticky
+// bit (else anyone could delete or replace another's leases and locks); its
+// owner is root, this user, or, in a sticky directory, another user of the
+// lab; and this user may write it.
+func CheckDir(path string) error {
+	lst, err := os.Lstat(path)
+	if err != nil {
+		return fmt.Errorf("lock directory %s: %w", path, err)
+	}
+	uid := os.Geteuid()
+	if lst.Mode()&os.ModeSymlink != 0 {
+		if st, ok := lst.Sys().(*syscall.Stat_t); ok && st.Uid != 0 && int(st.Uid) != uid {
+			return &UnsafeDirError{Path: path, Why: fmt.Sprintf("it is a symbolic link owned by uid %d, who can point it anywhere", st.Uid),
+				Fix: "set locks.dir (or --locks) to the real directory"}
+		}
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("lock directory %s: %w", path, err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	if err := dirSafe(path, fi.Mode(), int(st.Uid), uid); err != nil {
+		return err
+	}
+	if err := syscall.Access(path, 2 /* W_OK */); err != nil {
+		return fmt.Errorf("lock directory %s is not writable by this user (%w): ask its owner (uid %d) to make it shared: chmod 1777 %s", path, err, st.Uid, path)
+	}
+	return nil
+}
+
+// dirSafe is CheckDir's judgement of a directory's mode and owner.
+func dirSafe(path string, mode os.FileMode, owner, self int) error {
+	if !mode.IsDir() {
+		return &UnsafeDirError{Path: path, Why: "it is not a directory", Fix: "remove it, or set locks.dir (or --locks) to a directory"}
+	}
+	shared := mode.Perm()&0o022 != 0
+	if shared && mode&os.ModeSticky == 0 {
+		return &UnsafeDirError{Path: path, Why: fmt.Sprintf("mode %04o lets every user delete or replace the others' leases (no sticky bit)", mode.Perm()),
+			Fix: "chmod 1777 " + path + " (as its owner or root), or use a directory only you can write"}
+	}
+	if owner != 0 && owner != self && !shared {
+		return &UnsafeDirError{Path: path, Why: fmt.Sprintf("it belongs to uid %d and only its owner may write it", owner),
+			Fix: "ask root to create a shared one (install -d -m 1777 /var/lock/labrunner) and set locks.dir"}
+	}
+	return nil
+}
+
+// openNoFollow opens a file of the directory without following a symbolic
+// link and without blocking on a FIFO, and checks that it is a regular
+// file: a link or a special file planted in the shared directory is refused
+// with the fix, never opened through.
+func openNoFollow(path string, flag int, perm os.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, perm)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("%s is a symbolic link, which labrunner never follows in a lock directory: remove it (someone else may have planted it): %w", path, err)
+		}
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file (%v): remove it", path, fi.Mode().Type())
+	}
+	return f, nil
+}
+
+// readNoFollow reads a file of the directory (see openNoFollow).
+func readNoFollow(path string) ([]byte, error) {
+	f, err := openNoFollow(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 1<<20))
 }
 
 // Path is the directory.
@@ -139,12 +257,11 @@ func (d *Dir) locked(board string, f func() error) error {
 	if err != nil {
 		return err
 	}
-	fd, err := os.OpenFile(lp, os.O_CREATE|os.O_RDWR, 0o666)
+	fd, err := openLockFile(lp)
 	if err != nil {
 		return fmt.Errorf("lock file %s: %w", lp, err)
 	}
 	defer fd.Close()
-	os.Chmod(lp, 0o666) // shared by the host's users, whatever their umask
 	if err := syscall.Flock(int(fd.Fd()), syscall.LOCK_EX); err != nil {
 		return fmt.Errorf("flock %s: %w", lp, err)
 	}
@@ -152,17 +269,40 @@ func (d *Dir) locked(board string, f func() error) error {
 	return f()
 }
 
+// openLockFile opens a board's lock file for flock, creating it when it is
+// not there. flock needs only read access, so the file is opened read-only
+// and never chmod-ed; it is created with O_EXCL (never through a link), and
+// an existing one is opened without O_CREAT (a sticky directory refuses
+// O_CREAT on another user's file where fs.protected_regular is set).
+func openLockFile(path string) (*os.File, error) {
+	for i := 0; i < 10; i++ {
+		f, err := openNoFollow(path, os.O_RDONLY, 0)
+		if !errors.Is(err, os.ErrNotExist) {
+			return f, err
+		}
+		f, err = openNoFollow(path, os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if !errors.Is(err, os.ErrExist) {
+			return f, err
+		}
+		// Someone else created it in between: open theirs.
+	}
+	return nil, errors.New("the file keeps appearing and disappearing")
+}
+
 func (d *Dir) read(board string) (*Info, error) {
 	p, err := d.file(board, ".lease")
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(p)
+	b, err := readNoFollow(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, nil // released in place (see clear)
 	}
 	var i Info
 	if err := json.Unmarshal(b, &i); err != nil {
@@ -183,7 +323,7 @@ func (d *Dir) write(i Info) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(p, append(b, '\n'), 0o644)
+	return writeAtomic(p, append(b, '\n'), 0o666)
 }
 
 // Stale says why a lease no longer protects its board, or "" if it does.
@@ -278,8 +418,7 @@ func (d *Dir) ReleaseOwned(board string, force bool) (*Info, error) {
 		if !force && cur.Owner != currentUser() && d.Stale(*cur) == "" {
 			return fmt.Errorf("board %s is held by %s, not by you (use --force to break it)", board, cur)
 		}
-		p, _ := d.file(board, ".lease")
-		if err := os.Remove(p); err != nil {
+		if err := d.clear(board); err != nil {
 			return err
 		}
 		released = cur
@@ -359,9 +498,31 @@ func (l *Lease) Release() error {
 		if cur == nil || cur.Token != l.info.Token {
 			return fmt.Errorf("board %s: %w", l.info.Board, ErrLost)
 		}
-		p, _ := l.dir.file(l.info.Board, ".lease")
-		return os.Remove(p)
+		return l.dir.clear(l.info.Board)
 	})
+}
+
+// clear removes a board's lease. A lease file another user wrote first
+// cannot be removed in a sticky directory: it is emptied in place, which
+// reads as free.
+func (d *Dir) clear(board string) error {
+	p, err := d.file(board, ".lease")
+	if err != nil {
+		return err
+	}
+	err = os.Remove(p)
+	if err == nil || !errors.Is(err, os.ErrPermission) {
+		return err
+	}
+	f, oerr := openNoFollow(p, os.O_WRONLY, 0)
+	if oerr != nil {
+		return fmt.Errorf("%w (and in place: %w)", err, oerr)
+	}
+	defer f.Close()
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	return f.Sync()
 }
 
 // State is what was last done to a board, for `labrunner boards`.
@@ -383,7 +544,7 @@ func (d *Dir) ReadState(board string) (State, error) {
 		return State{}, err
 	}
 	var s State
-	b, err := os.ReadFile(p)
+	b, err := readNoFollow(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return State{Board: board}, nil
 	}
@@ -410,7 +571,7 @@ func (d *Dir) UpdateState(board string, f func(*State)) error {
 		if err != nil {
 			return err
 		}
-		return writeAtomic(p, append(b, '\n'), 0o664)
+		return writeAtomic(p, append(b, '\n'), 0o666)
 	})
 }
 
@@ -436,6 +597,12 @@ func (d *Dir) Boards() ([]string, error) {
 	return out, nil
 }
 
+// writeAtomic replaces path with data: a new temporary file (O_EXCL, so
+// never through a planted link), synced, chmod-ed through its descriptor,
+// renamed over path. In a sticky directory a user may not rename over
+// another user's file (a stale lease taken over from someone else): then
+// the file, made writable for everyone when it was written (mode), is
+// rewritten in place, under the board's flock like every write.
 func writeAtomic(path string, data []byte, mode os.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -443,18 +610,33 @@ func writeAtomic(path string, data []byte, mode os.FileMode) error {
 	}
 	name := tmp.Name()
 	_, werr := tmp.Write(data)
+	merr := tmp.Chmod(mode)
 	serr := tmp.Sync()
 	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
+	if err := errors.Join(werr, merr, serr, cerr); err != nil {
 		os.Remove(name)
 		return err
 	}
-	os.Chmod(name, mode)
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
+	err = os.Rename(name, path)
+	if err == nil {
+		return nil
+	}
+	os.Remove(name)
+	if !errors.Is(err, os.ErrPermission) {
 		return err
 	}
-	return nil
+	f, oerr := openNoFollow(path, os.O_WRONLY, 0)
+	if oerr != nil {
+		return fmt.Errorf("%w (and in place: %w)", err, oerr)
+	}
+	defer f.Close()
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	return f.Sync()
 }
 
 func newToken() string {

@@ -243,3 +243,133 @@ func holdAndWait() {
 	os.Stdout.WriteString("held\n")
 	time.Sleep(time.Hour)
 }
+
+// TestSymlinkInLockDirIsNeverFollowed: a <board>.lock (or .lease, .state)
+// planted as a symbolic link to another of the user's files is refused,
+// naming it, and the target is neither chmod-ed nor written.
+func TestSymlinkInLockDirIsNeverFollowed(t *testing.T) {
+	for _, ext := range []string{".lock", ".lease", ".state"} {
+		t.Run(ext, func(t *testing.T) {
+			d, _ := openDir(t)
+			target := filepath.Join(t.TempDir(), "precious")
+			if err := os.WriteFile(target, []byte("mine\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			link := filepath.Join(d.Path(), "zcu-1"+ext)
+			if err := os.Symlink(target, link); err != nil {
+				t.Fatal(err)
+			}
+			_, aerr := d.Acquire("zcu-1", Options{Command: "test"})
+			serr := d.UpdateState("zcu-1", func(s *State) { s.Design = "x" })
+			if ext != ".state" && aerr == nil {
+				t.Errorf("Acquire through a planted %s link succeeded", ext)
+			}
+			if ext == ".state" && serr == nil {
+				t.Errorf("UpdateState through a planted %s link succeeded", ext)
+			}
+			for _, err := range []error{aerr, serr} {
+				if err != nil && ext != ".state" && !strings.Contains(err.Error(), "symbolic link") {
+					t.Errorf("error %q does not say it refused a symbolic link", err)
+				}
+			}
+			fi, err := os.Stat(target)
+			if err != nil || fi.Mode().Perm() != 0o600 {
+				t.Errorf("target mode %v (%v): the link was followed", fi.Mode(), err)
+			}
+			if b, _ := os.ReadFile(target); string(b) != "mine\n" {
+				t.Errorf("target written: %q", b)
+			}
+		})
+	}
+}
+
+func TestFIFOInLockDirIsRefused(t *testing.T) {
+	d, _ := openDir(t)
+	if err := syscall.Mkfifo(filepath.Join(d.Path(), "zcu-1.lock"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := d.Acquire("zcu-1", Options{}); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("FIFO lock file: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Acquire blocked on a FIFO planted as the lock file")
+	}
+}
+
+func TestUnsafeLockDirIsRefused(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil { // world-writable, no sticky bit
+		t.Fatal(err)
+	}
+	_, err := Open(dir, nil)
+	var ue *UnsafeDirError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "sticky") || !strings.Contains(err.Error(), "chmod 1777 "+dir) {
+		t.Fatalf("world-writable lock dir without sticky bit: %v", err)
+	}
+	if es, _ := os.ReadDir(dir); len(es) != 0 {
+		t.Errorf("the refused directory was written: %v", es)
+	}
+	// A file where the directory should be.
+	file := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(file, nil, 0o644)
+	if _, err := Open(file, nil); !errors.As(err, &ue) {
+		t.Errorf("a file as lock dir: %v", err)
+	}
+	// A new directory is made shared and sticky, and accepted.
+	fresh := filepath.Join(t.TempDir(), "a", "locks")
+	if _, err := Open(fresh, nil); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(fresh); fi.Mode()&os.ModeSticky == 0 || fi.Mode().Perm() != 0o777 {
+		t.Errorf("new lock dir mode %v", fi.Mode())
+	}
+}
+
+// TestDirSafeJudgesOwners covers the owner rules with synthetic modes (a
+// test cannot make files owned by another user without root).
+func TestDirSafeJudgesOwners(t *testing.T) {
+	const me, other = 1000, 1001
+	cases := []struct {
+		mode  os.FileMode
+		owner int
+		ok    bool
+	}{
+		{os.ModeDir | 0o755, me, true},
+		{os.ModeDir | 0o755, 0, true},
+		{os.ModeDir | 0o700, other, false},                // another's private directory
+		{os.ModeDir | os.ModeSticky | 0o777, other, true}, // a shared /tmp-like directory
+		{os.ModeDir | os.ModeSticky | 0o777, 0, true},     // made by root
+		{os.ModeDir | 0o777, 0, false},                    // shared without sticky bit
+		{os.ModeDir | 0o775, me, false},                   // group-writable without sticky bit
+		{os.ModeDir | os.ModeSticky | 0o1775, me, true},   // group-shared, sticky
+		{0o644, me, false},                                // not a directory
+	}
+	for _, c := range cases {
+		err := dirSafe("/locks", c.mode, c.owner, me)
+		if (err == nil) != c.ok {
+			t.Errorf("mode %v owner %d: %v, want ok=%v", c.mode, c.owner, err, c.ok)
+		}
+	}
+}
+
+// TestReleasedInPlaceReadsAsFree: a lease emptied in place (another user's
+// file in a sticky directory cannot be removed) counts as free.
+func TestReleasedInPlaceReadsAsFree(t *testing.T) {
+	d, _ := openDir(t)
+	if err := os.WriteFile(filepath.Join(d.Path(), "zcu-1.lease"), nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := d.Get("zcu-1"); err != nil || h != nil {
+		t.Fatalf("empty lease: %v %v", h, err)
+	}
+	if _, err := d.Acquire("zcu-1", Options{}); err != nil {
+		t.Fatal(err)
+	}
+}

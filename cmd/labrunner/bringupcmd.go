@@ -41,7 +41,7 @@ func bringupCommand() *cli.Command {
 			"labrunner.log (--log-level sets how much).\n\n" +
 			"Exit codes: 0 all passed, 1 a verdict failed, 2 bad usage or config, 3 infrastructure error.",
 		Flags: []cli.Flag{
-			labFlag,
+			labFlag(),
 			&cli.StringSliceFlag{Name: "board", Aliases: []string{"b"}, Usage: "bring up this board (repeatable); an in-band board's rack is bootstrapped as far as needed"},
 			&cli.BoolFlag{Name: "all", Usage: "bring up every board of the lab"},
 			&cli.StringFlag{Name: "from", Usage: "resume at this stage (" + strings.Join(stageNames(), ", ") + ")"},
@@ -49,7 +49,7 @@ func bringupCommand() *cli.Command {
 			&cli.StringFlag{Name: "design", Usage: "design to program on the --board boards (default: their plan's)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON on stdout (progress goes to stderr)"},
 			&cli.StringFlag{Name: "out", Usage: "results root: the run directory is created inside it (default: the lab's results.root, else ./runs)"},
-			faultFlag, seedFlag,
+			faultFlag(), seedFlag(),
 		},
 		Action: runBringup,
 	}
@@ -64,9 +64,6 @@ func stageNames() []string {
 }
 
 func runBringup(c *cli.Context) error {
-	if err := noTrailingFlags(c); err != nil {
-		return err
-	}
 	boards := c.StringSlice("board")
 	if c.Bool("all") == (len(boards) > 0) {
 		return exitf(selftest.ExitConfig, "say which boards: --board NAME (repeatable) or --all")

@@ -56,9 +56,6 @@ func bitstreamsCommand() *cli.Command {
 					&cli.StringFlag{Name: "kind", Usage: "also check the file against this board kind's part"},
 				},
 				Action: func(c *cli.Context) error {
-					if err := noTrailingFlags(c); err != nil {
-						return err
-					}
 					if c.NArg() != 1 {
 						return exitf(selftest.ExitConfig, "bitstreams inspect takes one FILE")
 					}
@@ -129,13 +126,10 @@ func goldenCommand() *cli.Command {
 				Usage:     "print a model's predictions, each with its source in the paper",
 				ArgsUsage: "MODEL",
 				Flags: []cli.Flag{
-					&cli.StringSliceFlag{Name: "set", Usage: "parameter key=value (repeatable; see `labrunner golden list`)"},
+					&cli.StringSliceFlag{Name: "set", Usage: "parameter `KEY=VALUE` (repeatable; labrunner golden list shows each model's keys)"},
 					&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 				},
 				Action: func(c *cli.Context) error {
-					if err := noTrailingFlags(c); err != nil {
-						return err
-					}
 					if c.NArg() != 1 {
 						return exitf(selftest.ExitConfig, "golden predict takes one MODEL (%s)", strings.Join(golden.Names(), ", "))
 					}
@@ -183,7 +177,7 @@ func simCommand() *cli.Command {
 				"on its boards (unless --no-program), and prints every board's console and UART-bridge\n" +
 				"pseudo-terminal. Point a serial tool at a console (e.g. `screen /dev/pts/5 115200`) or a lab\n" +
 				"file's `uart_bridge: {port: /dev/pts/6}` at a bridge. Runs until Ctrl-C.",
-			Flags: []cli.Flag{labFlag, faultFlag, seedFlag,
+			Flags: []cli.Flag{labFlag(), faultFlag(), seedFlag(),
 				&cli.BoolFlag{Name: "no-program", Usage: "leave the boards unprogrammed"},
 				&cli.BoolFlag{Name: "json", Usage: "print the board table as JSON"}},
 			Action: func(c *cli.Context) error {
@@ -304,10 +298,14 @@ func labCommand() *cli.Command {
 		Usage: "check a lab file, or print the embedded default lab",
 		Subcommands: []*cli.Command{
 			{
-				Name:  "check",
-				Usage: "load and validate a lab file; every problem is listed with file:line",
-				Flags: []cli.Flag{labFlag},
+				Name:      "check",
+				Usage:     "load and validate a lab file; every problem is listed with file:line",
+				ArgsUsage: "[FILE] (the same as --lab FILE)",
+				Flags:     []cli.Flag{labFlag()},
 				Action: func(c *cli.Context) error {
+					if err := labFileArg(c); err != nil {
+						return err
+					}
 					lab, err := loadLab(c, bitstreams.Default())
 					if err != nil {
 						return err

@@ -38,22 +38,19 @@ func nightlyCommand() *cli.Command {
 			"and its points go out with the next run or `labrunner export`.\n\n" +
 			"Exit codes: 0 all passed, 1 a verdict failed, 2 bad usage or config, 3 infrastructure error.",
 		Flags: append([]cli.Flag{
-			labFlag,
+			labFlag(),
 			&cli.StringFlag{Name: "out", Usage: "results root: run directories are created inside it (default: the lab's results.root, else ./runs)"},
 			&cli.StringSliceFlag{Name: "plan", Usage: "run only this plan (repeatable)"},
-			faultFlag,
-			seedFlag,
+			faultFlag(),
+			seedFlag(),
 			&cli.StringFlag{Name: "resume", Usage: "go on with the run directory of a nightly that crashed or was killed: tests whose verdicts are on disk are skipped, the rest run (same lab, plans, faults and seed)"},
 			&cli.StringFlag{Name: "shard", Usage: "run this lab host's share i/n of the board groups (every host computes the same split; see docs/ci.md)"},
 			&cli.IntFlag{Name: "parallel", Usage: "run at most this many board groups at once (0: all)"},
-			locksFlag,
+			locksFlag(),
 			&cli.StringFlag{Name: "held", Value: "skip", Usage: "boards someone else holds: skip (report them skipped) or wait (up to --held-wait, then skip)"},
 			&cli.DurationFlag{Name: "held-wait", Value: 30 * time.Minute, Usage: "how long --held wait waits for held boards"},
 		}, influxFlags()...),
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			return runNightly(c, c.StringSlice("plan"))
 		},
 	}
@@ -64,19 +61,17 @@ func selftestCommand() *cli.Command {
 		Name:      "selftest",
 		Usage:     "run one plan (or all) — the nightly's machinery for a quick check during bring-up",
 		ArgsUsage: "[PLAN...]",
-		Flags:     append([]cli.Flag{labFlag, &cli.StringFlag{Name: "out", Usage: "results root"}, faultFlag, seedFlag}, influxFlags()...),
+		Flags:     append([]cli.Flag{labFlag(), &cli.StringFlag{Name: "out", Usage: "results root"}, faultFlag(), seedFlag()}, influxFlags()...),
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			return runNightly(c, c.Args().Slice())
 		},
 	}
 }
 
-func runNightly(c *cli.Context, plans []string) error {
+func runNightly(c *cli.Context, plans []string) (err error) {
 	cat := bitstreams.Default()
 	var resumed *results.Run
+	var dir *results.Dir
 	if r := c.String("resume"); r != "" {
 		run, err := results.ReadRun(r)
 		if err != nil {
@@ -84,6 +79,12 @@ func runNightly(c *cli.Context, plans []string) error {
 		}
 		resumed = run
 		plans = run.Plans
+		// The directory is locked first: a second resume of the same run
+		// stops here, before it starts a rack or writes anything.
+		if dir, err = results.Open(r); err != nil {
+			return withCode(selftest.ExitConfig, err)
+		}
+		defer dir.Close()
 	}
 	lab, err := loadLabFor(c, cat, resumed)
 	if err != nil {
@@ -145,20 +146,39 @@ func runNightly(c *cli.Context, plans []string) error {
 	if shard.Count > 0 {
 		run.Shard = shard.String()
 	}
-	var dir *results.Dir
 	if resumed != nil {
-		if dir, err = results.Open(c.String("resume")); err != nil {
-			return withCode(selftest.ExitConfig, err)
+		for _, rep := range dir.Repairs {
+			log.Warn("repaired the run directory before resuming", "what", rep)
 		}
 		root = filepath.Dir(dir.Path)
 		dir.UpdateRun(func(r *results.Run) {
 			r.Status, r.End, r.Resumes = "running", nil, r.Resumes+1
 		})
 		fmt.Fprintf(prog.Writer(), "resuming %s (attempt %d)\n", dir.Path, dir.Attempt())
-	} else if dir, err = results.Create(root, run); err != nil {
-		return withCode(selftest.ExitConfig, err)
+	} else {
+		if dir, err = results.Create(root, run); err != nil {
+			return withCode(selftest.ExitConfig, err)
+		}
+		defer dir.Close()
 	}
-	defer dir.Close()
+	finished := false
+	defer func() {
+		// Whatever happened after the run directory was made, it ends
+		// finished: a panic outside the board groups (which recover
+		// their own) is an infrastructure error of the whole run, never a
+		// run.json left at "running" and a stack trace for an answer.
+		p := recover()
+		if p == nil {
+			return
+		}
+		log.Error("the nightly panicked", "panic", p, "stack", string(debug.Stack()))
+		if !finished {
+			if ferr := dir.Finish("infrastructure-error", selftest.ExitInfra); ferr != nil {
+				log.Error("finishing the run directory failed", "err", ferr)
+			}
+		}
+		err = exitf(selftest.ExitInfra, "the nightly stopped unexpectedly (%v); the run directory %s is finished as an infrastructure error and labrunner.log has the stack", p, dir.Path)
+	}()
 	current.Store(dir)
 	if f, err := os.OpenFile(filepath.Join(dir.Path, results.LogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
 		log.Warn("the run's log file cannot be written; warnings still reach the terminal", "err", err)
@@ -182,6 +202,7 @@ func runNightly(c *cli.Context, plans []string) error {
 	if ctx.Err() != nil && out.ExitCode == selftest.ExitPass {
 		out.ExitCode, out.Status = selftest.ExitInfra, "interrupted"
 	}
+	finished = true
 	if err := dir.Finish(out.Status, out.ExitCode); err != nil {
 		log.Error("writing the run directory's reports failed", "err", err)
 	}

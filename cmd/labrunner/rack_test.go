@@ -47,6 +47,7 @@ func caseSet(vs []results.Verdict) []string {
 }
 
 func TestTwoShardsMergeIntoTheFullRun(t *testing.T) {
+	t.Parallel()
 	locks := t.TempDir()
 	full, s1, s2 := t.TempDir(), t.TempDir(), t.TempDir()
 	if code := rackCLI(t, locks, "nightly", "--lab", twoGroups, "--out", full); code != 0 {
@@ -87,6 +88,7 @@ func TestTwoShardsMergeIntoTheFullRun(t *testing.T) {
 }
 
 func TestHeldBoardsAreSkippedAndReported(t *testing.T) {
+	t.Parallel()
 	locks := t.TempDir()
 	// The lab file must name a lock directory for emulated boards to be
 	// leased: write a copy that does.
@@ -130,6 +132,7 @@ func TestHeldBoardsAreSkippedAndReported(t *testing.T) {
 // A nightly killed with SIGKILL in the middle and resumed ends with every
 // test case exactly once, as a clean run has them, and no measurement twice.
 func TestNightlyKilledAndResumed(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("LABRUNNER_TEST_MAIN") != "" {
 		os.Exit(run(strings.Split(os.Getenv("LABRUNNER_TEST_MAIN"), "\x1f")))
 	}
@@ -210,4 +213,68 @@ func countLines(path string) int {
 		n++
 	}
 	return n
+}
+
+// Two resumes of one run directory cannot both write it: while one holds
+// the directory (here the test, as a resume would), another is refused
+// before it starts anything. A last line torn by a power loss is cut off
+// (a copy kept) before the resume appends, and the run's files stay
+// readable.
+func TestResumeIsExclusiveAndRepairsATornLine(t *testing.T) {
+	locks, out := t.TempDir(), t.TempDir()
+	if code := rackCLI(t, locks, "nightly", "--lab", twoGroups, "--out", out, "--plan", "mesh-a"); code != 0 {
+		t.Fatalf("nightly: exit %d", code)
+	}
+	dir := theRunDir(t, out)
+	for _, f := range []string{results.MeasurementsFile, results.VerdictsLogFile, results.ProgressFile} {
+		fh, err := os.OpenFile(filepath.Join(dir, f), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fh.WriteString(`{"time":"2026-11-26T02:00:00Z","plan":"mesh-a","test":"band`)
+		fh.Close()
+	}
+	other, err := results.Open(dir) // the first resume, still writing
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, text := runCLI(t, "nightly", "--locks", locks, "--resume", dir)
+	if code != 2 || !strings.Contains(text, "being written by pid") {
+		t.Fatalf("a second resume while the first writes: exit %d:\n%s", code, text)
+	}
+	other.Close()
+	if code := rackCLI(t, locks, "nightly", "--resume", dir); code != 0 {
+		t.Fatalf("resume: exit %d", code)
+	}
+	if _, err := results.ReadMeasurements(dir); err != nil {
+		t.Errorf("measurements after the repair: %v", err)
+	}
+	if _, err := results.ReadVerdictLog(dir); err != nil {
+		t.Errorf("verdicts after the repair: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, results.MeasurementsFile+".torn")); err != nil {
+		t.Errorf("no copy of the torn file: %v", err)
+	}
+	if r, _ := results.ReadRun(dir); r == nil || r.Status != "passed" {
+		t.Errorf("run.json after the resume: %+v", r)
+	}
+}
+
+// A reservation the lab's nightly cannot honour is refused when it is made
+// (exit 2) and leaves nothing in the lock directory.
+func TestReserveRefusesWhatTheNightlyWouldNotHonour(t *testing.T) {
+	locks := filepath.Join(t.TempDir(), "locks")
+	for _, args := range [][]string{
+		{"reserve", "--lab", twoGroups, "nosuch"},
+		{"reserve", "--lab", twoGroups, "a0", "nosuch"}, // all or nothing
+		{"reserve", "--lab", twoGroups, "a0"},           // emulated, and the lab names no lock directory
+	} {
+		code, text := runCLI(t, append(args[:1:1], append([]string{"--locks", locks}, args[1:]...)...)...)
+		if code != 2 || !strings.Contains(text, "nothing reserved") {
+			t.Errorf("%v: exit %d:\n%s", args, code, text)
+		}
+		if es, _ := os.ReadDir(locks); len(es) != 0 {
+			t.Errorf("%v left %v in the lock directory", args, es)
+		}
+	}
 }

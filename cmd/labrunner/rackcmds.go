@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -12,10 +13,13 @@ import (
 	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/boards/lease"
 	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/labconfig/strictyaml"
 	"github.com/labrunner/labrunner/selftest"
 )
 
-var locksFlag = &cli.StringFlag{Name: "locks", Usage: "lock directory shared by the lab host's users (default: the lab's locks.dir, else " + defaultLocks + ")", EnvVars: []string{"LABRUNNER_LOCKS"}}
+func locksFlag() cli.Flag {
+	return &cli.StringFlag{Name: "locks", Usage: "lock directory shared by the lab host's users (default: the lab's locks.dir, else " + defaultLocks + ")", EnvVars: []string{"LABRUNNER_LOCKS"}}
+}
 
 // defaultLocks is shared by every user of a lab host.
 const defaultLocks = "/tmp/labrunner-locks"
@@ -41,7 +45,7 @@ func boardsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "boards",
 		Usage: "list the lab's boards: free or held (by whom, since when), last design programmed, last health",
-		Flags: []cli.Flag{labFlag, locksFlag, &cli.BoolFlag{Name: "json"}},
+		Flags: []cli.Flag{labFlag(), locksFlag(), &cli.BoolFlag{Name: "json"}},
 		Action: func(c *cli.Context) error {
 			lab, err := loadLab(c, bitstreams.Default())
 			if err != nil {
@@ -117,14 +121,11 @@ func reserveCommand() *cli.Command {
 		Name:      "reserve",
 		Usage:     "hold boards for manual work (a nightly skips or waits for them)",
 		ArgsUsage: "BOARD...",
-		Flags: []cli.Flag{labFlag, locksFlag,
+		Flags: []cli.Flag{labFlag(), locksFlag(),
 			&cli.DurationFlag{Name: "for", Value: 4 * time.Hour, Usage: "how long the reservation lasts unless released"},
-			&cli.StringFlag{Name: "note", Usage: "why, for the others (shown by `labrunner boards`)"},
+			&cli.StringFlag{Name: "note", Usage: "why, for the others (labrunner boards shows it)"},
 			&cli.BoolFlag{Name: "maintenance", Usage: "also mark the boards as in maintenance"}},
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			if c.NArg() == 0 {
 				return exitf(selftest.ExitConfig, "reserve which boards? (labrunner reserve BOARD...)")
 			}
@@ -132,20 +133,24 @@ func reserveCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			// Every name is checked before the lock directory is touched:
+			// a reservation the nightly would not honour is refused when it
+			// is made, and leaves nothing behind.
+			for _, name := range c.Args().Slice() {
+				if err := reservable(lab, name); err != nil {
+					return withCode(selftest.ExitConfig, err)
+				}
+			}
 			d, err := locksDir(c, lab)
 			if err != nil {
 				return err
 			}
 			var got []*lease.Lease
 			for _, name := range c.Args().Slice() {
-				if _, ok := lab.Board(name); !ok {
-					err = fmt.Errorf("no board %q in lab %s", name, lab.Name)
-				} else {
-					var l *lease.Lease
-					l, err = d.Acquire(name, lease.Options{Command: "labrunner reserve", TTL: c.Duration("for"), Manual: true, Note: c.String("note")})
-					if err == nil {
-						got = append(got, l)
-					}
+				var l *lease.Lease
+				l, err = d.Acquire(name, lease.Options{Command: "labrunner reserve", TTL: c.Duration("for"), Manual: true, Note: c.String("note")})
+				if err == nil {
+					got = append(got, l)
 				}
 				if err != nil {
 					// All or nothing: give back what was taken.
@@ -166,16 +171,40 @@ func reserveCommand() *cli.Command {
 	}
 }
 
+// reservable says whether a reservation of the board would be honoured by
+// the lab's nightly (selftest.Nightly leases the boards it uses): the board
+// must be the lab's, and an emulated board lives inside each labrunner
+// process, so the nightly leases it only when the lab file names a lock
+// directory.
+func reservable(lab *labconfig.Lab, name string) error {
+	b, ok := lab.Board(name)
+	if !ok {
+		var names []string
+		for _, b := range lab.Boards {
+			names = append(names, b.Name)
+		}
+		return fmt.Errorf("no board %q in lab %s (%s): nothing reserved", name, lab.Name, nearestOrList(name, names))
+	}
+	if b.Emulated != nil && lab.Locks == nil {
+		return fmt.Errorf("%s is an emulated board of lab %s, which names no lock directory: each labrunner process has its own emulated rack, so the nightly would not honour the reservation; nothing reserved (add locks: {dir: %s} to the lab file to lease emulated boards too)", name, lab.Name, defaultLocks)
+	}
+	return nil
+}
+
+func nearestOrList(name string, names []string) string {
+	if n := strictyaml.Nearest(name, names); n != "" {
+		return "did you mean " + n + "?"
+	}
+	return "boards: " + strings.Join(names, ", ")
+}
+
 func releaseCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "release",
 		Usage:     "give back boards held with `labrunner reserve` (only your own, unless --force)",
 		ArgsUsage: "BOARD...",
-		Flags:     []cli.Flag{labFlag, locksFlag, &cli.BoolFlag{Name: "force", Usage: "break another user's lease"}},
+		Flags:     []cli.Flag{labFlag(), locksFlag(), &cli.BoolFlag{Name: "force", Usage: "break another user's lease"}},
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			lab, err := loadLab(c, bitstreams.Default())
 			if err != nil {
 				return err

@@ -97,13 +97,10 @@ func exportCommand() *cli.Command {
 			"them; re-sending a run never duplicates a point. The token comes from --influx-token-file (or the lab's\n" +
 			"influx.token_file) or INFLUX_TOKEN and is never printed.\n\n" +
 			"Exit codes: 0 everything sent, 2 bad usage, config or token, 3 the server did not take the points (they wait).",
-		Flags: append([]cli.Flag{labFlag,
+		Flags: append([]cli.Flag{labFlag(),
 			&cli.StringFlag{Name: "root", Usage: "results root holding the spool (default: RUN_DIR's parent)"},
 		}, influxFlags()...),
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			if c.NArg() != 1 {
 				return exitf(selftest.ExitConfig, "export takes one RUN_DIR (labrunner export [flags] RUN_DIR)")
 			}
@@ -181,9 +178,6 @@ func reportCommand() *cli.Command {
 			&cli.StringFlag{Name: "merge", Usage: "merge the shards' run directories given as arguments into this new directory (verdicts, measurements, run.json, junit.xml) and report on it"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			if into := c.String("merge"); into != "" {
 				if c.NArg() < 1 {
 					return exitf(selftest.ExitConfig, "report --merge DIR takes the shards' run directories (labrunner report --merge DIR RUN_DIR...)")
@@ -220,15 +214,12 @@ func compareCommand() *cli.Command {
 		Description: "Thresholds (relative change) come from the lab file's results.thresholds (metric, glob like \"exanet.*\",\n" +
 			"or \"*\"), then --threshold, else 5 %.\n\n" +
 			"Exit codes: 0 no regression, 1 new failures or metrics that moved the wrong way, 2 bad usage.",
-		Flags: []cli.Flag{labFlag,
+		Flags: []cli.Flag{labFlag(),
 			&cli.StringSliceFlag{Name: "threshold", Usage: "METRIC=REL, e.g. exanet.rtt=0.1 or '*=0.05' (repeatable)"},
 			&cli.StringSliceFlag{Name: "plan", Usage: "compare only this plan (repeatable)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the comparison as JSON"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			if c.NArg() != 2 {
 				return exitf(selftest.ExitConfig, "compare takes two run directories (labrunner compare [flags] RUN_A RUN_B)")
 			}

@@ -10,6 +10,7 @@ import (
 // everything, including what was logged before the file existed; an
 // explicit --log-level is what the terminal shows.
 func TestRunLoggerSplitsTerminalAndFile(t *testing.T) {
+	t.Parallel()
 	var term, file bytes.Buffer
 	log, lw := newRunLogger("info", false, &term)
 	log.Info("before the run directory", "board", "a")

@@ -17,7 +17,7 @@ import (
 func tinNightly(t *testing.T, args ...string) (int, []results.Verdict) {
 	t.Helper()
 	out := t.TempDir()
-	code := run(append([]string{"labrunner", "--log-level", "error", "nightly", "--lab", "testdata/tin.yaml", "--out", out}, args...))
+	code := run(append([]string{"labrunner", "--log-level", "error", "nightly", "--locks", t.TempDir(), "--lab", "testdata/tin.yaml", "--out", out}, args...))
 	entries, err := os.ReadDir(out)
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("want one run directory under %s, got %v (%v)", out, entries, err)
@@ -26,6 +26,7 @@ func tinNightly(t *testing.T, args ...string) (int, []results.Verdict) {
 }
 
 func TestTiNPlanPassesOnTheEmulatedClique(t *testing.T) {
+	t.Parallel()
 	code, vs := tinNightly(t)
 	if code != 0 {
 		for _, v := range notPassed(vs) {
@@ -67,6 +68,7 @@ func TestTiNPlanPassesOnTheEmulatedClique(t *testing.T) {
 }
 
 func TestTiNPlanCatchesEmulatorFaults(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		fault    string
 		test     string   // a test that must fail

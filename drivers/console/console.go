@@ -6,7 +6,7 @@
 // A background goroutine reads the line continuously, so nothing the board
 // prints is lost between Expects, and waits are done above it with the
 // caller's context: tarm/serial only offers read timeouts in tenths of a
-// second that end in (0, io.EOF) (DESIGN.md, known behaviour), so the port is
+// second that end in (0, io.EOF) (docs/architecture.md, known behaviour), so the port is
 // opened with a 100 ms timeout and the reader simply reads again.
 package console
 
@@ -112,7 +112,9 @@ func Open(path string, baud int, opts Options) (*Console, error) {
 		case errors.Is(err, os.ErrNotExist):
 			return nil, drivers.Infra(opts.Board, op, "is the USB-UART plugged in and the board powered? Name the port by /dev/serial/by-id or by-path, not ttyUSBn", err)
 		case errors.Is(err, os.ErrPermission):
-			return nil, drivers.Setup(opts.Board, op, "run as a member of the dialout group or as root", err)
+			// The lab file is right; this host does not let the runner's
+			// user in: infrastructure, like a device that is not there.
+			return nil, drivers.Infra(opts.Board, op, "add the runner's user to the dialout group (usermod -aG dialout USER, then log in again) or give the USB-UART to its group with a udev rule", err)
 		case strings.Contains(err.Error(), "baud"):
 			return nil, drivers.Setup(opts.Board, op, "use a standard baud rate (115200, 921600 ...)", fmt.Errorf("baud rate %d: %w", baud, err))
 		}

@@ -131,6 +131,10 @@ func Open(device string, base, size uint64, opts Options) (*Bus, error) {
 	return b, nil
 }
 
+// devMemPath is where /dev/mem is opened; the tests point it at a path
+// that does not exist, to see a kernel without /dev/mem without root.
+var devMemPath = "/dev/mem"
+
 // openDevMem maps physical memory through periph.io's pmem, which owns
 // /dev/mem for the process. pmem flattens the open error into a string, so
 // open the device here first to keep the cause (ENOENT, EACCES) classifiable.
@@ -138,7 +142,7 @@ func (b *Bus) openDevMem() error {
 	if b.size == 0 {
 		return b.setup("open", "give bus.mmio.size: /dev/mem has no size of its own", errors.New("/dev/mem needs an explicit size"))
 	}
-	f, err := os.OpenFile(b.device, os.O_RDWR|os.O_SYNC, 0)
+	f, err := os.OpenFile(devMemPath, os.O_RDWR|os.O_SYNC, 0)
 	if err != nil {
 		return b.openError(err)
 	}
@@ -158,6 +162,9 @@ func (b *Bus) openDevMem() error {
 // whole map (plus the in-page offset of its physical address) is mapped and
 // base is applied by slicing.
 func (b *Bus) openUIO(sysfs string, mapIdx int) error {
+	if _, err := os.Stat(b.device); err != nil {
+		return b.openError(err)
+	}
 	dir := filepath.Join(sysfs, "class", "uio", filepath.Base(b.device), "maps", "map"+strconv.Itoa(mapIdx))
 	mapSize, err := readSysfsUint(filepath.Join(dir, "size"))
 	if err != nil {
@@ -254,9 +261,14 @@ func (b *Bus) openError(err error) error {
 		if b.kind == "/dev/mem" {
 			hint += "; this kernel has no /dev/mem (CONFIG_DEVMEM) — use the uio driver"
 		}
+		if strings.Contains(b.device, "/bus/pci/devices/") {
+			hint += "; is the board's PCIe endpoint on the bus (lspci -D)? After programming, rescan it (echo 1 > /sys/bus/pci/rescan)"
+		}
 		return b.infra("open", hint, fmt.Errorf("device %s is missing: %w", b.device, err))
 	case errors.Is(err, os.ErrPermission):
-		return b.setup("open", "run as root or use the uio driver (/dev/uioN, which udev can give to a group)",
+		// The lab file is right; this host does not let the runner's
+		// user in: infrastructure, like a device that is not there.
+		return b.infra("open", "run as root or use the uio driver (/dev/uioN, which a udev rule can give to a group: SUBSYSTEM==\"uio\", GROUP=\"labrunner\", MODE=\"0660\")",
 			fmt.Errorf("permission denied opening %s: %w", b.device, err))
 	}
 	return b.infra("open", "", fmt.Errorf("open %s: %w", b.device, err))

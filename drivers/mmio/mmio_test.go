@@ -255,7 +255,8 @@ func TestPermissionHint(t *testing.T) {
 	if !strings.Contains(err.Error(), "run as root or use the uio driver") || !errors.Is(err, os.ErrPermission) {
 		t.Errorf("permission error %q lacks the hint or the cause", err)
 	}
-	if drivers.ClassOf(err) != drivers.ClassSetup {
+	// The lab file is right and the host does not let the user in.
+	if drivers.ClassOf(err) != drivers.ClassInfra {
 		t.Errorf("class %v", drivers.ClassOf(err))
 	}
 }
@@ -441,4 +442,24 @@ func FuzzAccess(f *testing.F) {
 			t.Fatalf("burst of %d words at 0x%x: err = %v, want ok = %v", words, addr, err, ok)
 		}
 	})
+}
+
+// TestDevMemMissing: a kernel without /dev/mem (CONFIG_DEVMEM off, or a
+// container) is infrastructure, and the hint says to use uio.
+func TestDevMemMissing(t *testing.T) {
+	old := devMemPath
+	devMemPath = filepath.Join(t.TempDir(), "no-mem")
+	defer func() { devMemPath = old }()
+	_, err := Open("/dev/mem", 0xA0000000, 0x1000, Options{Board: "zu-1"})
+	if err == nil {
+		t.Fatal("opened a /dev/mem that is not there")
+	}
+	if drivers.ClassOf(err) != drivers.ClassInfra || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("class %v: %v", drivers.ClassOf(err), err)
+	}
+	for _, want := range []string{"zu-1", "/dev/mem is missing", "uio"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
 }

@@ -65,7 +65,10 @@ func NewGPIO(board, pin string, activeLow bool) (*GPIO, error) {
 	}
 	p := gpioreg.ByName(pin)
 	if p == nil {
-		return nil, drivers.Setup(board, op, "fix power.pin in the lab file", fmt.Errorf("no GPIO pin named %q on this host; %s", pin, availablePins()))
+		// The lab file may be right and the GPIO chip not there (a USB
+		// GPIO expander unplugged, a driver not loaded): infrastructure,
+		// like any other missing device.
+		return nil, drivers.Infra(board, op, "check that the GPIO chip the relay hangs on is present (gpiodetect, gpioinfo), or fix power.pin in the lab file", fmt.Errorf("no GPIO line named %q on this host; %s", pin, availablePins()))
 	}
 	return &GPIO{board: board, pin: p, activeLow: activeLow}, nil
 }

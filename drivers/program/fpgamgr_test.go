@@ -297,7 +297,7 @@ func TestFPGAManagerRequestName(t *testing.T) {
 		"":                           "labrunner-b.bin",
 		"/lib/firmware":              "labrunner-b.bin",
 		"/lib/firmware/":             "labrunner-b.bin",
-		"/lib/firmware/labrunner":    "github.com/labrunner/labrunner/labrunner-b.bin",
+		"/lib/firmware/labrunner":    "labrunner/labrunner-b.bin",
 		"/lib/firmware/a/b":          "a/b/labrunner-b.bin",
 		"/lib/firmware-other":        "labrunner-b.bin",
 		"/opt/fw":                    "labrunner-b.bin",

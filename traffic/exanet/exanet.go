@@ -148,7 +148,7 @@ func Poll(ctx context.Context, r *regmap.Regs, name string, cond func(uint32) bo
 		}
 		select {
 		case <-ctx.Done():
-			return v, fmt.Errorf("waiting for %s (last 0x%x): %w", name, v, drivers.ErrTimeout)
+			return v, drivers.Stalled(ctx, fmt.Sprintf("waiting for %s (last 0x%x)", name, v))
 		case <-time.After(pause):
 		}
 		if pause < 50*time.Millisecond {

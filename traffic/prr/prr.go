@@ -288,7 +288,7 @@ func (s *Switch) waitIdle(ctx context.Context, what string) (Status, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return st, fmt.Errorf("%s: STATUS.BUSY still set: %w", what, drivers.ErrTimeout)
+			return st, drivers.Stalled(ctx, what+": STATUS.BUSY still set")
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, 50*time.Millisecond)

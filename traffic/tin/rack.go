@@ -491,8 +491,9 @@ func (r *Rack) settle(ctx context.Context) (uint32, error) {
 			return st, nil
 		}
 		if time.Now().After(end) {
-			return 0, drivers.Infra(r.Master, "run", "TG_STATUS stayed 0 (running): the run neither ended nor reached its limit",
-				fmt.Errorf("no status after %v", r.Settle))
+			// The master answered every read: the design never ended the run.
+			return 0, drivers.Design(r.Master, "run", "TG_STATUS stayed 0 (running): the run neither ended nor reached its limit",
+				fmt.Errorf("no status after %v: %w", r.Settle, drivers.ErrStalled))
 		}
 		select {
 		case <-ctx.Done():

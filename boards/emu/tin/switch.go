@@ -800,7 +800,7 @@ func (d *device) route(c *cell, i int, now int64) bool {
 		// addresses" picks the entry (§3.2). A data cell carries no source
 		// address (its SRC field is its RPTR), so it hashes on its DST
 		// alone: a pair's data cells still share one path, which is what a
-		// deterministic mode is for (docs/tin.md, "Modes"; lead ruling).
+		// deterministic mode is for (docs/tin.md, "Modes"; reading A2).
 		h := routeHash(hashSrc(&c.h), c.h.Dst)
 		if mode == modeDeterministic || nm == 0 {
 			k := int(h % uint32(nm+nn))
