@@ -14,7 +14,7 @@ import (
 )
 
 // formulas returns golden/prr's closed-form expectations (§4.1-§4.2,
-// Table 1, §5.2) for the loaded build, by metric.
+// Table 1, §5.2) for the declared build, by metric.
 func formulas(b tp.Build) (map[string]results.Expectation, error) {
 	exps, err := gp.Model{}.Predict(map[string]string{
 		"p": fmt.Sprint(b.Ports), "s": fmt.Sprint(b.S), "width_bits": fmt.Sprint(b.PacketBits),

@@ -12,7 +12,7 @@
 //     the delivered fraction against the golden simulation (§5.1);
 //   - latency: average and worst-case latency at input rate 1 for the three
 //     traffic models of §5.1 against golden simulation bands;
-//   - drop_rate: drop rate at the build's FIFO depth against the golden
+//   - drop_rate: drop rate at the declared FIFO depth against the golden
 //     simulation at that depth (§5.1, Fig. 9).
 //
 // The runner judges the board as the build its manifest declares (config:
@@ -58,7 +58,7 @@ func init() {
 			"batches": "16 (batches released for the timestamps)",
 			"cycles":  "20000 (light-load traffic-generator run for the port-to-port minimum)",
 		},
-		Doc: "pipeline latency in cycles of the loaded build (P, S from PORTS, STAGE_S) from LAST_ENQ_CYCLE - " +
+		Doc: "pipeline latency in cycles of the declared build (P, S from the manifest's config:) from LAST_ENQ_CYCLE - " +
 			"LAST_INS_CYCLE and the queue entries' own timestamps, against FPGA'20 §4.1-§4.2 / Table 1 " +
 			"(golden PipelineFor); port-to-port minimum latency at light load (TG_LAT_MIN) against " +
 			"(latency_opt + 1)/f_clk (§5.2). Other P and S need their own bitstream"})
@@ -71,7 +71,7 @@ func init() {
 		},
 		Doc: "at input rate 1: line rate with a permutation (every input to its own port) against Width × f_clk " +
 			"(FPGA'20 §5.2, golden LineGbps, from PKT_BITS and CLOCK_KHZ), and the delivered fraction per port " +
-			"under each §5.1 traffic model against the golden simulation at the build's FIFO depth"})
+			"under each §5.1 traffic model against the golden simulation at the declared FIFO depth"})
 	selftest.Register(selftest.Test{Name: "latency", Design: design, Run: runLatency,
 		Params: map[string]string{
 			"cycles":   "30000 (cycles of traffic per run, at least 10000; golden worst cases grow with it)",
@@ -80,7 +80,7 @@ func init() {
 		},
 		Doc: "average and worst-case latency at input rate 1 for the three traffic models of FPGA'20 §5.1 " +
 			"(queue wait + 1: the paper's latency with 0-cycle processing) against golden simulation bands of the " +
-			"same run length at the build's FIFO depth; departures in order and nothing stranded when nothing " +
+			"same run length at the declared FIFO depth; departures in order and nothing stranded when nothing " +
 			"was dropped (§4.4); packets conserved"})
 	selftest.Register(selftest.Test{Name: "drop_rate", Design: design, Run: runDropRate,
 		Params: map[string]string{
@@ -89,7 +89,7 @@ func init() {
 			"loads":    "1 (input rates, each 0 < r ≤ 1)",
 			"replicas": "199 (golden simulation replicas; the band includes their range, which holds one more run with 99% probability for 199)",
 		},
-		Doc: "drop rate at the loaded build's FIFO depth (FIFO_DEPTH is a build parameter) per traffic model and " +
+		Doc: "drop rate at the declared FIFO depth (FIFO_DEPTH is a build parameter, judged by registers.config) per traffic model and " +
 			"input rate, against the golden simulation at that depth with the same cycles (FPGA'20 §5.1, Fig. 9)"})
 }
 

@@ -160,7 +160,7 @@ func runAtRate(ctx context.Context, env *selftest.Env, b *selftest.Board, sw *tp
 	}
 	p := buildParams(sw.Build)
 	p["traffic"], p["load"], p["cycles"] = traffic, fmt.Sprint(float64(load)/tp.One), fmt.Sprint(tps.cycles)
-	note := fmt.Sprintf("golden/prr Simulate of the proposal, %d×%d, FIFO depth %d (the build's), %s traffic at input rate %g, %d seeded replicas of %d cycles; band: %g%% prediction interval for one more run (Student t, %d dof)",
+	note := fmt.Sprintf("golden/prr Simulate of the proposal, %d×%d, FIFO depth %d (declared by the manifest), %s traffic at input rate %g, %d seeded replicas of %d cycles; band: %g%% prediction interval for one more run (Student t, %d dof)",
 		sw.Build.Ports, sw.Build.Ports, sw.Build.FIFODepth, traffic, float64(load)/tp.One, tps.replicas, tps.cycles, 100*bandCoverage, tps.replicas-1)
 	return rateRun{cfg: c, res: res, golden: g, params: p, note: note}, nil
 }
@@ -338,7 +338,7 @@ func lineRate(ctx context.Context, env *selftest.Env, b *selftest.Board, sw *tp.
 	return nil
 }
 
-// runDropRate measures the drop rate at the loaded build's FIFO depth for
+// runDropRate measures the drop rate at the declared FIFO depth for
 // each traffic model and input rate, against the golden simulation at that
 // depth with the same cycles (FIFO depth is a build parameter: other depths
 // need their own bitstream).
@@ -379,7 +379,7 @@ func runDropRate(ctx context.Context, env *selftest.Env) error {
 				v := collect(rr.golden, gp.SimResult.DropRate)
 				exp := withRange(meanBand("prr.drop_rate", v, "fraction", 0, 3/offered,
 					"FPGA'20 §5.1, Fig. 9 (impact of queue size; golden/prr reference simulation)",
-					fmt.Sprintf("TG_DROPPED/TG_OFFERED at the build's FIFO depth %d (FIFO_DEPTH is a build parameter; other depths need their own bitstream); %s, widened to the replicas' range (drops come in rare whole-group overflows: heavy-tailed; the range of %d replicas holds one more run with probability %d/%d)",
+					fmt.Sprintf("TG_DROPPED/TG_OFFERED at the declared FIFO depth %d (FIFO_DEPTH is a build parameter; other depths need their own bitstream); %s, widened to the replicas' range (drops come in rare whole-group overflows: heavy-tailed; the range of %d replicas holds one more run with probability %d/%d)",
 						sw.Build.FIFODepth, rr.note, tps.replicas, tps.replicas-1, tps.replicas+1)), v)
 				env.Record("drop_rate", results.Measurement{Board: b.Name, Params: rr.params, Metric: "prr.drop_rate",
 					Value: rr.res.DropRate(), Unit: "fraction"}, exp)
