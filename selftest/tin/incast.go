@@ -85,6 +85,7 @@ func runIncast(ctx context.Context, env *selftest.Env) error {
 	}
 	p := results.Params{"victim": victim, "senders": strconv.Itoa(len(srcs)), "threshold": strconv.Itoa(threshold)}
 	if !runStatus(env, "incast", rr, p, fmt.Sprintf("incast of %d senders on %s", len(srcs), victim)) {
+		notJudged(env, victim, p, "the incast run did not finish (incast.run)", "incast.queue", "incast.ctd", "incast.conserved", "incast.data", "incast.ecn")
 		return nil
 	}
 	rd := func(b, n string) uint64 {

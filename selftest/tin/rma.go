@@ -115,6 +115,13 @@ func runRMAIsolation(ctx context.Context, env *selftest.Env) error {
 			return err
 		}
 		if !runStatus(env, "rma_isolation", rr, p, "1RMA reads, scenario "+sc.name) {
+			why := "the reads of scenario " + sc.name + " did not finish (rma_isolation.run)"
+			notJudged(env, "", p, why, "rma_isolation.resp_cells")
+			for _, st := range []string{"p50", "p99"} {
+				pp := p.Clone()
+				pp["stat"] = st
+				notJudged(env, "", pp, why, "rma_isolation.latency")
+			}
 			continue
 		}
 		class := tt.LatRMAHi
@@ -136,7 +143,12 @@ func runRMAIsolation(ctx context.Context, env *selftest.Env) error {
 		if err != nil {
 			return err
 		}
-		if e, ok := expectation(es, "tin.rma.resp_cells", results.Params{"bytes": strconv.Itoa(bytes)}); ok && done > 0 {
+		if e, ok := expectation(es, "tin.rma.resp_cells", results.Params{"bytes": strconv.Itoa(bytes)}); !ok {
+			env.Error("rma_isolation.resp_cells", "", p, fmt.Errorf("golden/tin predicted no tin.rma.resp_cells for %d bytes", bytes))
+		} else if done == 0 {
+			env.Check("rma_isolation.resp_cells", results.Measurement{Params: p, Metric: "tin.rma.reads_done", Value: 0, Unit: "reads"}, false,
+				e.Describe()+" per read", e.Source, "no read completed (RMA_READS_DONE 0): Resp cells per read cannot be counted")
+		} else {
 			env.Record("rma_isolation.resp_cells", results.Measurement{Params: p, Metric: "tin.rma.resp_cells", Value: float64(cells) / float64(done), Unit: "cells"}, e)
 		}
 		for _, st := range []struct {
@@ -156,6 +168,11 @@ func runRMAIsolation(ctx context.Context, env *selftest.Env) error {
 	}
 	alone, hb, lb := lat["hi_alone"], lat["hi_bulk"], lat["lo_bulk"]
 	if len(alone) == 0 || len(hb) == 0 || len(lb) == 0 {
+		why := fmt.Sprintf("a scenario has no latency samples (%d alone, %d high priority beside bulk, %d low priority beside bulk): see rma_isolation.run and rma_isolation.latency", len(alone), len(hb), len(lb))
+		for _, st := range []string{"p50", "p99"} {
+			notJudged(env, "", results.Params{"stat": st}, why, "rma_isolation.baseline", "rma_isolation.hipri")
+		}
+		notJudged(env, "", nil, why, "rma_isolation.lopri")
 		return nil
 	}
 	// §5.1: "less than 5 µs median and tail latency" for high-priority 1RMA.

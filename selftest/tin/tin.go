@@ -354,6 +354,16 @@ func runStatus(env *selftest.Env, name string, rr tt.RunResult, p results.Params
 	return ok
 }
 
+// notJudged keeps the place of cases that cannot be judged because the run
+// they depend on failed (that failure is recorded on its own verdict): each
+// is skipped with the reason, so that a case's JUnit identity never
+// disappears when the design fails.
+func notJudged(env *selftest.Env, board string, p results.Params, reason string, names ...string) {
+	for _, n := range names {
+		env.Skip(n, board, p, "not judged: "+reason)
+	}
+}
+
 // percentile of sorted samples (the q-quantile, nearest rank).
 func percentile(sorted []float64, q float64) float64 {
 	if len(sorted) == 0 {
