@@ -357,7 +357,8 @@ func fallbackOn(ctx context.Context, env *selftest.Env, c *clique, target string
 	env.Record("fallback", results.Measurement{Board: target, Params: p, Metric: "ordering.fallbacks", Value: float64(fell), Unit: "streams",
 		Text: fmt.Sprintf("%d NACKs for want of a connection (ORD_NACK_NOCONN)", nacks)},
 		results.Expectation{Metric: "ordering.fallbacks", Value: float64(want), Unit: "streams", Source: "SC'18 §III-C, §IV-D (golden/ordering.Run)",
-			Note: fmt.Sprintf("%d fast streams of %d REQs started together against %d receiver connections: the reference falls back %d to slow mode", len(srcs), length, conns, want)})
+			Budget: "exact: a count of streams, the sources' ORD_FALLBACKS summed",
+			Note:   fmt.Sprintf("%d fast streams of %d REQs started together against %d receiver connections: the reference falls back %d to slow mode", len(srcs), length, conns, want)})
 	env.Check("fallback.nack", results.Measurement{Board: target, Params: p, Metric: "tin.ord.nack_noconn", Value: float64(nacks), Unit: "NACKs"},
 		nacks > 0 || len(srcs) <= conns, "NACKs (no connection) for the streams beyond the connections", "SC'18 §III-C",
 		fmt.Sprintf("%d streams against %d connections, but %s sent no NACK for want of a connection", len(srcs), conns, target))
