@@ -176,7 +176,7 @@ func runRegisters(ctx context.Context, env *Env) error {
 // configChecks records one verdict per configuration value the manifest
 // declares (and per array element it covers): the board's register
 // against the declared value. Golden models are fed the declared value
-// (reading M60), so a build whose register says otherwise fails here, on
+// (readings A60, E62, P60, S60), so a build whose register says otherwise fails here, on
 // its own verdict, while the expectations stay those of the declared
 // build. A read-write register is judged on its value right after
 // programming (the snapshot), before setup or a test changed it.

@@ -53,6 +53,7 @@ func runCellification(ctx context.Context, env *selftest.Env) error {
 		cells, err := tracedCells(ctx, c, src, dst, l)
 		if err != nil {
 			env.Error("cellification", src, p, err)
+			notJudged(env, src, p, "the traced packet was not delivered (cellification)", "cellification.cells", "cellification.design", "cellification.count")
 			continue
 		}
 		var sizes []string

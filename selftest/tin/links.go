@@ -67,7 +67,7 @@ func runLinks(ctx context.Context, env *selftest.Env) error {
 			env.Check("links.peer", results.Measurement{Board: b, Params: par, Metric: "tin.link.peer", Value: float64(ps.Peer), Text: ps.Peer.String()},
 				ps.Peer == want, want.String(), "docs/tin.md (PORT_PEER learnt at training)",
 				fmt.Sprintf("%s reads peer %s, but the lab cables it to %s (%s): the cable is not where the lab file says", cage, ps.Peer, p.Peer, want))
-			// The peer's FIFO as the manifest declares it (reading M60),
+			// The peer's FIFO as the manifest declares it (reading A60),
 			// not as the peer's VC_FIFO_BYTES reads.
 			fifo := max(uint32(c.decl["vc_fifo_bytes"]), 160)
 			env.Check("links.credit_init", results.Measurement{Board: b, Params: par, Metric: "tin.link.credit_init", Value: float64(ps.CreditInit), Unit: "bytes"},

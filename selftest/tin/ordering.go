@@ -320,7 +320,7 @@ func fallbackOn(ctx context.Context, env *selftest.Env, c *clique, target string
 	}
 	// The reference plays the declared reorder buffer and window (the
 	// registers test judges each board's ORD_ROB_ENTRIES and
-	// ORD_MAX_OUTSTANDING against them, reading M60).
+	// ORD_MAX_OUTSTANDING against them, reading O60).
 	rob, window := int(c.decl["rob_entries"]), int(c.decl["max_outstanding"])
 	p := results.Params{"conns": strconv.Itoa(conns), "sources": strconv.Itoa(len(srcs)), "target": target}
 	sr, err := runStreams(ctx, c, tt.Streams{Target: target, Sources: srcs, PerSource: 1, Lengths: []int{length}, Bytes: 64, Concurrent: 1, Seed: seed},
@@ -357,7 +357,8 @@ func fallbackOn(ctx context.Context, env *selftest.Env, c *clique, target string
 	env.Record("fallback", results.Measurement{Board: target, Params: p, Metric: "ordering.fallbacks", Value: float64(fell), Unit: "streams",
 		Text: fmt.Sprintf("%d NACKs for want of a connection (ORD_NACK_NOCONN)", nacks)},
 		results.Expectation{Metric: "ordering.fallbacks", Value: float64(want), Unit: "streams", Source: "SC'18 §III-C, §IV-D (golden/ordering.Run)",
-			Note: fmt.Sprintf("%d fast streams of %d REQs started together against %d receiver connections: the reference falls back %d to slow mode", len(srcs), length, conns, want)})
+			Budget: "exact: a count of streams, the sources' ORD_FALLBACKS summed",
+			Note:   fmt.Sprintf("%d fast streams of %d REQs started together against %d receiver connections: the reference falls back %d to slow mode", len(srcs), length, conns, want)})
 	env.Check("fallback.nack", results.Measurement{Board: target, Params: p, Metric: "tin.ord.nack_noconn", Value: float64(nacks), Unit: "NACKs"},
 		nacks > 0 || len(srcs) <= conns, "NACKs (no connection) for the streams beyond the connections", "SC'18 §III-C",
 		fmt.Sprintf("%d streams against %d connections, but %s sent no NACK for want of a connection", len(srcs), conns, target))
@@ -429,7 +430,7 @@ func robOn(ctx context.Context, env *selftest.Env, c *clique, target string) err
 	if err := c.fresh(ctx); err != nil {
 		return err
 	}
-	rmaTC := int(c.decl["rma_tc_ord"]) // declared, reading M60
+	rmaTC := int(c.decl["rma_tc_ord"]) // declared, reading A60
 	const reqBytes = 64
 	oreq := int(c.timing.CellMax-c.timing.OReqMax) + reqBytes // 24 B of header and REQ fields + data
 	pl, err := c.goldenPlan(nil)

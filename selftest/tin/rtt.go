@@ -92,6 +92,12 @@ func runRTT(ctx context.Context, env *selftest.Env) error {
 			return err
 		}
 		if !runStatus(env, "rtt", rr, p, fmt.Sprintf("uniform-random traffic at load %s", ls[i])) {
+			notJudged(env, "", p, "the run at this load did not finish (rtt.run)", "rtt.samples")
+			for _, st := range []string{"mean", "p99"} {
+				pp := p.Clone()
+				pp["stat"] = st
+				notJudged(env, "", pp, "the run at this load did not finish (rtt.run)", "rtt")
+			}
 			continue
 		}
 		s, err := c.r.AllSamples(ctx, tt.LatIP)

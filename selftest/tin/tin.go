@@ -206,7 +206,7 @@ func setup(ctx context.Context, env *selftest.Env) error {
 		return err
 	}
 	// Golden is fed the build the manifest declares, never the board's
-	// registers (reading M60): the registers test judges each board's
+	// registers (reading A60): the registers test judges each board's
 	// timing registers against the same declared values.
 	tm, decl, err := declaredTiming(env.Design)
 	if err != nil {
@@ -352,6 +352,16 @@ func runStatus(env *selftest.Env, name string, rr tt.RunResult, p results.Params
 	env.Check(name+".run", m, ok, "DONE: every operation completed and the fabric is quiescent", "docs/tin.md (run control)",
 		fmt.Sprintf("%s: the run ended %s: operations never completed", what, rr.Describe()))
 	return ok
+}
+
+// notJudged keeps the place of cases that cannot be judged because the run
+// they depend on failed (that failure is recorded on its own verdict): each
+// is skipped with the reason, so that a case's JUnit identity never
+// disappears when the design fails.
+func notJudged(env *selftest.Env, board string, p results.Params, reason string, names ...string) {
+	for _, n := range names {
+		env.Skip(n, board, p, "not judged: "+reason)
+	}
 }
 
 // percentile of sorted samples (the q-quantile, nearest rank).

@@ -167,6 +167,12 @@ func (r *Rack) read(ctx context.Context, board, name string) (uint32, error) {
 	return r.regs[board].Read(actx, name)
 }
 
+// ReadReg reads one register of a board of the rack, under the access
+// deadline.
+func (r *Rack) ReadReg(ctx context.Context, board, name string) (uint32, error) {
+	return r.read(ctx, board, name)
+}
+
 func (r *Rack) write(ctx context.Context, board, name string, v uint32) error {
 	actx, cancel := r.access(ctx)
 	defer cancel()
