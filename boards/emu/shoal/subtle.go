@@ -48,7 +48,7 @@ func init() {
 	emu.RegisterFault(emu.FaultInfo{
 		Name: FaultFeedbackLate, Scope: "board", Design: DesignName,
 		Params: map[string]string{"slots": "1", "nic": "all"},
-		Check:  emu.Checks(emu.IntIn("slots", 1, 64)),
+		Check:  emu.Checks(emu.IntIn("slots", 1, 64), nicCheck),
 		Doc: "the NICs of this board (or only cage `nic`) take rate-limit feedback as covering the cells sent " +
 			"`slots` (default 1) slots earlier than the one-way delay allows (§3.3.2, App. A: an extra register " +
 			"in the feedback path), so a subflow waits for feedback about a cell it could already count as " +
@@ -60,6 +60,7 @@ func init() {
 	emu.RegisterFault(emu.FaultInfo{
 		Name: FaultReadyLeak, Scope: "board", Design: DesignName,
 		Params: map[string]string{"nic": "all"},
+		Check:  emu.Checks(nicCheck),
 		Doc: "the NICs of this board (or only cage `nic`) let two local cells into a queue Q[j] instead of " +
 			"one, the second from the ready queue R[j] (§3.3.3: \"at most one local cell in Q_jk\"). Symptoms: " +
 			"a queue holds one cell more than Eq. 5 allows once the queue is full of forwarded cells; at a node " +
@@ -187,3 +188,6 @@ func (d *device) drops(p int) bool {
 	r := d.subtle.dropRate[p]
 	return r > 0 && d.subtle.dropRng.Float64() < r
 }
+
+// nicCheck: a `nic` parameter names all, a cage sfp0..sfp3 or its index.
+var nicCheck = emu.OneOf("nic", "all", "sfp0", "sfp1", "sfp2", "sfp3", "0", "1", "2", "3")

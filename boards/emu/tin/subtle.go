@@ -3,8 +3,10 @@ package tin
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 
 	"github.com/labrunner/labrunner/boards/emu"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // Subtle faults: regressions of the size a real change makes (10 ns of
@@ -195,4 +197,19 @@ func (o *ordEngine) robEntriesReads() uint32 {
 func (d *device) dropsArrival(p int) bool {
 	r := d.subtle.dropRate[p]
 	return r > 0 && d.subtle.dropRng.Float64() < r
+}
+
+// vcCheck: a `vc` parameter is any or a VC 0..31.
+func vcCheck(p labconfig.Params) error {
+	v, err := p.String("vc", "any")
+	if err != nil {
+		return err
+	}
+	if v == "any" {
+		return nil
+	}
+	if n, err := strconv.Atoi(v); err != nil || n < 0 || n >= nVC {
+		return fmt.Errorf("parameter vc=%s: want any or a VC from 0 to %d", v, nVC-1)
+	}
+	return nil
 }
