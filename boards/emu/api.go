@@ -71,7 +71,7 @@ type FaultInfo struct {
 	// Check, when set, validates the values of the parameters given (ranges,
 	// enumerations) without a rack; CheckFault runs it after the names and
 	// the numbers. RegisterFault runs it on the defaults.
-	Check func(labconfig.Params) error
+	Check func(labconfig.Params) error `json:"-"`
 }
 
 // Port is one network cage of a board, possibly cabled to another.

@@ -174,3 +174,93 @@ func isNumber(s string) bool {
 	_, err := strconv.ParseFloat(s, 64)
 	return err == nil
 }
+
+// Values of the `report` parameter of a fault that changes a configured
+// timing or size: what the configuration register that declares it reads.
+const (
+	// ReportDeclared: the register reads the value the manifest declares
+	// while the hardware behaves otherwise (a bug): only a measurement of the
+	// behaviour catches it.
+	ReportDeclared = "declared"
+	// ReportActual: the register reads what the hardware really does (a
+	// build with other timings): a check of the configuration registers
+	// against the manifest catches it.
+	ReportActual = "actual"
+)
+
+// ReportsActual reads a fault's `report` parameter (default declared).
+func ReportsActual(f labconfig.Fault) (bool, error) {
+	v, err := f.Params.String("report", ReportDeclared)
+	if err != nil {
+		return false, err
+	}
+	switch v {
+	case ReportDeclared:
+		return false, nil
+	case ReportActual:
+		return true, nil
+	}
+	return false, fmt.Errorf("%s: fault %s: report=%q: want %s (the register reads the declared value) or %s (it reads the real one)", f.Pos, f.Name, v, ReportDeclared, ReportActual)
+}
+
+// ParamCheck is one rule of a fault's Check.
+type ParamCheck func(labconfig.Params) error
+
+// Checks combines rules into a FaultInfo.Check.
+func Checks(rules ...ParamCheck) func(labconfig.Params) error {
+	return func(p labconfig.Params) error {
+		for _, r := range rules {
+			if err := r(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// IntIn: parameter key, when given, is a whole number in [lo, hi].
+func IntIn(key string, lo, hi int) ParamCheck {
+	return func(p labconfig.Params) error {
+		if !p.Has(key) {
+			return nil
+		}
+		v, err := p.Int(key, 0)
+		if err != nil || v < lo || v > hi {
+			return fmt.Errorf("parameter %s=%s: want a whole number from %d to %d", key, strings.Join(p[key].Values, ","), lo, hi)
+		}
+		return nil
+	}
+}
+
+// FloatIn: parameter key, when given, is a number in [lo, hi].
+func FloatIn(key string, lo, hi float64) ParamCheck {
+	return func(p labconfig.Params) error {
+		if !p.Has(key) {
+			return nil
+		}
+		v, err := p.Float(key, 0)
+		if err != nil || v < lo || v > hi {
+			return fmt.Errorf("parameter %s=%s: want a number from %g to %g", key, strings.Join(p[key].Values, ","), lo, hi)
+		}
+		return nil
+	}
+}
+
+// OneOf: parameter key, when given, is one of the values.
+func OneOf(key string, values ...string) ParamCheck {
+	return func(p labconfig.Params) error {
+		if !p.Has(key) {
+			return nil
+		}
+		v := strings.Join(p[key].Values, ",")
+		for _, ok := range values {
+			if v == ok {
+				return nil
+			}
+		}
+		return fmt.Errorf("parameter %s=%s: want one of %s", key, v, strings.Join(values, ", "))
+	}
+}
+
+// ReportCheck is the rule of the `report` parameter.
+var ReportCheck = OneOf("report", ReportDeclared, ReportActual)

@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -125,5 +126,17 @@ func TestCheckFault(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "did you mean every?") {
 		t.Errorf("Start: %v", err)
+	}
+}
+
+// The fault list encodes as JSON (`labrunner faults --json`): the Check
+// function stays out of it.
+func TestFaultsEncodeAsJSON(t *testing.T) {
+	b, err := json.Marshal(Faults())
+	if err != nil {
+		t.Fatalf("json: %v", err)
+	}
+	if !strings.Contains(string(b), `"Name":"board-silent"`) || strings.Contains(string(b), "Check") {
+		t.Errorf("JSON %s", b[:min(len(b), 300)])
 	}
 }

@@ -281,9 +281,9 @@ func TestBadFaultParams(t *testing.T) {
 		want string
 	}{
 		{labconfig.Fault{Name: "credit-leak", Link: "a:sfp0", Params: labconfig.Params{"every": {Values: []string{"often"}}}}, `every="often" is not a number`},
-		{labconfig.Fault{Name: "credit-leak", Link: "a:sfp0", Params: labconfig.Params{"every": {Values: []string{"0"}}}}, "want 1 or more"},
-		{labconfig.Fault{Name: "header-bit-flip", Link: "b:sfp0", Params: labconfig.Params{"rate": {Values: []string{"2"}}}}, "want a probability"},
-		{labconfig.Fault{Name: "arbiter-starve", Board: "a", Params: labconfig.Params{"port": {Values: []string{"7"}}}}, "not an input port"},
+		{labconfig.Fault{Name: "credit-leak", Link: "a:sfp0", Params: labconfig.Params{"every": {Values: []string{"0"}}}}, "every=0: want a whole number from 1"},
+		{labconfig.Fault{Name: "header-bit-flip", Link: "b:sfp0", Params: labconfig.Params{"rate": {Values: []string{"2"}}}}, "rate=2: want a number from 0 to 1"},
+		{labconfig.Fault{Name: "arbiter-starve", Board: "a", Params: labconfig.Params{"port": {Values: []string{"7"}}}}, "port=7: want a whole number from 0 to 4"},
 	} {
 		lab := &labconfig.Lab{Name: "bad", Seed: 1,
 			Boards: []labconfig.Board{{Name: "a", Kind: "tebf0808", Emulated: &labconfig.Emulated{}}, {Name: "b", Kind: "tebf0808", Emulated: &labconfig.Emulated{}}},

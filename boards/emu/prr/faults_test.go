@@ -12,7 +12,8 @@ import (
 // TestFaultsRegistered checks the faults are declared for this design with
 // a symptom to look for.
 func TestFaultsRegistered(t *testing.T) {
-	want := map[string]bool{FaultOffsetSkip: true, FaultSortUnstable: true, FaultArbiterOutOfStep: true}
+	want := map[string]bool{FaultOffsetSkip: true, FaultSortUnstable: true, FaultArbiterOutOfStep: true,
+		FaultExtraStage: true, FaultFIFOShort: true, FaultSilentDrop: true, FaultArbiterBubble: true}
 	for _, f := range emu.Faults() {
 		if f.Design != DesignName {
 			continue

@@ -11,7 +11,8 @@ import (
 
 func TestFaultsRegistered(t *testing.T) {
 	want := map[string]string{FaultWrongSlot: "board", FaultIgnoreRateLimit: "board", FaultClockDrift: "board",
-		FaultNodeDown: "board", FaultLinkDown: "link"}
+		FaultNodeDown: "board", FaultLinkDown: "link", FaultSlotLong: "board", FaultGuardShort: "board",
+		FaultFeedbackLate: "board", FaultReadyLeak: "board", FaultCellDrop: "link"}
 	for _, f := range emu.Faults() {
 		scope, ok := want[f.Name]
 		if !ok {
