@@ -15,6 +15,7 @@ import (
 // itself. This test walks the module's import graph and fails on any path
 // from one to the other.
 
+// module is go.mod's module path: imports are matched against it.
 const module = "github.com/labrunner/labrunner"
 
 func moduleRoot(t *testing.T) string {
