@@ -12,7 +12,7 @@ import (
 
 func TestCite(t *testing.T) {
 	for in, want := range map[string]string{
-		"ExaNet §4.3, Fig. 10: 90% of the 10 Gb/s cap at 512 B; §3.4 Magic/Start framing": "ExaNet §4.3, Fig. 10",
+		"ExaNet §4.3, Fig. 10: 90% of the 10 Gb/s cap at 512 B; §3.4 Magic/Start framing":    "ExaNet §4.3, Fig. 10",
 		"FPGA'20 §5.1 (golden/prr reference simulation; 0-cycle processing latency), Fig. 7": "FPGA'20 §5.1, Fig. 7",
 		"Aquila §3.3, §5.1 (reference simulation)":                                           "Aquila §3.3, §5.1",
 		"Shoal §3.3.3, Eq. 5: len(Q_jk) ≤ 1 + incast(k) ≤ N":                                 "Shoal §3.3.3, Eq. 5",
