@@ -147,6 +147,11 @@ func runBringup(c *cli.Context) error {
 	if err := dir.Finish(status, code); err != nil {
 		log.Error("writing the run directory's reports failed", "err", err)
 	}
+	reportPath, err := report.Write(dir.Path, reportOptions())
+	if err != nil {
+		log.Error("writing report.html failed", "err", err)
+		reportPath = ""
+	}
 	sum := results.Summarize(dir.Verdicts())
 	rep.RunDir, rep.Status, rep.ExitCode, rep.Checks = dir.Path, status, code, &sum
 	if c.Bool("json") {
@@ -159,7 +164,10 @@ func runBringup(c *cli.Context) error {
 		fmt.Fprintln(stdout)
 		rep.WriteText(stdout)
 		fmt.Fprintf(stdout, "\n%d checks: %d passed, %d failed, %d errors in %s\n", sum.Total, sum.Pass, sum.Fail, sum.Error, rep.End.Sub(rep.Start).Round(time.Millisecond))
-		fmt.Fprintf(stdout, "report: %s\nrun directory: %s (%s)\n", filepath.Join(dir.Path, report.File), dir.Path, status)
+		if reportPath != "" {
+			fmt.Fprintf(stdout, "report: %s\n", reportPath)
+		}
+		fmt.Fprintf(stdout, "run directory: %s (%s)\n", dir.Path, status)
 	}
 	if code != 0 {
 		return &exitError{code: code}

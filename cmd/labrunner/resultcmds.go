@@ -25,6 +25,7 @@ import (
 	"github.com/labrunner/labrunner/results/progress"
 	"github.com/labrunner/labrunner/results/report"
 	"github.com/labrunner/labrunner/selftest"
+	"github.com/labrunner/labrunner/selftest/bringup"
 )
 
 // exportDeadline bounds the InfluxDB export at the end of a nightly: a slow
@@ -186,7 +187,7 @@ func reportCommand() *cli.Command {
 				if err != nil {
 					return withCode(selftest.ExitConfig, err)
 				}
-				path, err := report.Write(into, report.Options{Notes: []string{"merged from " + run.Shard}})
+				path, err := report.Write(into, reportOptions("merged from "+run.Shard))
 				if err != nil {
 					return withCode(selftest.ExitConfig, err)
 				}
@@ -196,7 +197,7 @@ func reportCommand() *cli.Command {
 			if c.NArg() != 1 {
 				return exitf(selftest.ExitConfig, "report takes one RUN_DIR (labrunner report RUN_DIR)")
 			}
-			path, err := report.Write(c.Args().First(), report.Options{})
+			path, err := report.Write(c.Args().First(), reportOptions())
 			if err != nil {
 				return withCode(selftest.ExitConfig, fmt.Errorf("writing the report of %s: %w", c.Args().First(), err))
 			}
@@ -355,10 +356,18 @@ func finishNightly(ctx context.Context, c *cli.Context, lab *labconfig.Lab, root
 	if out.exportMsg != "" {
 		notes = append(notes, out.exportMsg)
 	}
-	if _, err := report.Write(dir.Path, report.Options{Notes: notes}); err != nil {
+	if _, err := report.Write(dir.Path, reportOptions(notes...)); err != nil {
 		log.Error("writing report.html failed", "err", err)
 	}
 	return out
+}
+
+// reportOptions are the options of every report the CLI writes: the
+// catalogue's designs and the bring-up (not a catalogue design) describe
+// the figures drawn for their plans.
+func reportOptions(notes ...string) report.Options {
+	return report.Options{Notes: notes, Catalogue: bitstreams.Default(),
+		Procedures: map[string]*bitstreams.Report{bringup.PlanName: bringup.Figures()}}
 }
 
 func exportRun(ctx context.Context, cfg influx.Config, root, dir string) (string, error) {
