@@ -439,7 +439,20 @@ func (p *page) setUp(b block) {
 	t := p.t
 	p.blockEnv = nil
 	if lab, ok := b.directive["lab"]; ok {
-		p.blockEnv = append(p.blockEnv, "LABRUNNER_LAB="+filepath.Join(p.dir, lab))
+		// A copy in the scratch directory: a lab's relative paths (its
+		// results root) must not lead back into the repository.
+		data, err := os.ReadFile(filepath.Join("..", lab))
+		if err != nil {
+			t.Fatalf("%s:%d: lab=%s: %v", b.file, b.line, lab, err)
+		}
+		copyPath := filepath.Join(p.dir, "labs", filepath.Base(lab))
+		if err := os.MkdirAll(filepath.Dir(copyPath), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(copyPath, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p.blockEnv = append(p.blockEnv, "LABRUNNER_LAB="+copyPath)
 	}
 	if _, ok := b.directive["influx"]; ok && p.influx == nil {
 		data := filepath.Join(p.dir, "influxdb")
