@@ -60,7 +60,10 @@ module lbrb_bridge #(
 );
     localparam integer CLKS_PER_BIT = (CLK_HZ + BAUD / 2) / BAUD;
 
-    wire rst = ~rst_n;
+    // The reset, registered: one flip-flop drives every reset input (and
+    // synthesis keeps it active high, as the FPGA's flip-flops want it).
+    reg rst = 1'b1;
+    always @(posedge clk) rst <= ~rst_n;
 
     wire       rx_valid;
     wire [7:0] rx_data;

@@ -104,6 +104,9 @@ module lbrb_example_regs #(
 
     assign busy = (reset_left != 32'd0);
 
+    reg rst = 1'b1;                     // the reset, registered (as in lbrb_bridge)
+    always @(posedge clk) rst <= ~rst_n;
+
     // ---- AXI write channel ---------------------------------------------------------------------
     // One transaction at a time: AW and W are taken together, the write
     // happens, then B is held until accepted. Accesses to DELAYED wait
@@ -190,7 +193,7 @@ module lbrb_example_regs #(
     end
 
     always @(posedge clk) begin
-        if (!rst_n) begin
+        if (rst) begin
             s_axi_awready <= 1'b0;
             s_axi_wready  <= 1'b0;
             s_axi_bvalid  <= 1'b0;
@@ -282,7 +285,7 @@ module lbrb_example_regs #(
     wire push = w_ok && (w_reg == 2'd2);
 
     always @(posedge clk) begin
-        if (!rst_n || soft_rst) begin
+        if (rst || soft_rst) begin
             scratch     <= 32'd0;
             resp_delay  <= 32'd0;
             delayed     <= 32'd0;
