@@ -85,7 +85,7 @@ func TestBusTimeout(t *testing.T) {
 	}
 	defer p.Close()
 	raw := &bridgetest.Raw{P: p}
-	late := bridgetest.Frame(0x40, 0x01, 0x028, 1)           // READ DELAYED
+	late := bridgetest.Frame(0x40, 0x01, 0x028, 1)          // READ DELAYED
 	push := bridgetest.Frame(0x41, 0x02, 0x1000, 1, 0xB5B5) // WRITE FIFO_PUSH
 	if err := raw.Send(append(append([]byte(nil), late...), push...)); err != nil {
 		t.Fatal(err)
