@@ -54,18 +54,14 @@ func binaries(t testing.TB) (labrunner, cosim string) {
 }
 
 // cosimLab starts `cosim --baud B --lab FILE` as docs/uart-bridge.md shows
-// it and returns the lab file; the simulation ends with the test (its
-// standard input closes).
+// it and returns the lab file; the test stops it with SIGINT at its end,
+// and it must then exit 0.
 func cosimLab(t *testing.T, baud int) string {
 	t.Helper()
 	simBinary(t, baud) // build (or find) the simulator under the test's own deadline first
 	_, cosim := binaries(t)
 	lab := filepath.Join(t.TempDir(), "cosim.yaml")
 	cmd := exec.Command(cosim, "--baud", fmt.Sprint(baud), "--lab", lab)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -83,32 +79,36 @@ func cosimLab(t *testing.T, baud int) string {
 		close(lines)
 	}()
 	t.Cleanup(func() {
-		stdin.Close()
+		cmd.Process.Signal(os.Interrupt)
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Errorf("cosim: %v", err)
+				t.Errorf("cosim after SIGINT: %v", err)
 			}
 		case <-time.After(10 * time.Second):
 			cmd.Process.Kill()
-			t.Error("cosim did not stop within 10 s of its input closing")
+			t.Error("cosim did not stop within 10 s of SIGINT")
 		}
 		for l := range lines {
 			t.Log("cosim:", l)
 		}
 	})
-	select {
-	case l, ok := <-lines:
-		if !ok || !strings.Contains(l, "bridge UART on /dev/") {
-			t.Fatalf("cosim said %q", l)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("cosim stopped before announcing its lab file")
+			}
+			t.Log("cosim:", l)
+			if strings.HasPrefix(l, "lab file ") {
+				return lab
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("cosim announced no lab file within 30 s")
 		}
-		t.Log("cosim:", l)
-	case <-time.After(30 * time.Second):
-		t.Fatal("cosim announced no pseudo-terminal within 30 s")
 	}
-	return lab
 }
 
 // labrunner runs the labrunner binary and returns its output and exit code.

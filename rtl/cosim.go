@@ -248,6 +248,9 @@ func Start(ctx context.Context, bin string, cfg Config) (*Sim, error) {
 	return s, nil
 }
 
+// Done is closed when the simulator process has exited.
+func (s *Sim) Done() <-chan struct{} { return s.done }
+
 func (s *Sim) line(wait time.Duration) (string, error) {
 	t := time.NewTimer(wait)
 	defer t.Stop()

@@ -85,6 +85,21 @@ func TestBusTimeout(t *testing.T) {
 	}
 	defer p.Close()
 	raw := &bridgetest.Raw{P: p}
+	// The timed-out write is still open for a while: wait until the bus is
+	// free (a READ of SCRATCH answered, not BUSY).
+	for seq := uint8(0x30); ; seq++ {
+		r, err := raw.Do(nil, bridgetest.Frame(seq, 0x01, 0x008, 1), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status == 0 {
+			break
+		}
+		if r.Status != 0x05 || seq == 0x3F {
+			t.Fatalf("READ SCRATCH after the timed-out write: STATUS %d", r.Status)
+		}
+		time.Sleep(time.Millisecond)
+	}
 	late := bridgetest.Frame(0x40, 0x01, 0x028, 1)          // READ DELAYED
 	push := bridgetest.Frame(0x41, 0x02, 0x1000, 1, 0xB5B5) // WRITE FIFO_PUSH
 	if err := raw.Send(append(append([]byte(nil), late...), push...)); err != nil {

@@ -91,7 +91,7 @@ if [ ! -s "$block" ]; then
 	fi
 	fmax=$(awk -v ps="$arrival" 'BEGIN { printf "%d", 1e6 / ps }')
 	bram=$(awk -v a="$b18" -v b="$b36" 'BEGIN { printf "%g", a / 2 + b }')
-	cat >"$block.tmp" <<EOF
+	cat >"$work/block.md" <<EOF
 Synthesized by \`scripts/rtl-synth.sh\` with $version, \`lbrb_bridge\` with its default parameters
 (100 MHz, 921600 baud, bursts of 256 words, 100 ms partial-frame and 1 ms bus timeouts).
 
@@ -112,6 +112,7 @@ EOF
 	rm -rf "$cache"/synth-*
 	mkdir -p "$cache/synth-$key"
 	cp "$work"/*.stat "$work"/*.sta "$work"/*.log "$cache/synth-$key/"
+	cp "$work/block.md" "$block.tmp"
 	mv "$block.tmp" "$block"
 fi
 

@@ -1,6 +1,6 @@
 // Command cosim runs the Verilator co-simulation of the UART bridge RTL and
 // its example design (rtl/, docs/uart-bridge.md "Co-simulation") until it is
-// interrupted or its standard input ends, and writes a lab file that points
+// interrupted (SIGINT or SIGTERM), and writes a lab file that points
 // labrunner at it:
 //
 //	go run ./rtl/cosim --baud 921600 --lab cosim.yaml &
@@ -21,16 +21,14 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/labrunner/labrunner/rtl"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cosim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	baud := fs.Int("baud", 921600, "line rate of the simulated bridge UART")
@@ -52,7 +50,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "cosim:", err)
 		return 3
 	}
-	sim, err := rtl.Start(ctx, bin, cfg)
+	// Not under ctx: an interrupt stops the simulator through Close, which
+	// lets it report its figures first.
+	sim, err := rtl.Start(context.Background(), bin, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "cosim:", err)
 		return 3
@@ -68,27 +68,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *lab != "" {
 		fmt.Fprintf(stdout, "lab file %s: board %s\n", *lab, rtl.Board)
 	}
-	// Until interrupted, or until standard input ends (when it is not a
-	// terminal: a job in the background must not read one).
-	eof := make(chan struct{})
-	if f, ok := stdin.(*os.File); !ok || !isTerminal(f) {
-		go func() {
-			io.Copy(io.Discard, stdin)
-			close(eof)
-		}()
-	}
+	// Until interrupted (or the simulator stops by itself).
 	select {
 	case <-ctx.Done():
-	case <-eof:
+	case <-sim.Done():
+		fmt.Fprintln(stderr, "cosim: the simulator stopped")
+		return 3
 	}
 	if st, err := sim.Stats(); err == nil {
 		fmt.Fprintf(stdout, "%d cycles simulated (%.3f s) in %.3f s, %.1f M cycles per CPU second\n",
 			st.Cycles, st.Sim.Seconds(), st.Wall.Seconds(), st.CyclesPerCPUSecond()/1e6)
 	}
 	return 0
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
