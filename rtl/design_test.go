@@ -20,7 +20,7 @@ import (
 // the AXI master's timeout, and the example design's traffic generator.
 
 // openRegs opens the co-simulated design through labrunner's driver.
-func openRegs(t *testing.T, s *Sim) (*uartbridge.Bridge, *regmap.Regs) {
+func openRegs(t testing.TB, s *Sim) (*uartbridge.Bridge, *regmap.Regs) {
 	t.Helper()
 	br, err := uartbridge.Open(s.Port, s.Baud, uartbridge.Options{Board: "rtl-sim",
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
