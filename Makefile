@@ -5,12 +5,14 @@
 #   make install the labrunner binary into $(go env GOBIN), else $(go env GOPATH)/bin
 #   make bench   the benchmarks of the hot paths (bus round trips, emulator and golden throughput, export)
 #   make fuzz    every fuzz target for FUZZTIME each (default 60s)
+#   make rtl-tools  Verilator and yosys from Debian's packages, when missing (the RTL tests need them)
+#   make rtl-synth  the UART bridge RTL's synthesis figures into docs/uart-bridge.md
 
 GO       ?= go
 CACHE    := $(CURDIR)/.cache
 FUZZTIME ?= 60s
 
-.PHONY: all build install test fmt-check vet unit bench fuzz clean influxd
+.PHONY: all build install test fmt-check vet unit bench fuzz clean influxd rtl-tools rtl-synth
 
 all: build
 
@@ -25,7 +27,7 @@ build:
 install:
 	$(GO) install $(LDFLAGS) ./cmd/labrunner
 
-test: fmt-check vet unit
+test: rtl-tools fmt-check vet unit
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*')); \
@@ -34,7 +36,7 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-unit: influxd
+unit: influxd rtl-tools
 	LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -race -count=1 -timeout 20m ./...
 
 # InfluxDB 1.8 for the export tests (results/influx, cmd/labrunner): built once into .cache (about two
@@ -45,6 +47,14 @@ influxd: $(INFLUXD)
 
 $(INFLUXD):
 	GOBIN=$(CACHE)/bin $(GO) install github.com/influxdata/influxdb/cmd/influxd@v1.8.3
+
+# The RTL tests (rtl/) build a Verilator co-simulation and run yosys: both come from Debian's packages
+# (apt-get, as root in CI). Quick and silent when they are installed.
+rtl-tools:
+	@scripts/rtl-tools.sh
+
+rtl-synth: rtl-tools
+	scripts/rtl-synth.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./drivers/uartbridge ./drivers/mmio ./boards/emu/... ./golden/...
