@@ -95,6 +95,7 @@ func newApp() *cli.App {
 			programCommand(),
 			regsCommand(),
 			consoleCommand(),
+			powerCommand(),
 			bitstreamsCommand(),
 			goldenCommand(),
 			simCommand(),

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -123,5 +125,39 @@ func TestMissingDevicesBringup(t *testing.T) {
 	run, err := results.ReadRun(onlyRunDir(t, out))
 	if err != nil || run.Status == "running" {
 		t.Errorf("run directory not finished: %v %v", run, err)
+	}
+}
+
+// power switches only the board's supply (a board that is off may have no
+// USB-UART to open): with a command switch, on, off and cycle run its
+// commands; a missing GPIO line is the driver's error, exit 3.
+func TestPowerCommand(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	lab := filepath.Join(dir, "lab.yaml")
+	os.WriteFile(lab, []byte(`lab: pdu
+boards:
+  - name: b0
+    kind: zcu102
+    bus: {uart_bridge: {port: /nonexistent-labrunner-test/ttyUSB0}}
+    programmer: {type: fpga_manager}
+    power: {type: command, on: [sh, -c, "echo on >> `+state+`"], off: [sh, -c, "echo off >> `+state+`"]}
+`), 0o644)
+	for _, args := range [][]string{{"on"}, {"off"}, {"cycle", "--wait", "10ms"}} {
+		cmd := append([]string{"power", args[0], "--lab", lab, "--board", "b0"}, args[1:]...)
+		if code, out := runCLI(t, cmd...); code != 0 {
+			t.Fatalf("%v: exit %d:\n%s", args, code, out)
+		}
+	}
+	if b, _ := os.ReadFile(state); string(b) != "on\noff\noff\non\n" {
+		t.Errorf("the switch ran %q", b)
+	}
+	code, out := runCLI(t, "power", "on", "--lab", missingLab, "--board", "te-1")
+	noCrash(t, out)
+	if code != 3 || !strings.Contains(out, "LABRUNNER_TEST_ABSENT_RELAY") {
+		t.Errorf("a missing GPIO line: exit %d:\n%s", code, out)
+	}
+	if code, out := runCLI(t, "power", "on", "--board", "exa-00"); code != 2 || !strings.Contains(out, "emulated board") {
+		t.Errorf("an emulated board: exit %d:\n%s", code, out)
 	}
 }
