@@ -104,6 +104,7 @@ func newApp() *cli.App {
 			reserveCommand(),
 			releaseCommand(),
 			labCommand(),
+			doctorCommand(),
 			exportCommand(),
 			reportCommand(),
 			compareCommand(),

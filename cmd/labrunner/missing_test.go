@@ -161,3 +161,24 @@ boards:
 		t.Errorf("an emulated board: exit %d:\n%s", code, out)
 	}
 }
+
+// labrunner doctor on the default lab (the emulated rack: all ok) and on
+// a lab of missing devices (every problem named, exit 3).
+func TestDoctorCommand(t *testing.T) {
+	code, out := runCLI(t, "doctor", "--locks", t.TempDir())
+	if code != 0 || !strings.Contains(out, "every check passed") {
+		t.Fatalf("doctor on the default lab: exit %d:\n%s", code, out)
+	}
+	t.Setenv("PATH", t.TempDir())
+	code, out = runCLI(t, "doctor", "--lab", missingLab, "--locks", t.TempDir(), "--json")
+	noCrash(t, out)
+	if code != 3 {
+		t.Fatalf("doctor on missing devices: exit %d:\n%s", code, out)
+	}
+	for _, s := range []string{"usb-FTDI_labrunner-test-absent-if01-port0", "usb-FTDI_labrunner-test-absent-if00-port0", "LABRUNNER_TEST_ABSENT_RELAY",
+		"uio0", "resource0", "xsdb is not installed", "quartus_pgm is not installed", `"exit_code":3`} {
+		if !strings.Contains(out, s) {
+			t.Errorf("doctor --json does not say %q:\n%s", s, out)
+		}
+	}
+}
