@@ -60,8 +60,8 @@ func TestMissingDevicesBoardCommands(t *testing.T) {
 // of the others gets its own driver's message as an infrastructure error,
 // the run exits 3 and its directory is finished.
 func TestMissingDevicesNightly(t *testing.T) {
-	out := t.TempDir()
-	code, text := runCLI(t, "--log-level", "error", "nightly", "--lab", missingLab, "--out", out, "--locks", t.TempDir())
+	out, locks := t.TempDir(), t.TempDir()
+	code, text := runCLI(t, "--log-level", "error", "nightly", "--lab", missingLab, "--out", out, "--locks", locks)
 	noCrash(t, text)
 	if code != 3 {
 		t.Fatalf("exit %d, want 3:\n%s", code, text)
@@ -107,6 +107,11 @@ func TestMissingDevicesNightly(t *testing.T) {
 		if !seen[b] {
 			t.Errorf("no verdict for %s", b)
 		}
+	}
+	// The lock directory records why each board sat the run out.
+	code, text = runCLI(t, "boards", "--lab", missingLab, "--locks", locks, "--json")
+	if code != 0 || !strings.Contains(text, `"health":"unhealthy"`) || !strings.Contains(text, "did not open: te-1: power gpio LABRUNNER_TEST_ABSENT_RELAY") {
+		t.Errorf("boards after the nightly: exit %d:\n%s", code, text)
 	}
 }
 
