@@ -32,8 +32,8 @@ import (
 // on by starting a holder: a small detached process (`labrunner power hold
 // --gpio-holder`) that requests the line at the on level and holds it until
 // it is told to switch off (SIGTERM), when it drives the off level and
-// lets the line go. Power off stops the holder, then drives the off level
-// itself. Nothing else is recorded anywhere: the kernel's record of who
+// lets the line go. Power off stops the holder, or, when none holds the
+// line, drives the off level itself. Nothing else is recorded anywhere: the kernel's record of who
 // holds the line (its consumer, "labrunner@PID") is the state, so a holder
 // that died (a host reboot, kill -9) is simply power off.
 //
@@ -99,8 +99,8 @@ func (g *GPIO) Name() string { return "gpio " + g.pin }
 func (g *GPIO) onLevel() bool { return !g.activeLow }
 
 // Set switches the relay: on starts a holder (none is started when one
-// already holds the line on); off stops the holder and drives the off
-// level.
+// already holds the line on); off stops the holder, which drives the off
+// level on its way out, or, with no holder, drives the off level itself.
 func (g *GPIO) Set(ctx context.Context, on bool) error {
 	op := fmt.Sprintf("power %s via gpio %s", onOff(on), g.pin)
 	if err := ctx.Err(); err != nil {
@@ -124,10 +124,15 @@ func (g *GPIO) Set(ctx context.Context, on bool) error {
 		return g.startHolder(ctx, op)
 	}
 	if ours {
+		// The holder drives the off level on its way out; requesting the
+		// line again would only add a glitch (see docs/real-lab.md).
 		if err := stopHolder(ctx, pid); err != nil {
 			return drivers.Infra(g.board, op, "the process holding the relay on did not stop; stop it by hand (kill "+strconv.Itoa(pid)+")", err)
 		}
+		return nil
 	}
+	// Nobody holds the line (the host rebooted, the holder died): drive
+	// the off level, so that off is off whatever the line's default.
 	l, err := g.lines.Request(g.pin, !g.onLevel())
 	if err != nil {
 		return drivers.Infra(g.board, op, "check that labrunner may use the GPIO chip (/dev/gpiochipN: root, or a gpio group with a udev rule)", err)
