@@ -242,3 +242,18 @@ func TestHolderPIDNeedsTheHolderFlag(t *testing.T) {
 		}
 	}
 }
+
+// FuzzHolderPID: whatever a line's consumer says, and whatever a process's
+// stat holds, holderPID and zombie neither panic nor take a process
+// without the holder flag (this test process has none) for a holder.
+func FuzzHolderPID(f *testing.F) {
+	f.Add("labrunner@1234", "GPIO17", []byte("1234 (labrunner) S 1 1234"))
+	f.Add(fmt.Sprintf("power.test@%d", os.Getpid()), "X", []byte("1 (a) b) Z 0"))
+	f.Add("@", "", []byte(")"))
+	f.Fuzz(func(t *testing.T, consumer, pin string, stat []byte) {
+		zombie(stat)
+		if pid, ok := holderPID(consumer, pin); ok && pid == os.Getpid() {
+			t.Fatalf("consumer %q made this test process a holder", consumer)
+		}
+	})
+}
