@@ -3,7 +3,7 @@
 #   make test    the whole suite, as CI runs it (.ci/run calls this): gofmt, go vet, go test -race
 #   make build   the labrunner binary into bin/, its version from git describe
 #   make install the labrunner binary into $(go env GOBIN), else $(go env GOPATH)/bin
-#   make bench   the benchmarks named in the closing notes
+#   make bench   the benchmarks of the hot paths (bus round trips, emulator and golden throughput, export)
 #   make fuzz    every fuzz target for FUZZTIME each (default 60s)
 
 GO       ?= go

@@ -39,7 +39,7 @@ type Field struct {
 }
 
 // Counter describes a register that counts, so that readers handle its
-// rollover and know what it counts (DESIGN.md: counters describe themselves).
+// rollover and know what it counts (docs/architecture.md: counters describe themselves).
 type Counter struct {
 	// Unit of one count: "cycles", "packets", "bytes", "words", "errors".
 	Unit string `yaml:"unit" json:"unit"`
@@ -127,9 +127,39 @@ type Manifest struct {
 	// Params are design parameters fixed at build time (P, S, FIFO depth,
 	// node count ...), readable by the emulator and the runner.
 	Params map[string]string `yaml:"params,omitempty" json:"params,omitempty"`
+	// Config are the configuration values a build of this version declares
+	// (timings, clocks, link rates, sizes): what golden models are fed, so
+	// that an expectation never comes from the board under test, and what
+	// the registers test compares each board's own register with.
+	Config []ConfigValue `yaml:"config,omitempty" json:"config,omitempty"`
+	// Report describes the design's metrics and figures for run reports
+	// (report.go); nil when the design describes none.
+	Report *Report `yaml:"report,omitempty" json:"report,omitempty"`
 
 	// Source is the manifest file, for error messages.
 	Source string `yaml:"-" json:"-"`
 	// Dir is the directory File.Path is relative to ("" for the embedded catalogue).
 	Dir string `yaml:"-" json:"-"`
+}
+
+// ConfigValue is one configuration value a design declares. Value is in
+// the units of the register that reports it (Register), so that a board's
+// register is compared with it as read; Paper is the paper's figure in the
+// same units, when the paper states one, and Source the paper's section.
+// A declared value that differs from the paper's says why in Deviation.
+type ConfigValue struct {
+	// Name is the key tests and golden models know the value by
+	// (fallthrough_ns, clock_khz ...).
+	Name string `yaml:"name" json:"name"`
+	// Register names the register, array element or field that reports the
+	// value on the board ("FALLTHROUGH_NS", "CELL_FORMAT.MAX"); empty when
+	// no register does.
+	Register  string   `yaml:"register,omitempty" json:"register,omitempty"`
+	Value     float64  `yaml:"value" json:"value"`
+	Unit      string   `yaml:"unit,omitempty" json:"unit,omitempty"`
+	Paper     *float64 `yaml:"paper,omitempty" json:"paper,omitempty"`
+	Source    string   `yaml:"source" json:"source"`
+	Deviation string   `yaml:"deviation,omitempty" json:"deviation,omitempty"`
+	// Line is the manifest line the value was declared on.
+	Line int `yaml:"-" json:"-"`
 }

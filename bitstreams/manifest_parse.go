@@ -185,6 +185,114 @@ func (v *mcheck) manifest(m *Manifest) {
 	v.windows(m)
 	v.registers(m)
 	v.files(m)
+	v.config(m)
+	v.report("report", m.Report)
+}
+
+// config checks the declared configuration values: named once, each
+// register a field or register of the map whose width holds the value, a
+// source, and a reason wherever the declared value is not the paper's. A
+// value also given under params must agree with it.
+func (v *mcheck) config(m *Manifest) {
+	seen := map[string]int{}
+	for i, c := range m.Config {
+		p := fmt.Sprintf("config[%d]", i)
+		switch {
+		case c.Name == "":
+			v.at(p+".name", c.Line, "configuration value has no name", "add name: fallthrough_ns (the key tests and golden models use)")
+		default:
+			if prev, dup := seen[c.Name]; dup {
+				v.at(p+".name", c.Line, fmt.Sprintf("configuration value %s is declared twice (first on line %d)", c.Name, prev), "")
+			}
+			seen[c.Name] = c.Line
+		}
+		if c.Source == "" {
+			v.at(p+".source", c.Line, fmt.Sprintf("configuration value %s has no source", c.Name), "name the paper and section the value comes from, or why the build chose it")
+		}
+		if c.Value < 0 || c.Value != float64(uint64(c.Value)) {
+			v.at(p+".value", c.Line, fmt.Sprintf("configuration value %s = %g is not a whole number of register units", c.Name, c.Value), "give the value in the units its register reads")
+		}
+		if c.Register != "" {
+			width, err := m.ConfigWidth(c.Register)
+			if err != nil {
+				v.at(p+".register", c.Line, err.Error(), "name a register, REG[i] or REG.FIELD of this map")
+			} else if width < 64 && uint64(c.Value)>>uint(width) != 0 {
+				v.at(p+".value", c.Line, fmt.Sprintf("%s = %g does not fit the %d bits of %s", c.Name, c.Value, width, c.Register), "")
+			}
+		}
+		if c.Paper != nil && *c.Paper != c.Value && c.Deviation == "" {
+			v.at(p+".deviation", c.Line, fmt.Sprintf("%s is declared %g, the paper says %g", c.Name, c.Value, *c.Paper), "say why in deviation:, or declare the paper's value")
+		}
+		if s, ok := m.Params[c.Name]; ok {
+			if f, err := strconv.ParseFloat(s, 64); err != nil || f != c.Value {
+				v.at(p+".value", c.Line, fmt.Sprintf("%s is declared %g here and %q under params", c.Name, c.Value, s), "keep the two equal")
+			}
+		}
+	}
+}
+
+// configRegister finds the register of a configuration reference: a
+// register, an array element, or a whole array (every element must hold
+// the value).
+func (m *Manifest) configRegister(reg string) (Register, error) {
+	for _, r := range m.Registers {
+		if r.Name == reg && r.Count > 1 {
+			return r, nil
+		}
+	}
+	r, _, err := m.Lookup(reg)
+	return r, err
+}
+
+// ConfigRegisters returns the register names a configuration reference
+// covers, each with the field it names ("" for the whole register): one
+// name, or every element of an array named without an index.
+func (m *Manifest) ConfigRegisters(ref string) (names []string, field string, err error) {
+	reg, field, _ := strings.Cut(ref, ".")
+	r, err := m.configRegister(reg)
+	if err != nil {
+		return nil, "", err
+	}
+	if r.Count > 1 && !strings.Contains(reg, "[") {
+		for i := 0; i < r.Count; i++ {
+			names = append(names, elementName(&r, i))
+		}
+		return names, field, nil
+	}
+	return []string{reg}, field, nil
+}
+
+// ConfigWidth resolves a configuration value's register reference ("REG",
+// "REG[i]" or "REG.FIELD", "REG[i].FIELD") and returns its width in bits.
+func (m *Manifest) ConfigWidth(ref string) (int, error) {
+	reg, field, _ := strings.Cut(ref, ".")
+	r, err := m.configRegister(reg)
+	if err != nil {
+		return 0, err
+	}
+	if field == "" {
+		return r.Width, nil
+	}
+	for _, f := range r.Fields {
+		if f.Name == field {
+			lo, hi, err := ParseBits(f.Bits)
+			if err != nil {
+				return 0, err
+			}
+			return int(hi-lo) + 1, nil
+		}
+	}
+	return 0, fmt.Errorf("design %s: register %s has no field %s", m.Name, r.Name, field)
+}
+
+// Declared returns the configuration value the design declares under name.
+func (m *Manifest) Declared(name string) (ConfigValue, error) {
+	for _, c := range m.Config {
+		if c.Name == name {
+			return c, nil
+		}
+	}
+	return ConfigValue{}, fmt.Errorf("design %s %s declares no configuration value %q (add it to the config: block of %s)", m.Name, m.Version, name, m.Source)
 }
 
 func (v *mcheck) windows(m *Manifest) {

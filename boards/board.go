@@ -176,7 +176,9 @@ func (b *Board) open(ctx context.Context, kind Kind, opts Options) error {
 		b.Console = c
 	}
 
-	if cfg.Programmer.Type == "emulated" {
+	if cfg.Programmer.Type == "none" {
+		b.Programmer = fixedDesign{board: cfg.Name}
+	} else if cfg.Programmer.Type == "emulated" {
 		if !emulated {
 			return drivers.Setup(cfg.Name, "open", "", fmt.Errorf("%s: programmer emulated on a real board", cfg.Programmer.Pos))
 		}
@@ -227,5 +229,21 @@ func (b *Board) Close() error {
 
 // String names the board and its kind.
 func (b *Board) String() string {
+	if b.Kind.Part == "" {
+		return b.Name + " (" + strings.ToUpper(b.Kind.Name) + ")"
+	}
 	return b.Name + " (" + strings.ToUpper(b.Kind.Name) + ", " + b.Kind.Part + ")"
+}
+
+// fixedDesign is the programmer of a board whose design cannot be changed
+// (programmer type none: the Verilator co-simulation of rtl/, whose design
+// is built into the simulator). Programming it is refused, not faked.
+type fixedDesign struct{ board string }
+
+func (fixedDesign) Name() string { return "none" }
+
+func (p fixedDesign) Program(ctx context.Context, img drivers.Image) error {
+	return drivers.Setup(p.board, "program "+img.Design,
+		"the board's design is fixed (programmer: none); run register commands without --program, or give the board a real programmer in the lab file",
+		errors.New("the board has no programmer"))
 }

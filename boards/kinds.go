@@ -60,6 +60,14 @@ var kinds = map[string]Kind{
 		Programmers: []string{"fpga_manager", "xsdb", "openfpgaloader", "emulated"},
 		Formats:     []string{"bit", "bin"},
 	},
+	// The Verilator co-simulation of rtl/ (the UART bridge and the design
+	// bridge-example): its bridge UART is a pseudo-terminal the testbench
+	// serves, its design is built into the simulator (programmer none).
+	"verilator": {
+		Name: "verilator", Title: "Verilator co-simulation of rtl/ (UART bridge + bridge-example)", Vendor: "sim",
+		BridgeBaud:  921600,
+		Programmers: []string{"none"},
+	},
 	"de5net": {
 		Name: "de5net", Title: "Terasic DE5-Net (Stratix V GX 5SGXEA7N2F45C2)", Vendor: "intel",
 		// Shoal §6.1: the prototype is built from DE5-Net boards.

@@ -68,7 +68,7 @@ type Power interface {
 }
 
 // Failure classes keep infrastructure trouble apart from bad input and from
-// a design that does not meet its figures (DESIGN.md, lessons from board farms).
+// a design that does not meet its figures (docs/architecture.md, lessons from board farms).
 type Class int
 
 const (
@@ -131,9 +131,18 @@ func Setup(board, op, hint string, err error) error {
 	return &Error{Class: ClassSetup, Board: board, Op: op, Hint: hint, Err: err}
 }
 
+// Design wraps err as a design failure: the board answered, and what it
+// answered is wrong (a register that refused an access it should take, a
+// state that never came).
+func Design(board, op, hint string, err error) error {
+	return &Error{Class: ClassDesign, Board: board, Op: op, Hint: hint, Err: err}
+}
+
 // ClassOf returns the class of the first classified error in err's chain.
-// A context deadline or a timeout counts as infrastructure: a board that does
-// not answer in time is not a design verdict.
+// A design that stalled (ErrStalled: the board kept answering, the state
+// never came) is a design failure; otherwise a context deadline or a
+// timeout counts as infrastructure: a board that does not answer in time is
+// not a design verdict.
 func ClassOf(err error) Class {
 	if err == nil {
 		return 0
@@ -141,6 +150,9 @@ func ClassOf(err error) Class {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Class
+	}
+	if errors.Is(err, ErrStalled) {
+		return ClassDesign
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrTimeout) {
 		return ClassInfra
@@ -151,6 +163,22 @@ func ClassOf(err error) Class {
 // ErrTimeout is returned (wrapped) by drivers when a device did not answer
 // before the deadline.
 var ErrTimeout = errors.New("timed out")
+
+// ErrStalled is returned (wrapped) by a poll that ran out of time while the
+// board answered every read: the bus is fine, the design never reached the
+// state (a generator that never finishes, a FIFO that never drains). It is
+// a design failure, not infrastructure. Use Stalled to make one.
+var ErrStalled = errors.New("stalled: the board answered every poll but never reached the state")
+
+// Stalled is the error of a poll whose context ended before cond held. A
+// deadline that passed while the board kept answering is ErrStalled (a
+// design failure); a cancelled run is reported as the cancellation.
+func Stalled(ctx context.Context, what string) error {
+	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%s: %w", what, ErrStalled)
+}
 
 // Deadline returns ctx bounded by d when ctx has no earlier deadline. Every
 // hardware step uses it so that nothing waits forever, whatever the caller did.

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/labrunner/labrunner/golden/param"
 	"github.com/labrunner/labrunner/results"
 )
 
@@ -88,43 +89,14 @@ func Names() []string {
 // Settings checks set against a model's parameter list and returns the
 // effective values: every parameter with a default gets it unless set
 // overrides it; optional parameters without a default appear only when set.
-// A key that is not a parameter is an error naming the allowed ones, so that
-// a typo on the command line (--set payload=64 for payloads) is not silently
-// ignored. model names the model in the error.
+// A key that is not a parameter is an error naming the allowed ones and, for
+// a slip, the one meant (param.Settings), so that a typo on the command line
+// (--set payload=64 for payloads) is never silently ignored. model names the
+// model in the error.
 func Settings(model string, params []Param, set map[string]string) (map[string]string, error) {
-	allowed := make(map[string]bool, len(params))
-	out := make(map[string]string, len(params))
-	for _, p := range params {
-		allowed[p.Name] = true
-		if p.Default != "" {
-			out[p.Name] = p.Default
-		}
+	specs := make([]param.Spec, len(params))
+	for i, p := range params {
+		specs[i] = param.Spec{Name: p.Name, Default: p.Default}
 	}
-	var unknown []string
-	for k, v := range set {
-		if !allowed[k] {
-			unknown = append(unknown, k)
-			continue
-		}
-		out[k] = v
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		names := make([]string, 0, len(params))
-		for _, p := range params {
-			names = append(names, p.Name)
-		}
-		sort.Strings(names)
-		return nil, fmt.Errorf("%s: unknown parameter %s (allowed: %s)",
-			model, quoteList(unknown), strings.Join(names, ", "))
-	}
-	return out, nil
-}
-
-func quoteList(s []string) string {
-	q := make([]string, len(s))
-	for i, v := range s {
-		q[i] = fmt.Sprintf("%q", v)
-	}
-	return strings.Join(q, ", ")
+	return param.Settings(model, specs, set)
 }

@@ -109,7 +109,7 @@ func TestSettings(t *testing.T) {
 	}
 }
 
-// TestNoEmulatorImports enforces DESIGN.md: golden models are an independent
+// TestNoEmulatorImports enforces docs/architecture.md: golden models are an independent
 // reading of the papers and must not import the emulator (or anything else
 // under boards/). It parses only the files of this tree.
 func TestNoEmulatorImports(t *testing.T) {
@@ -130,7 +130,7 @@ func TestNoEmulatorImports(t *testing.T) {
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
 			if p == "github.com/labrunner/labrunner/boards" || strings.HasPrefix(p, "github.com/labrunner/labrunner/boards/") {
-				t.Errorf("%s imports %s: golden models must not import the emulator or boards (DESIGN.md)", fset.Position(imp.Pos()), p)
+				t.Errorf("%s imports %s: golden models must not import the emulator or boards (docs/architecture.md)", fset.Position(imp.Pos()), p)
 			}
 		}
 		return nil

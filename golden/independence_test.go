@@ -15,7 +15,8 @@ import (
 // itself. This test walks the module's import graph and fails on any path
 // from one to the other.
 
-const module = "labrunner"
+// module is go.mod's module path: imports are matched against it.
+const module = "github.com/labrunner/labrunner"
 
 func moduleRoot(t *testing.T) string {
 	dir, err := os.Getwd()

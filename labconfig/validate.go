@@ -13,7 +13,9 @@ import (
 )
 
 // ProgrammerTypes are the programmer types a lab file may name.
-var ProgrammerTypes = []string{"fpga_manager", "openfpgaloader", "xsdb", "quartus_pgm", "emulated"}
+// "none" is a board whose design is fixed (the Verilator co-simulation of
+// rtl/): it is never programmed.
+var ProgrammerTypes = []string{"fpga_manager", "openfpgaloader", "xsdb", "quartus_pgm", "emulated", "none"}
 
 // PowerTypes are the power types a lab file may name.
 var PowerTypes = []string{"none", "gpio", "command"}
@@ -358,6 +360,7 @@ func (c *checker) programmer(p string, b *Board, emu, kindOK bool) {
 		"xsdb":           {"cable", "usb_path", "serial", "tool", "pci_device"},
 		"quartus_pgm":    {"cable", "usb_path", "serial", "tool", "pci_device"},
 		"emulated":       {},
+		"none":           {},
 	}[g.Type]
 	given := map[string]string{
 		"sysfs": g.Sysfs, "firmware_dir": g.FirmwareDir, "manager": g.Manager, "cable": g.Cable,

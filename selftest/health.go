@@ -14,7 +14,7 @@ import (
 )
 
 // Health checks keep infrastructure trouble out of the design's verdicts
-// (DESIGN.md, lessons from board farms): before a plan uses a board it must
+// (docs/architecture.md, lessons from board farms): before a plan uses a board it must
 // answer on its console and its register bus; after programming, its ID
 // register must read back the design's value. A board that fails is taken
 // out of the plan and its tests are reported as infrastructure errors.

@@ -21,7 +21,7 @@ import (
 	"github.com/labrunner/labrunner/results"
 )
 
-// Exit codes (DESIGN.md, conventions).
+// Exit codes (docs/architecture.md, conventions).
 const (
 	ExitPass   = 0
 	ExitFail   = 1 // a verdict failed
@@ -54,8 +54,10 @@ type Nightly struct {
 	Held     HeldPolicy
 	HeldWait time.Duration
 	Command  string // recorded in the leases taken
-	// Progress, if set, is told about plan steps.
+	// Progress, if set, is told about plan steps; PlanDone, when a plan
+	// has finished (its last step is over).
 	Progress func(plan, step string)
+	PlanDone func(plan string)
 }
 
 // HeldPolicy is what a nightly does about boards held by someone else.
@@ -100,7 +102,7 @@ func (n *Nightly) Run(ctx context.Context) Outcome {
 	}
 
 	runner := &Runner{
-		Lab: n.Lab, Catalogue: n.Catalogue, Rec: n.Dir, Log: log, Progress: n.Progress,
+		Lab: n.Lab, Catalogue: n.Catalogue, Rec: n.Dir, Log: log, Progress: n.Progress, PlanDone: n.PlanDone,
 		Boards: map[string]*boards.Board{}, OpenErrors: map[string]error{},
 		OnBitstream: func(bi results.BitstreamInfo) {
 			n.Dir.UpdateRun(func(r *results.Run) { r.Bitstreams = append(r.Bitstreams, bi) })
@@ -246,7 +248,11 @@ func (r *Runner) runPlanLocked(ctx context.Context, p *labconfig.Plan, mu *sync.
 		snap.OpenErrors[k] = v
 	}
 	mu.Unlock()
-	return snap.RunPlan(ctx, p)
+	res := snap.RunPlan(ctx, p)
+	if r.PlanDone != nil {
+		r.PlanDone(p.Name)
+	}
+	return res
 }
 
 // leased reports whether a board is managed in the lock directory:

@@ -70,8 +70,9 @@ func init() {
 	Register(Test{
 		Name: "registers",
 		Doc: "register sanity on every board of the plan: the ID and VERSION registers read the values the " +
-			"design's manifest gives, scratch registers hold every test pattern, and read-write registers held " +
-			"their reset values right after programming",
+			"design's manifest gives, scratch registers hold every test pattern, read-write registers held " +
+			"their reset values right after programming, and every configuration value the manifest declares " +
+			"(config:) reads back as declared (registers.config)",
 		Run: runRegisters,
 	})
 }
@@ -139,6 +140,7 @@ func runRegisters(ctx context.Context, env *Env) error {
 			env.Check("registers.scratch", meas, bad == "", fmt.Sprintf("%d patterns read back", tried),
 				"register sanity", r.Name+": "+bad+": a stuck or shorted data line, or a bus that corrupts words")
 		}
+		configChecks(ctx, env, b, snap[b.Name])
 		// Reset values, from the snapshot taken right after programming.
 		vals, ok := snap[b.Name]
 		if !ok {
@@ -169,4 +171,83 @@ func runRegisters(ctx context.Context, env *Env) error {
 			"manifest "+m.Name+" "+m.Version, "not at reset after programming: "+strings.Join(wrong, ", "))
 	}
 	return nil
+}
+
+// configChecks records one verdict per configuration value the manifest
+// declares (and per array element it covers): the board's register
+// against the declared value. Golden models are fed the declared value
+// (readings A60, E62, P60, S60), so a build whose register says otherwise fails here, on
+// its own verdict, while the expectations stay those of the declared
+// build. A read-write register is judged on its value right after
+// programming (the snapshot), before setup or a test changed it.
+func configChecks(ctx context.Context, env *Env, b *Board, snap map[string]uint32) {
+	m := env.Design
+	for _, c := range m.Config {
+		if c.Register == "" {
+			continue
+		}
+		names, field, err := m.ConfigRegisters(c.Register)
+		if err != nil {
+			env.Error("registers.config", b.Name, results.Params{"value": c.Name}, err)
+			continue
+		}
+		for _, name := range names {
+			p := results.Params{"value": c.Name}
+			if len(names) > 1 {
+				p["reg"] = name
+			}
+			got, err := configRead(ctx, env, b, name, field, snap)
+			if err != nil {
+				env.Error("registers.config", b.Name, p, err)
+				continue
+			}
+			ref := name
+			if field != "" {
+				ref += "." + field
+			}
+			want := fmt.Sprintf("%g %s (declared by %s %s)", c.Value, c.Unit, m.Name, m.Version)
+			if c.Paper != nil {
+				want += fmt.Sprintf("; paper %g %s", *c.Paper, c.Unit)
+			}
+			msg := fmt.Sprintf("%s reads %d, the %s %s manifest declares %g %s (%s)", ref, got, m.Name, m.Version, c.Value, c.Unit, c.Source)
+			if c.Paper != nil && float64(got) != *c.Paper {
+				msg += fmt.Sprintf("; the paper's figure is %g", *c.Paper)
+			}
+			msg += ": the build is not the one the manifest describes, and the golden expectations (fed the declared value) do not apply to it"
+			env.Check("registers.config", results.Measurement{Board: b.Name, Params: p, Metric: "registers.config." + c.Name, Value: float64(got), Unit: c.Unit},
+				float64(got) == c.Value, want, c.Source, msg)
+		}
+	}
+}
+
+// configRead reads a configuration register (or one of its fields): a
+// read-write one from the snapshot taken after programming when there is
+// one, a read-only one live.
+func configRead(ctx context.Context, env *Env, b *Board, name, field string, snap map[string]uint32) (uint32, error) {
+	r, _, err := env.Design.Lookup(name)
+	if err != nil {
+		return 0, err
+	}
+	v, ok := snap[name]
+	if r.Access != bitstreams.RW || !ok {
+		rctx, cancel := env.RegisterDeadline(ctx)
+		v, err = b.Regs.Read(rctx, name)
+		cancel()
+		if err != nil {
+			return 0, err
+		}
+	}
+	if field == "" {
+		return v & widthMask(r.Width), nil
+	}
+	for _, f := range r.Fields {
+		if f.Name == field {
+			lo, hi, err := bitstreams.ParseBits(f.Bits)
+			if err != nil {
+				return 0, err
+			}
+			return v >> lo & widthMask(int(hi-lo)+1), nil
+		}
+	}
+	return 0, fmt.Errorf("design %s: register %s has no field %s", env.Design.Name, name, field)
 }

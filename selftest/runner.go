@@ -33,6 +33,9 @@ type Runner struct {
 	// Progress, if set, is told when a plan step starts ("program",
 	// "setup", a test name) on a plan.
 	Progress func(plan, step string)
+	// PlanDone, if set, is told when a plan run by the nightly has
+	// finished.
+	PlanDone func(plan string)
 	// OpenErrors says why a plan's board missing from Boards did not open
 	// (the driver's own error), for its verdicts.
 	OpenErrors map[string]error

@@ -139,6 +139,18 @@ func (e *Env) Error(name, board string, params results.Params, err error) result
 	return v
 }
 
+// Skip records a test case that was not judged, with the reason: a
+// sub-case that cannot be measured because another case already failed
+// keeps its place in the results (its JUnit identity never disappears).
+// Use it only where the failure that explains it is recorded too.
+func (e *Env) Skip(name, board string, params results.Params, reason string) results.Verdict {
+	m := e.fill(name, results.Measurement{Board: board, Params: params})
+	v := results.Verdict{Time: m.Time, Plan: m.Plan, Test: m.Test, Board: m.Board, Design: m.Design, Metric: m.Metric,
+		Params: m.Params, Status: results.Skip, Message: reason, Step: m.Step}
+	e.write(m, nil, v)
+	return v
+}
+
 func (e *Env) fill(name string, m results.Measurement) results.Measurement {
 	if m.Time.IsZero() {
 		m.Time = time.Now()

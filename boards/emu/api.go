@@ -20,10 +20,13 @@ import (
 	"math/rand/v2"
 
 	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // Errors a Design returns from Read32/Write32. The UART bridge maps them to
-// its status codes (docs/uart-bridge.md).
+// its status codes (docs/uart-bridge.md); any other error is the design's
+// register refusing the access (a push into a full FIFO), which the bridge
+// answers REFUSED and the emulated bus reports as a design failure.
 var (
 	// ErrBusError: the address is not decoded by the design, or no design is loaded.
 	ErrBusError = errors.New("bus error: address not decoded")
@@ -62,8 +65,13 @@ type FaultInfo struct {
 	Design string
 	// Doc says what the fault does and which symptom the harness should see.
 	Doc string
-	// Params lists the parameters it takes, with their defaults.
+	// Params lists the parameters it takes, with their defaults. A default
+	// that is a number makes CheckFault refuse a value that is not one.
 	Params map[string]string
+	// Check, when set, validates the values of the parameters given (ranges,
+	// enumerations) without a rack; CheckFault runs it after the names and
+	// the numbers. RegisterFault runs it on the defaults.
+	Check func(labconfig.Params) error `json:"-"`
 }
 
 // Port is one network cage of a board, possibly cabled to another.

@@ -2,6 +2,7 @@ package emu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -328,7 +329,10 @@ func (x *bus) check(ctx context.Context, addr uint64) error {
 		return drivers.Infra(x.b.cfg.Name, fmt.Sprintf("access 0x%x", addr), "the board does not answer: check power and cables", ctx.Err())
 	}
 	if addr > 0xffffffff {
-		return fmt.Errorf("address 0x%x beyond the 32-bit design space", addr)
+		return drivers.Setup(x.b.cfg.Name, fmt.Sprintf("access 0x%x", addr), "", fmt.Errorf("address 0x%x beyond the 32-bit design space", addr))
+	}
+	if err := drivers.CheckAligned(addr); err != nil {
+		return drivers.Setup(x.b.cfg.Name, fmt.Sprintf("access 0x%x", addr), "register addresses are multiples of 4", err)
 	}
 	return nil
 }
@@ -337,14 +341,33 @@ func (x *bus) Read32(ctx context.Context, addr uint64) (uint32, error) {
 	if err := x.check(ctx, addr); err != nil {
 		return 0, err
 	}
-	return x.b.read32(uint32(addr))
+	v, err := x.b.read32(uint32(addr))
+	return v, x.classify(fmt.Sprintf("read32 0x%08x", addr), err)
 }
 
 func (x *bus) Write32(ctx context.Context, addr uint64, v uint32) error {
 	if err := x.check(ctx, addr); err != nil {
 		return err
 	}
-	return x.b.write32(uint32(addr), v)
+	return x.classify(fmt.Sprintf("write32 0x%08x", addr), x.b.write32(uint32(addr), v))
+}
+
+// classify gives a design's error the class the UART bridge gives the
+// status it maps to (busStatus), so that a fault is judged the same on
+// either bus: an undecoded or read-only address is setup, a busy board
+// infrastructure, anything else the design refusing the access.
+func (x *bus) classify(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrBusy):
+		return drivers.Infra(x.b.cfg.Name, op, "the board is being programmed or is off", err)
+	case errors.Is(err, ErrBusError):
+		return drivers.Setup(x.b.cfg.Name, op, "is the design programmed, and is the address in its register map?", err)
+	case errors.Is(err, ErrReadOnly):
+		return drivers.Setup(x.b.cfg.Name, op, "the register is read-only in the loaded design", err)
+	}
+	return drivers.Design(x.b.cfg.Name, op, "", err)
 }
 
 func (x *bus) ReadBurst(ctx context.Context, addr uint64, dst []uint32) error {

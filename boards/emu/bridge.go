@@ -190,17 +190,20 @@ func (d *bridgeDev) execute(r *request) (uint8, []uint32) {
 	return statusOK, words
 }
 
-// busStatus maps a design's error to a bridge status.
+// busStatus maps a design's error to a bridge status (docs/uart-bridge.md,
+// "Status codes"): BUS_ERROR only for an address nothing decodes (an AXI
+// DECERR); any other error a design returns is its register refusing the
+// access (an AXI SLVERR: a push into a full FIFO), REFUSED.
 func busStatus(err error) uint8 {
 	switch {
 	case errors.Is(err, ErrBusy):
 		return statusBusy
 	case errors.Is(err, ErrReadOnly):
 		return statusReadOnly
-	default:
-		// ErrBusError, and anything else a design returns: the access did
-		// not complete on the bus.
+	case errors.Is(err, ErrBusError):
 		return statusBusError
+	default:
+		return statusRefused
 	}
 }
 

@@ -41,6 +41,7 @@ func TestBridgeCommands(t *testing.T) {
 		{"bad cmd", 0x09, 0, 0, nil, 0x04, nil},
 		{"bad cmd with count", 0x7F, 0, 3, nil, 0x04, nil},
 		{"read only", 0x02, tdRO, 1, []uint32{1}, 0x06, nil},
+		{"refused by the design", 0x02, tdFull, 1, []uint32{1}, 0x07, nil},
 		{"burst off the end of the space", 0x03, 0xFFFFFFF8, 4, nil, 0x01, nil},
 	}
 	for _, c := range cases {

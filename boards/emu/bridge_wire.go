@@ -33,6 +33,7 @@ const (
 	statusBadCmd   = 0x04
 	statusBusy     = 0x05
 	statusReadOnly = 0x06
+	statusRefused  = 0x07
 
 	// INFO's answer (docs/uart-bridge.md, "Commands").
 	infoMagic   = 0x4252424C // "LBRB"

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Kernel noise (DESIGN.md: consoles interleave kernel output with prompts).
+// Kernel noise (docs/architecture.md: consoles interleave kernel output with prompts).
 // Where it lands is drawn from the board's "console/lines" stream once per
 // output line and per prompt, so that for a seed and a sequence of commands
 // the same lines are broken at the same places, whatever the timing; idle

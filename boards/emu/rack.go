@@ -30,25 +30,6 @@ func RegisterDesign(name string, f Factory) {
 	designs[name] = f
 }
 
-// RegisterFault declares a fault that can be injected by name.
-func RegisterFault(fi FaultInfo) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	faults[fi.Name] = fi
-}
-
-// Faults lists every known fault, sorted by name.
-func Faults() []FaultInfo {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	out := make([]FaultInfo, 0, len(faults))
-	for _, f := range faults {
-		out = append(out, f)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
 // DesignNames lists the designs the emulator can run.
 func DesignNames() []string {
 	registryMu.Lock()
@@ -169,16 +150,10 @@ func Start(lab *labconfig.Lab, opts Options) (*Rack, error) {
 }
 
 func (r *Rack) inject(f labconfig.Fault) error {
-	registryMu.Lock()
-	fi, ok := faults[f.Name]
-	registryMu.Unlock()
-	if !ok {
-		names := []string{}
-		for _, k := range Faults() {
-			names = append(names, k.Name)
-		}
-		return fmt.Errorf("%s: unknown fault %q (known: %s)", f.Pos, f.Name, strings.Join(names, ", "))
+	if err := CheckFault(f); err != nil {
+		return err
 	}
+	fi, _ := LookupFault(f.Name)
 	switch fi.Scope {
 	case "board":
 		if _, ok := r.boards[f.Board]; !ok {

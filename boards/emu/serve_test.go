@@ -33,6 +33,7 @@ const (
 	tdRO      = 0x04 // ro: a write is refused with ErrReadOnly
 	tdBusy    = 0x08 // answers ErrBusy while busyLeft > 0, then 0x600D
 	tdFIFO    = 0x0C // pop: each read returns the next number from 1000
+	tdFull    = 0x10 // push into a FIFO that is always full: a write is refused by the design
 	tdScratch = 0x100
 	tdWords   = 64 // scratch words, 0x100..0x1FC; nothing else is decoded
 
@@ -86,6 +87,8 @@ func (d *testDesign) Write32(a, v uint32) error {
 		return ErrReadOnly
 	case a == tdBusy:
 		return ErrBusy
+	case a == tdFull:
+		return errors.New("push FIFO full")
 	case a >= tdScratch && a < tdScratch+4*tdWords:
 		d.writes++
 		d.scratch[(a-tdScratch)/4] = v

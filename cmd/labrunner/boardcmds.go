@@ -26,7 +26,9 @@ import (
 	"github.com/labrunner/labrunner/selftest"
 )
 
-var boardFlag = &cli.StringFlag{Name: "board", Aliases: []string{"b"}, Usage: "board name from the lab file", Required: true}
+func boardFlag() cli.Flag {
+	return &cli.StringFlag{Name: "board", Aliases: []string{"b"}, Usage: "board name from the lab file", Required: true}
+}
 
 // session is one board opened for a manual command, with the emulated rack
 // behind it when the board is emulated.
@@ -151,14 +153,11 @@ func programCommand() *cli.Command {
 		Description: "Programs the catalogue's file for the board's part (or --file). The file is parsed and checked\n" +
 			"first; a wrong part, a truncated or corrupt file is refused and the board is not touched.\n" +
 			"An emulated board lives only as long as this command: use `labrunner sim serve` to keep one up.",
-		Flags: []cli.Flag{labFlag, boardFlag,
+		Flags: []cli.Flag{labFlag(), boardFlag(),
 			&cli.StringFlag{Name: "design", Usage: "design from the catalogue (default: the board's plan)"},
 			&cli.StringFlag{Name: "file", Usage: "bitstream file to program instead of the catalogue's"},
-			faultFlag, seedFlag},
+			faultFlag(), seedFlag()},
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			s, err := openSession(c, false)
 			if err != nil {
 				return err
@@ -174,15 +173,12 @@ func programCommand() *cli.Command {
 }
 
 func regsCommand() *cli.Command {
-	common := []cli.Flag{labFlag, boardFlag,
+	common := []cli.Flag{labFlag(), boardFlag(),
 		&cli.StringFlag{Name: "design", Usage: "register map to use (default: the board's plan design)"},
-		&cli.BoolFlag{Name: "program", Usage: "program the design first (default: yes for emulated boards, which start empty)"},
+		&cli.BoolFlag{Name: "program", Usage: "program the design first", DefaultText: "yes for emulated boards, which start empty"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON"},
-		faultFlag, seedFlag}
+		faultFlag(), seedFlag()}
 	open := func(c *cli.Context) (*session, *regmap.Regs, error) {
-		if err := noTrailingFlags(c); err != nil {
-			return nil, nil, err
-		}
 		s, err := openSession(c, false)
 		if err != nil {
 			return nil, nil, err
@@ -324,15 +320,12 @@ func consoleCommand() *cli.Command {
 		Description: "With --send (repeatable) each line is sent and, with --expect, a regular expression is awaited\n" +
 			"after the last one (exit 3 on timeout). Without --send, lines typed on stdin are sent and the\n" +
 			"console's output is printed until end of input or Ctrl-C.",
-		Flags: []cli.Flag{labFlag, boardFlag,
+		Flags: []cli.Flag{labFlag(), boardFlag(),
 			&cli.StringSliceFlag{Name: "send", Usage: "line to send (repeatable)"},
 			&cli.StringFlag{Name: "expect", Usage: "regular expression to wait for after the last --send"},
 			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "how long --expect waits"},
-			faultFlag, seedFlag},
+			faultFlag(), seedFlag()},
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			s, err := openSession(c, true)
 			if err != nil {
 				return err

@@ -170,6 +170,7 @@ func liveOutputIsClean(t *testing.T, live string) {
 // within its golden bound, the live output one line per event and the
 // logs in the run directory.
 func TestBringupDefaultLabPasses(t *testing.T) {
+	t.Parallel()
 	r := runBringupCLI(t, "--all", "--json")
 	if r.code != 0 {
 		r.explain(t)
@@ -250,6 +251,7 @@ func cliqueFault(t *testing.T, faults ...string) bringupRun {
 // A lossy MOS channel is repaired by PMOS: everything passes, and the
 // report names the cable with its retransmissions.
 func TestBringupLossyMOSIsRetransmitted(t *testing.T) {
+	t.Parallel()
 	r := cliqueFault(t, "mos-lossy@tin-p0b0:sfp3")
 	if r.code != 0 {
 		r.explain(t)
@@ -277,6 +279,7 @@ func TestBringupLossyMOSIsRetransmitted(t *testing.T) {
 // A proxy that dies mid-bootstrap is reported dead; every board it served
 // is reached through another neighbour and passes.
 func TestBringupDeadProxyIsReplaced(t *testing.T) {
+	t.Parallel()
 	// tin-p0b0 (DCN) crashes after 60 PMOS frames: its DISCOVERs before it
 	// got its address, then proxying wave 1.
 	r := cliqueFault(t, "mgmt-proxy-dies@tin-p0b0,after=60")
@@ -308,6 +311,7 @@ func TestBringupDeadProxyIsReplaced(t *testing.T) {
 // A board whose management firmware never boots is reported failed with
 // the evidence; the rest pass.
 func TestBringupNeverBootingBoardFailsAlone(t *testing.T) {
+	t.Parallel()
 	r := cliqueFault(t, "mgmt-never-boots@tin-p1b0")
 	if r.code != selftest.ExitInfra {
 		r.explain(t)
@@ -333,6 +337,7 @@ func TestBringupNeverBootingBoardFailsAlone(t *testing.T) {
 // A clock far off its declared drift fails the time sync of its board,
 // and the diagnosis names the board's oscillator.
 func TestBringupSlowClockIsNamed(t *testing.T) {
+	t.Parallel()
 	r := cliqueFault(t, "slow-clock@tin-p1b3")
 	if r.code != selftest.ExitFail {
 		r.explain(t)
@@ -348,6 +353,7 @@ func TestBringupSlowClockIsNamed(t *testing.T) {
 // An asymmetric cable reads longer than the lab file says: the time sync
 // of both its ends fails naming the cable.
 func TestBringupAsymmetricLinkIsNamed(t *testing.T) {
+	t.Parallel()
 	r := cliqueFault(t, "link-asymmetric@tin-p0b3:sfp3")
 	if r.code != selftest.ExitFail {
 		r.explain(t)
@@ -373,6 +379,7 @@ func TestBringupAsymmetricLinkIsNamed(t *testing.T) {
 // A firmware reboot without traffic loss is reconciled: the differences
 // found are listed, fixed, and the run passes.
 func TestBringupNSFRebootIsReconciled(t *testing.T) {
+	t.Parallel()
 	r := cliqueFault(t, "mgmt-nsf-reboot@tin-p1b1")
 	if r.code != 0 {
 		r.explain(t)
@@ -402,6 +409,7 @@ func TestBringupNSFRebootIsReconciled(t *testing.T) {
 // When the DCN boards fail an earlier stage, the in-band boards are
 // reported at once, naming the boards they depend on: no deadline waited.
 func TestBringupUnreachableBoardsReportedAtOnce(t *testing.T) {
+	t.Parallel()
 	r := runBringupCLI(t, "--all", "--json", "--lab", cliqueLab, "--deadline", "bootstrap=60s",
 		"--fault", "board-silent@tin-p0b0", "--fault", "board-silent@tin-p0b2")
 	if r.code != selftest.ExitInfra {
@@ -428,6 +436,7 @@ func TestBringupUnreachableBoardsReportedAtOnce(t *testing.T) {
 // --from resumes at a stage: the earlier ones are not judged, what the
 // later ones need is re-established quietly.
 func TestBringupFromResumes(t *testing.T) {
+	t.Parallel()
 	r := runBringupCLI(t, "--all", "--json", "--lab", cliqueLab, "--from", "timesync")
 	if r.code != 0 {
 		r.explain(t)
@@ -456,6 +465,7 @@ func TestBringupFromResumes(t *testing.T) {
 // --board brings one in-band board up; its rack is bootstrapped only as far
 // as needed, and only that board is judged.
 func TestBringupOneBoard(t *testing.T) {
+	t.Parallel()
 	r := runBringupCLI(t, "--board", "tin-p1b1", "--json", "--lab", cliqueLab)
 	if r.code != 0 {
 		r.explain(t)
@@ -487,6 +497,7 @@ func TestBringupOneBoard(t *testing.T) {
 
 // --json prints the report, and only the report, on stdout.
 func TestBringupJSONShape(t *testing.T) {
+	t.Parallel()
 	r := runBringupCLI(t, "--all", "--json", "--lab", cliqueLab)
 	if r.code != 0 {
 		r.explain(t)
@@ -529,6 +540,7 @@ func TestBringupJSONShape(t *testing.T) {
 // Each stage has its own deadline: a bootstrap cut short reports the boards
 // it did not reach, and the run goes on with the later stages at once.
 func TestBringupStageDeadline(t *testing.T) {
+	t.Parallel()
 	r := runBringupCLI(t, "--all", "--json", "--lab", cliqueLab, "--deadline", "bootstrap=1ms")
 	if r.code != selftest.ExitInfra {
 		r.explain(t)

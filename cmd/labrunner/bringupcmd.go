@@ -41,7 +41,7 @@ func bringupCommand() *cli.Command {
 			"labrunner.log (--log-level sets how much).\n\n" +
 			"Exit codes: 0 all passed, 1 a verdict failed, 2 bad usage or config, 3 infrastructure error.",
 		Flags: []cli.Flag{
-			labFlag,
+			labFlag(),
 			&cli.StringSliceFlag{Name: "board", Aliases: []string{"b"}, Usage: "bring up this board (repeatable); an in-band board's rack is bootstrapped as far as needed"},
 			&cli.BoolFlag{Name: "all", Usage: "bring up every board of the lab"},
 			&cli.StringFlag{Name: "from", Usage: "resume at this stage (" + strings.Join(stageNames(), ", ") + ")"},
@@ -49,7 +49,7 @@ func bringupCommand() *cli.Command {
 			&cli.StringFlag{Name: "design", Usage: "design to program on the --board boards (default: their plan's)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON on stdout (progress goes to stderr)"},
 			&cli.StringFlag{Name: "out", Usage: "results root: the run directory is created inside it (default: the lab's results.root, else ./runs)"},
-			faultFlag, seedFlag,
+			faultFlag(), seedFlag(),
 		},
 		Action: runBringup,
 	}
@@ -64,9 +64,6 @@ func stageNames() []string {
 }
 
 func runBringup(c *cli.Context) error {
-	if err := noTrailingFlags(c); err != nil {
-		return err
-	}
 	boards := c.StringSlice("board")
 	if c.Bool("all") == (len(boards) > 0) {
 		return exitf(selftest.ExitConfig, "say which boards: --board NAME (repeatable) or --all")
@@ -150,6 +147,11 @@ func runBringup(c *cli.Context) error {
 	if err := dir.Finish(status, code); err != nil {
 		log.Error("writing the run directory's reports failed", "err", err)
 	}
+	reportPath, err := report.Write(dir.Path, reportOptions())
+	if err != nil {
+		log.Error("writing report.html failed", "err", err)
+		reportPath = ""
+	}
 	sum := results.Summarize(dir.Verdicts())
 	rep.RunDir, rep.Status, rep.ExitCode, rep.Checks = dir.Path, status, code, &sum
 	if c.Bool("json") {
@@ -162,7 +164,10 @@ func runBringup(c *cli.Context) error {
 		fmt.Fprintln(stdout)
 		rep.WriteText(stdout)
 		fmt.Fprintf(stdout, "\n%d checks: %d passed, %d failed, %d errors in %s\n", sum.Total, sum.Pass, sum.Fail, sum.Error, rep.End.Sub(rep.Start).Round(time.Millisecond))
-		fmt.Fprintf(stdout, "report: %s\nrun directory: %s (%s)\n", filepath.Join(dir.Path, report.File), dir.Path, status)
+		if reportPath != "" {
+			fmt.Fprintf(stdout, "report: %s\n", reportPath)
+		}
+		fmt.Fprintf(stdout, "run directory: %s (%s)\n", dir.Path, status)
 	}
 	if code != 0 {
 		return &exitError{code: code}

@@ -21,11 +21,8 @@ func doctorCommand() *cli.Command {
 			"power switch is reachable; and the lock directory is safe. Nothing is programmed, written, switched\n" +
 			"or leased. Exit 0 when every check passed, 2 when the lab file is wrong, 3 when the host or a board\n" +
 			"is not ready.",
-		Flags: []cli.Flag{labFlag, locksFlag, &cli.BoolFlag{Name: "json", Usage: "print the findings as JSON"}},
+		Flags: []cli.Flag{labFlag(), locksFlag(), &cli.BoolFlag{Name: "json", Usage: "print the findings as JSON"}},
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			cat := bitstreams.Default()
 			lab, err := loadLab(c, cat)
 			if err != nil {

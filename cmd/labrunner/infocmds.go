@@ -40,8 +40,13 @@ func bitstreamsCommand() *cli.Command {
 					tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 					fmt.Fprintln(tw, "DESIGN\tVERSION\tCLOCK\tREGISTERS\tFILE\tPART\tSHA256")
 					for _, m := range ms {
-						for _, f := range m.Files {
-							fmt.Fprintf(tw, "%s\t%s\t%g MHz\t%d\t%s\t%s\t%.12s\n", m.Name, m.Version, m.ClockMHz, len(m.Registers), f.Path, f.Part, f.SHA256)
+						for i := range m.Files {
+							f := &m.Files[i]
+							// Where the file is for a user: inside the binary
+							// ("embedded:" and its path in the repository), or
+							// on disk for a catalogue loaded from a directory;
+							// never the manifest-relative "../files/...".
+							fmt.Fprintf(tw, "%s\t%s\t%g MHz\t%d\t%s\t%s\t%.12s\n", m.Name, m.Version, m.ClockMHz, len(m.Registers), cat.FilePath(m, f), f.Part, f.SHA256)
 						}
 					}
 					return tw.Flush()
@@ -56,16 +61,13 @@ func bitstreamsCommand() *cli.Command {
 					&cli.StringFlag{Name: "kind", Usage: "also check the file against this board kind's part"},
 				},
 				Action: func(c *cli.Context) error {
-					if err := noTrailingFlags(c); err != nil {
-						return err
-					}
 					if c.NArg() != 1 {
 						return exitf(selftest.ExitConfig, "bitstreams inspect takes one FILE")
 					}
 					path := c.Args().First()
-					data, err := os.ReadFile(path)
+					data, err := bitstreams.ReadFile(path)
 					if err != nil {
-						return exitf(selftest.ExitConfig, "%v", err)
+						return withCode(selftest.ExitConfig, err)
 					}
 					info, err := bitstreams.Parse(path, data)
 					if err != nil {
@@ -129,13 +131,10 @@ func goldenCommand() *cli.Command {
 				Usage:     "print a model's predictions, each with its source in the paper",
 				ArgsUsage: "MODEL",
 				Flags: []cli.Flag{
-					&cli.StringSliceFlag{Name: "set", Usage: "parameter key=value (repeatable; see `labrunner golden list`)"},
+					&cli.StringSliceFlag{Name: "set", Usage: "parameter `KEY=VALUE` (repeatable; labrunner golden list shows each model's keys)"},
 					&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 				},
 				Action: func(c *cli.Context) error {
-					if err := noTrailingFlags(c); err != nil {
-						return err
-					}
 					if c.NArg() != 1 {
 						return exitf(selftest.ExitConfig, "golden predict takes one MODEL (%s)", strings.Join(golden.Names(), ", "))
 					}
@@ -183,7 +182,7 @@ func simCommand() *cli.Command {
 				"on its boards (unless --no-program), and prints every board's console and UART-bridge\n" +
 				"pseudo-terminal. Point a serial tool at a console (e.g. `screen /dev/pts/5 115200`) or a lab\n" +
 				"file's `uart_bridge: {port: /dev/pts/6}` at a bridge. Runs until Ctrl-C.",
-			Flags: []cli.Flag{labFlag, faultFlag, seedFlag,
+			Flags: []cli.Flag{labFlag(), faultFlag(), seedFlag(),
 				&cli.BoolFlag{Name: "no-program", Usage: "leave the boards unprogrammed"},
 				&cli.StringFlag{Name: "lab-out", Usage: "write a lab file whose boards reach the served rack through its pseudo-terminals, for regs, console and program while it runs"},
 				&cli.BoolFlag{Name: "json", Usage: "print the board table as JSON"}},
@@ -311,14 +310,18 @@ func labCommand() *cli.Command {
 		Usage: "check a lab file, or print the embedded default lab",
 		Subcommands: []*cli.Command{
 			{
-				Name:  "check",
-				Usage: "load and validate a lab file and everything the nightly needs of it; every problem is listed with file:line and the fix",
+				Name:      "check",
+				Usage:     "load and validate a lab file and everything the nightly needs of it; every problem is listed with file:line and the fix",
+				ArgsUsage: "[FILE] (the same as --lab FILE)",
 				Description: "Checks the file itself, then, touching no board: each plan's bitstream for each board (it exists,\n" +
 					"parses, was built for the board's part, is in a format the board's programmer loads, and the programmer\n" +
 					"supports the part), each test's parameters, each fault's target and parameters (also those of --fault).\n" +
 					"labrunner doctor checks the host and the boards themselves.",
-				Flags: []cli.Flag{labFlag, faultFlag},
+				Flags: []cli.Flag{labFlag(), faultFlag()},
 				Action: func(c *cli.Context) error {
+					if err := labFileArg(c); err != nil {
+						return err
+					}
 					cat := bitstreams.Default()
 					lab, err := loadLab(c, cat)
 					if err != nil {

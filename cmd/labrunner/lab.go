@@ -21,11 +21,17 @@ import (
 	_ "github.com/labrunner/labrunner/selftest/all" // every design's tests
 )
 
-var labFlag = &cli.StringFlag{Name: "lab", Usage: "lab file (YAML); the embedded emulated rack when not given", EnvVars: []string{"LABRUNNER_LAB"}}
+func labFlag() cli.Flag {
+	return &cli.StringFlag{Name: "lab", Usage: "lab file (YAML); the embedded emulated rack when not given", EnvVars: []string{"LABRUNNER_LAB"}}
+}
 
-var faultFlag = &cli.StringSliceFlag{Name: "fault", Usage: "inject an emulator fault: NAME[@BOARD[:PORT]][,key=value...] (see `labrunner faults`); repeatable"}
+func faultFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "fault", Usage: "inject an emulator fault; `SPEC` is NAME[@BOARD[:PORT]][,KEY=VALUE...] (labrunner faults lists them); repeatable"}
+}
 
-var seedFlag = &cli.Int64Flag{Name: "seed", Usage: "emulator seed (default: the lab file's)"}
+func seedFlag() cli.Flag {
+	return &cli.Int64Flag{Name: "seed", Usage: "emulator seed", DefaultText: "the lab file's"}
+}
 
 // known lists what a lab file may name: board kinds, designs, tests, faults.
 func known(cat *bitstreams.Catalogue) labconfig.Known {

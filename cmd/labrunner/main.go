@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -23,7 +24,7 @@ func main() {
 }
 
 // exitError carries an exit code out of a command without calling os.Exit
-// inside urfave/cli (which would skip deferred cleanup: DESIGN.md).
+// inside urfave/cli (which would skip deferred cleanup: docs/architecture.md).
 type exitError struct {
 	code int
 	err  error
@@ -53,9 +54,25 @@ func withCode(code int, err error) error {
 	return &exitError{code: code, err: err}
 }
 
+// parseMu serialises the parsing of command lines: urfave/cli's help and
+// version flags are package-level values that every app writes while it
+// parses (BoolFlag.Apply), so two apps in one process (the end-to-end tests
+// run in parallel) would race on them. It is held from the start of a run
+// until the command's own flags are parsed (parsed, called by the commands'
+// Before hook), or until the run ends (help, version, a usage error).
+var parseMu sync.Mutex
+
 func run(args []string) int {
+	parseMu.Lock()
+	var once sync.Once
+	parsed := func() { once.Do(parseMu.Unlock) }
+	defer parsed()
 	app := newApp()
-	err := app.Run(args)
+	app.Metadata = map[string]any{parsedKey: parsed}
+	args, err := normalizeArgs(app, args)
+	if err == nil {
+		err = app.Run(args)
+	}
 	if err == nil {
 		return 0
 	}
@@ -65,20 +82,23 @@ func run(args []string) int {
 		code = ec.ExitCode()
 	}
 	if msg := err.Error(); msg != "" {
-		fmt.Fprintln(os.Stderr, "labrunner: "+msg)
+		if !strings.HasPrefix(msg, "labrunner ") {
+			msg = "labrunner: " + msg
+		}
+		fmt.Fprintln(os.Stderr, msg)
 	}
 	return code
 }
 
 func newApp() *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:    "labrunner",
 		Usage:   "hardware-in-the-loop test harness for FPGA network fabrics",
 		Version: buildVersion(),
 		Description: "labrunner programs Zynq UltraScale+ and Stratix V boards with network designs, drives their\n" +
 			"on-FPGA traffic generators and counters over MMIO or a UART bridge, and scores every measurement\n" +
 			"against golden models of the papers the designs come from. Without --lab it runs on the embedded\n" +
-			"emulated rack. Flags go before positional arguments.\n\n" +
+			"emulated rack. Flags may come before or after positional arguments; -- ends flags.\n\n" +
 			"Exit codes: 0 all passed, 1 a verdict failed, 2 bad usage or config, 3 infrastructure error.",
 		// Never let urfave/cli call os.Exit: run() turns errors into codes.
 		ExitErrHandler: func(*cli.Context, error) {},
@@ -109,26 +129,37 @@ func newApp() *cli.App {
 			reportCommand(),
 			compareCommand(),
 		},
+		Before: func(c *cli.Context) error {
+			_, err := logLevel(c.String("log-level"))
+			return err
+		},
+		OnUsageError: onUsageError,
 	}
+	forgiving(app.Commands)
+	return app
+}
+
+// logLevel parses --log-level, refusing what slog would not mean.
+func logLevel(s string) (slog.Level, error) {
+	var lvl slog.Level
+	switch strings.ToLower(s) {
+	case "debug", "info", "warn", "warning", "error":
+		if strings.EqualFold(s, "warning") {
+			s = "warn"
+		}
+		if err := lvl.UnmarshalText([]byte(s)); err == nil {
+			return lvl, nil
+		}
+	}
+	return 0, usageError("--log-level %q: use debug, info, warn or error", s)
 }
 
 func logger(c *cli.Context) *slog.Logger {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+	lvl, err := logLevel(c.String("log-level"))
+	if err != nil {
 		lvl = slog.LevelInfo
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
-}
-
-// noTrailingFlags refuses flags written after positional arguments, which
-// urfave/cli would silently take as arguments.
-func noTrailingFlags(c *cli.Context) error {
-	for _, a := range c.Args().Slice() {
-		if strings.HasPrefix(a, "-") && len(a) > 1 && !isNumber(a) {
-			return exitf(selftest.ExitConfig, "%q after the arguments: put flags before positional arguments (labrunner %s --flag ... ARGS)", a, c.Command.Name)
-		}
-	}
-	return nil
 }
 
 func isNumber(s string) bool {

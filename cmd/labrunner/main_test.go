@@ -18,7 +18,7 @@ import (
 func nightly(t *testing.T, args ...string) (code int, dir string) {
 	t.Helper()
 	out := t.TempDir()
-	code = run(append([]string{"labrunner", "--log-level", "warn", "nightly", "--lab", "testdata/mini.yaml", "--out", out}, args...))
+	code = run(append([]string{"labrunner", "--log-level", "warn", "nightly", "--locks", t.TempDir(), "--lab", "testdata/mini.yaml", "--out", out}, args...))
 	entries, err := os.ReadDir(out)
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("want one run directory under %s, got %v (%v)", out, entries, err)
@@ -52,6 +52,7 @@ func notPassed(vs []results.Verdict) []results.Verdict {
 }
 
 func TestNightlyPassesOnTheEmulatedRack(t *testing.T) {
+	t.Parallel()
 	code, dir := nightly(t)
 	vs := verdicts(t, dir)
 	if code != 0 {
@@ -101,6 +102,7 @@ func TestNightlyPassesOnTheEmulatedRack(t *testing.T) {
 // Each injected fault must turn the nightly red, and the failing test cases
 // must name the symptom a person at the bench would look for.
 func TestNightlyCatchesInjectedFaults(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		fault    string
 		code     int
@@ -143,6 +145,7 @@ func TestNightlyCatchesInjectedFaults(t *testing.T) {
 }
 
 func TestNightlyWithASilentBoardExitsThreeInTime(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	code, dir := nightly(t, "--fault", "board-silent@exa-11")
 	if code != 3 {
@@ -170,35 +173,39 @@ func TestNightlyWithASilentBoardExitsThreeInTime(t *testing.T) {
 }
 
 func TestBadLabFileExitsTwoWithFileAndLine(t *testing.T) {
+	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte("lab: x\nboards:\n  - name: a\n    kind: tebf0808\n    bsu: {}\n"), 0o644)
-	code := run([]string{"labrunner", "nightly", "--lab", bad, "--out", t.TempDir()})
+	code := run([]string{"labrunner", "nightly", "--locks", t.TempDir(), "--lab", bad, "--out", t.TempDir()})
 	if code != 2 {
 		t.Errorf("exit %d, want 2", code)
 	}
 }
 
-func TestFlagsAfterArgumentsAreRefused(t *testing.T) {
-	if code := run([]string{"labrunner", "golden", "predict", "exanet", "--json"}); code != 2 {
-		t.Errorf("exit %d, want 2 for a flag after the arguments", code)
+func TestFlagsAfterArgumentsAreAccepted(t *testing.T) {
+	code, stdout, stderr := runCaptured(t, "golden", "predict", "exanet", "--set", "payloads=64,512", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0 for flags after the arguments: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, `"payload": "512"`) {
+		t.Errorf("--set after the model was not applied: %.300s", stdout)
 	}
 }
 
 func TestGoldenPredictAndBitstreamsInspect(t *testing.T) {
+	t.Parallel()
 	if code := run([]string{"labrunner", "golden", "predict", "--set", "payloads=512", "--json", "exanet"}); code != 0 {
 		t.Errorf("golden predict exit %d", code)
 	}
 	if code := run([]string{"labrunner", "golden", "predict", "--set", "nosuch=1", "exanet"}); code != 2 {
 		t.Errorf("golden predict with an unknown parameter: exit %d, want 2", code)
 	}
-	files, _ := filepath.Glob("../../bitstreams/files/*.bit")
-	if len(files) == 0 {
-		t.Fatal("no bitstream files to inspect")
+	// The TE0808 (tebf0808) carries the ZU9EG in its ffvc900 package.
+	zu9 := "../../bitstreams/files/exanet_xczu9eg-ffvc900-1-e.bit"
+	if code := run([]string{"labrunner", "bitstreams", "inspect", "--kind", "tebf0808", zu9}); code != 0 {
+		t.Errorf("bitstreams inspect %s: exit %d", zu9, code)
 	}
-	if code := run([]string{"labrunner", "bitstreams", "inspect", "--kind", "tebf0808", files[0]}); code != 0 && !strings.Contains(files[0], "ffvb1156") {
-		t.Errorf("bitstreams inspect %s: exit %d", files[0], code)
-	}
-	if code := run([]string{"labrunner", "bitstreams", "inspect", "--kind", "ultra96", files[0]}); code != 2 {
+	if code := run([]string{"labrunner", "bitstreams", "inspect", "--kind", "ultra96", zu9}); code != 2 {
 		t.Errorf("inspecting a ZU9EG file against an Ultra96: exit %d, want 2", code)
 	}
 }
@@ -207,6 +214,7 @@ func TestGoldenPredictAndBitstreamsInspect(t *testing.T) {
 // design, test and fault it names exists), and every plan in it must name
 // tests its design has.
 func TestEmbeddedDefaultLabIsValid(t *testing.T) {
+	t.Parallel()
 	if code := run([]string{"labrunner", "lab", "check"}); code != 0 {
 		t.Fatalf("lab check of the embedded default lab: exit %d", code)
 	}
@@ -215,6 +223,7 @@ func TestEmbeddedDefaultLabIsValid(t *testing.T) {
 // An unknown plan name is a usage error before anything runs: no run
 // directory is created (a typo used to give an empty "setup-error" run).
 func TestUnknownPlanExitsTwoAndCreatesNoRun(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	for _, args := range [][]string{
 		{"labrunner", "nightly", "--lab", "testdata/mini.yaml", "--out", out, "--plan", "no-such-plan"},

@@ -38,22 +38,19 @@ func nightlyCommand() *cli.Command {
 			"and its points go out with the next run or `labrunner export`.\n\n" +
 			"Exit codes: 0 all passed, 1 a verdict failed, 2 bad usage or config, 3 infrastructure error.",
 		Flags: append([]cli.Flag{
-			labFlag,
+			labFlag(),
 			&cli.StringFlag{Name: "out", Usage: "results root: run directories are created inside it (default: the lab's results.root, else ./runs)"},
 			&cli.StringSliceFlag{Name: "plan", Usage: "run only this plan (repeatable)"},
-			faultFlag,
-			seedFlag,
+			faultFlag(),
+			seedFlag(),
 			&cli.StringFlag{Name: "resume", Usage: "go on with the run directory of a nightly that crashed or was killed: tests whose verdicts are on disk are skipped, the rest run (same lab, plans, faults and seed)"},
 			&cli.StringFlag{Name: "shard", Usage: "run this lab host's share i/n of the board groups (every host computes the same split; see docs/ci.md)"},
 			&cli.IntFlag{Name: "parallel", Usage: "run at most this many board groups at once (0: all)"},
-			locksFlag,
+			locksFlag(),
 			&cli.StringFlag{Name: "held", Value: "skip", Usage: "boards someone else holds: skip (report them skipped) or wait (up to --held-wait, then skip)"},
 			&cli.DurationFlag{Name: "held-wait", Value: 30 * time.Minute, Usage: "how long --held wait waits for held boards"},
 		}, influxFlags()...),
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			return runNightly(c, c.StringSlice("plan"))
 		},
 	}
@@ -64,11 +61,8 @@ func selftestCommand() *cli.Command {
 		Name:      "selftest",
 		Usage:     "run one plan (or all) — the nightly's machinery for a quick check during bring-up",
 		ArgsUsage: "[PLAN...]",
-		Flags:     append([]cli.Flag{labFlag, &cli.StringFlag{Name: "out", Usage: "results root"}, faultFlag, seedFlag}, influxFlags()...),
+		Flags:     append([]cli.Flag{labFlag(), &cli.StringFlag{Name: "out", Usage: "results root"}, faultFlag(), seedFlag()}, influxFlags()...),
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			return runNightly(c, c.Args().Slice())
 		},
 	}
@@ -209,7 +203,7 @@ func runNightly(c *cli.Context, plans []string) (err error) {
 
 	n := &selftest.Nightly{
 		Lab: lab, Catalogue: cat, Emulator: emulator(rack), Dir: dir, Log: log, Plans: plans,
-		Progress: prog.Step, Shard: shard, Parallel: c.Int("parallel"), Locks: locks,
+		Progress: prog.Step, PlanDone: prog.Finish, Shard: shard, Parallel: c.Int("parallel"), Locks: locks,
 		Held: held, HeldWait: c.Duration("held-wait"), Command: "labrunner " + c.Command.Name,
 	}
 	start := time.Now()

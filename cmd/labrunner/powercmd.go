@@ -17,7 +17,7 @@ import (
 )
 
 func powerCommand() *cli.Command {
-	flags := []cli.Flag{labFlag, boardFlag}
+	flags := []cli.Flag{labFlag(), boardFlag()}
 	return &cli.Command{
 		Name:  "power",
 		Usage: "switch a board's supply: on, off, cycle, or show its state",
@@ -58,9 +58,6 @@ func powerCommand() *cli.Command {
 
 // powerSwitch builds the board's power switch alone from the lab file.
 func powerSwitch(c *cli.Context) (drivers.Power, string, error) {
-	if err := noTrailingFlags(c); err != nil {
-		return nil, "", err
-	}
 	lab, err := loadLab(c, bitstreams.Default())
 	if err != nil {
 		return nil, "", err

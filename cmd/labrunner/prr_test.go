@@ -17,7 +17,7 @@ import (
 func prrNightly(t *testing.T, args ...string) (int, []results.Verdict) {
 	t.Helper()
 	out := t.TempDir()
-	code := run(append([]string{"labrunner", "--log-level", "error", "nightly", "--lab", "testdata/prr.yaml", "--out", out}, args...))
+	code := run(append([]string{"labrunner", "--log-level", "error", "nightly", "--locks", t.TempDir(), "--lab", "testdata/prr.yaml", "--out", out}, args...))
 	entries, err := os.ReadDir(out)
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("want one run directory under %s, got %v (%v)", out, entries, err)
@@ -26,6 +26,7 @@ func prrNightly(t *testing.T, args ...string) (int, []results.Verdict) {
 }
 
 func TestPRRPlanPassesOnTheEmulatedUltra96(t *testing.T) {
+	t.Parallel()
 	code, vs := prrNightly(t)
 	if code != 0 {
 		for _, v := range notPassed(vs) {
@@ -50,6 +51,7 @@ func TestPRRPlanPassesOnTheEmulatedUltra96(t *testing.T) {
 }
 
 func TestPRRPlanCatchesEmulatorFaults(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		fault    string
 		test     string   // a test that must fail

@@ -47,6 +47,7 @@ func caseSet(vs []results.Verdict) []string {
 }
 
 func TestTwoShardsMergeIntoTheFullRun(t *testing.T) {
+	t.Parallel()
 	locks := t.TempDir()
 	full, s1, s2 := t.TempDir(), t.TempDir(), t.TempDir()
 	if code := rackCLI(t, locks, "nightly", "--lab", twoGroups, "--out", full); code != 0 {
@@ -87,6 +88,7 @@ func TestTwoShardsMergeIntoTheFullRun(t *testing.T) {
 }
 
 func TestHeldBoardsAreSkippedAndReported(t *testing.T) {
+	t.Parallel()
 	locks := t.TempDir()
 	// The lab file must name a lock directory for emulated boards to be
 	// leased: write a copy that does.
@@ -130,6 +132,7 @@ func TestHeldBoardsAreSkippedAndReported(t *testing.T) {
 // A nightly killed with SIGKILL in the middle and resumed ends with every
 // test case exactly once, as a clean run has them, and no measurement twice.
 func TestNightlyKilledAndResumed(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("LABRUNNER_TEST_MAIN") != "" {
 		os.Exit(run(strings.Split(os.Getenv("LABRUNNER_TEST_MAIN"), "\x1f")))
 	}

@@ -17,7 +17,9 @@ import (
 	"github.com/labrunner/labrunner/selftest"
 )
 
-var locksFlag = &cli.StringFlag{Name: "locks", Usage: "lock directory shared by the lab host's users (default: the lab's locks.dir, else " + defaultLocks + ")", EnvVars: []string{"LABRUNNER_LOCKS"}}
+func locksFlag() cli.Flag {
+	return &cli.StringFlag{Name: "locks", Usage: "lock directory shared by the lab host's users (default: the lab's locks.dir, else " + defaultLocks + ")", EnvVars: []string{"LABRUNNER_LOCKS"}}
+}
 
 // defaultLocks is shared by every user of a lab host.
 const defaultLocks = "/tmp/labrunner-locks"
@@ -49,7 +51,7 @@ func boardsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "boards",
 		Usage: "list the lab's boards: free or held (by whom, since when), last design programmed, last health",
-		Flags: []cli.Flag{labFlag, locksFlag, &cli.BoolFlag{Name: "json"}},
+		Flags: []cli.Flag{labFlag(), locksFlag(), &cli.BoolFlag{Name: "json"}},
 		Action: func(c *cli.Context) error {
 			lab, err := loadLab(c, bitstreams.Default())
 			if err != nil {
@@ -125,14 +127,11 @@ func reserveCommand() *cli.Command {
 		Name:      "reserve",
 		Usage:     "hold boards for manual work (a nightly skips or waits for them)",
 		ArgsUsage: "BOARD...",
-		Flags: []cli.Flag{labFlag, locksFlag,
+		Flags: []cli.Flag{labFlag(), locksFlag(),
 			&cli.DurationFlag{Name: "for", Value: 4 * time.Hour, Usage: "how long the reservation lasts unless released"},
-			&cli.StringFlag{Name: "note", Usage: "why, for the others (shown by `labrunner boards`)"},
+			&cli.StringFlag{Name: "note", Usage: "why, for the others (labrunner boards shows it)"},
 			&cli.BoolFlag{Name: "maintenance", Usage: "also mark the boards as in maintenance"}},
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			if c.NArg() == 0 {
 				return exitf(selftest.ExitConfig, "reserve which boards? (labrunner reserve BOARD...)")
 			}
@@ -210,11 +209,8 @@ func releaseCommand() *cli.Command {
 		Name:      "release",
 		Usage:     "give back boards held with `labrunner reserve` (only your own, unless --force)",
 		ArgsUsage: "BOARD...",
-		Flags:     []cli.Flag{labFlag, locksFlag, &cli.BoolFlag{Name: "force", Usage: "break another user's lease"}},
+		Flags:     []cli.Flag{labFlag(), locksFlag(), &cli.BoolFlag{Name: "force", Usage: "break another user's lease"}},
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			lab, err := loadLab(c, bitstreams.Default())
 			if err != nil {
 				return err

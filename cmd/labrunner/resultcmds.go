@@ -25,6 +25,7 @@ import (
 	"github.com/labrunner/labrunner/results/progress"
 	"github.com/labrunner/labrunner/results/report"
 	"github.com/labrunner/labrunner/selftest"
+	"github.com/labrunner/labrunner/selftest/bringup"
 )
 
 // exportDeadline bounds the InfluxDB export at the end of a nightly: a slow
@@ -97,13 +98,10 @@ func exportCommand() *cli.Command {
 			"them; re-sending a run never duplicates a point. The token comes from --influx-token-file (or the lab's\n" +
 			"influx.token_file) or INFLUX_TOKEN and is never printed.\n\n" +
 			"Exit codes: 0 everything sent, 2 bad usage, config or token, 3 the server did not take the points (they wait).",
-		Flags: append([]cli.Flag{labFlag,
+		Flags: append([]cli.Flag{labFlag(),
 			&cli.StringFlag{Name: "root", Usage: "results root holding the spool (default: RUN_DIR's parent)"},
 		}, influxFlags()...),
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			if c.NArg() != 1 {
 				return exitf(selftest.ExitConfig, "export takes one RUN_DIR (labrunner export [flags] RUN_DIR)")
 			}
@@ -181,9 +179,6 @@ func reportCommand() *cli.Command {
 			&cli.StringFlag{Name: "merge", Usage: "merge the shards' run directories given as arguments into this new directory (verdicts, measurements, run.json, junit.xml) and report on it"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			if into := c.String("merge"); into != "" {
 				if c.NArg() < 1 {
 					return exitf(selftest.ExitConfig, "report --merge DIR takes the shards' run directories (labrunner report --merge DIR RUN_DIR...)")
@@ -192,7 +187,7 @@ func reportCommand() *cli.Command {
 				if err != nil {
 					return withCode(selftest.ExitConfig, err)
 				}
-				path, err := report.Write(into, report.Options{Notes: []string{"merged from " + run.Shard}})
+				path, err := report.Write(into, reportOptions("merged from "+run.Shard))
 				if err != nil {
 					return withCode(selftest.ExitConfig, err)
 				}
@@ -202,7 +197,7 @@ func reportCommand() *cli.Command {
 			if c.NArg() != 1 {
 				return exitf(selftest.ExitConfig, "report takes one RUN_DIR (labrunner report RUN_DIR)")
 			}
-			path, err := report.Write(c.Args().First(), report.Options{})
+			path, err := report.Write(c.Args().First(), reportOptions())
 			if err != nil {
 				return withCode(selftest.ExitConfig, fmt.Errorf("writing the report of %s: %w", c.Args().First(), err))
 			}
@@ -220,15 +215,12 @@ func compareCommand() *cli.Command {
 		Description: "Thresholds (relative change) come from the lab file's results.thresholds (metric, glob like \"exanet.*\",\n" +
 			"or \"*\"), then --threshold, else 5 %.\n\n" +
 			"Exit codes: 0 no regression, 1 new failures or metrics that moved the wrong way, 2 bad usage.",
-		Flags: []cli.Flag{labFlag,
+		Flags: []cli.Flag{labFlag(),
 			&cli.StringSliceFlag{Name: "threshold", Usage: "METRIC=REL, e.g. exanet.rtt=0.1 or '*=0.05' (repeatable)"},
 			&cli.StringSliceFlag{Name: "plan", Usage: "compare only this plan (repeatable)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the comparison as JSON"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := noTrailingFlags(c); err != nil {
-				return err
-			}
 			if c.NArg() != 2 {
 				return exitf(selftest.ExitConfig, "compare takes two run directories (labrunner compare [flags] RUN_A RUN_B)")
 			}
@@ -364,10 +356,18 @@ func finishNightly(ctx context.Context, c *cli.Context, lab *labconfig.Lab, root
 	if out.exportMsg != "" {
 		notes = append(notes, out.exportMsg)
 	}
-	if _, err := report.Write(dir.Path, report.Options{Notes: notes}); err != nil {
+	if _, err := report.Write(dir.Path, reportOptions(notes...)); err != nil {
 		log.Error("writing report.html failed", "err", err)
 	}
 	return out
+}
+
+// reportOptions are the options of every report the CLI writes: the
+// catalogue's designs and the bring-up (not a catalogue design) describe
+// the figures drawn for their plans.
+func reportOptions(notes ...string) report.Options {
+	return report.Options{Notes: notes, Catalogue: bitstreams.Default(),
+		Procedures: map[string]*bitstreams.Report{bringup.PlanName: bringup.Figures()}}
 }
 
 func exportRun(ctx context.Context, cfg influx.Config, root, dir string) (string, error) {

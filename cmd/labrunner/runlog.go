@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/labrunner/labrunner/results/progress"
 )
 
 // A nightly's log has two readers. The person at the terminal wants the
@@ -32,7 +34,7 @@ func newRunLogger(level string, explicit bool, term io.Writer) (*slog.Logger, *l
 	}
 	file := &lateWriter{}
 	h := teeHandler{
-		slog.NewTextHandler(term, &slog.HandlerOptions{Level: termLvl}),
+		progress.NewTermHandler(term, termLvl),
 		slog.NewTextHandler(file, &slog.HandlerOptions{Level: lvl}),
 	}
 	return slog.New(h), file

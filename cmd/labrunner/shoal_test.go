@@ -17,7 +17,7 @@ import (
 func shoalNightly(t *testing.T, args ...string) (int, []results.Verdict) {
 	t.Helper()
 	out := t.TempDir()
-	code := run(append([]string{"labrunner", "--log-level", "error", "nightly", "--lab", "testdata/shoal.yaml", "--out", out}, args...))
+	code := run(append([]string{"labrunner", "--log-level", "error", "nightly", "--locks", t.TempDir(), "--lab", "testdata/shoal.yaml", "--out", out}, args...))
 	entries, err := os.ReadDir(out)
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("want one run directory under %s, got %v (%v)", out, entries, err)
@@ -26,6 +26,7 @@ func shoalNightly(t *testing.T, args ...string) (int, []results.Verdict) {
 }
 
 func TestShoalPlanPassesOnTheEmulatedRack(t *testing.T) {
+	t.Parallel()
 	code, vs := shoalNightly(t)
 	if code != 0 {
 		for _, v := range notPassed(vs) {
@@ -88,6 +89,7 @@ func TestShoalPlanPassesOnTheEmulatedRack(t *testing.T) {
 }
 
 func TestShoalPlanCatchesEmulatorFaults(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		fault    string
 		test     string   // a test that must fail

@@ -17,7 +17,7 @@ import (
 func tinNightly(t *testing.T, args ...string) (int, []results.Verdict) {
 	t.Helper()
 	out := t.TempDir()
-	code := run(append([]string{"labrunner", "--log-level", "error", "nightly", "--lab", "testdata/tin.yaml", "--out", out}, args...))
+	code := run(append([]string{"labrunner", "--log-level", "error", "nightly", "--locks", t.TempDir(), "--lab", "testdata/tin.yaml", "--out", out}, args...))
 	entries, err := os.ReadDir(out)
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("want one run directory under %s, got %v (%v)", out, entries, err)
@@ -26,6 +26,7 @@ func tinNightly(t *testing.T, args ...string) (int, []results.Verdict) {
 }
 
 func TestTiNPlanPassesOnTheEmulatedClique(t *testing.T) {
+	t.Parallel()
 	code, vs := tinNightly(t)
 	if code != 0 {
 		for _, v := range notPassed(vs) {
@@ -67,6 +68,7 @@ func TestTiNPlanPassesOnTheEmulatedClique(t *testing.T) {
 }
 
 func TestTiNPlanCatchesEmulatorFaults(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		fault    string
 		test     string   // a test that must fail
@@ -75,7 +77,7 @@ func TestTiNPlanCatchesEmulatorFaults(t *testing.T) {
 		// An IP ingress that lets a flow's RTS overtake its predecessor.
 		{"tin-rts-overtake@tin-p0b0", "flow_order", []string{"out of their flow's order", "IP_OOO_PKTS", "sequence inversions", "flow p0t0e1/"}},
 		// A receiver that never returns the credits of the first cells through a cage.
-		{"tin-credit-leak@tin-p0b1:sfp0", "credits", []string{"tin-p0b2:sfp2 holds fewer credits than CREDIT_INIT", "tin-p0b1:sfp0 (credit leak)"}},
+		{"tin-credit-leak@tin-p0b1:sfp0", "credits", []string{"tin-p0b2:sfp2 does not hold the peer's FIFO in credits at rest", "tin-p0b1:sfp0 (credit leak)"}},
 		// A target whose reorder buffer lets REQs out before their predecessors.
 		{"tin-rob-early-release@tin-p1b3", "ordering", []string{"tin-p1b3's delivery log breaks SC'18 §III", "executed REQ", "released from the reorder buffer before their predecessors"}},
 	}

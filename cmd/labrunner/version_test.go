@@ -6,6 +6,7 @@ import (
 )
 
 func TestVersionFromBuildInfo(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		bi   debug.BuildInfo
@@ -25,6 +26,7 @@ func TestVersionFromBuildInfo(t *testing.T) {
 }
 
 func TestVersionIsNeverDev(t *testing.T) {
+	t.Parallel()
 	if v := buildVersion(); v == "" || v == "dev" {
 		t.Fatalf("buildVersion() = %q", v)
 	}

@@ -6,7 +6,7 @@
 // A background goroutine reads the line continuously, so nothing the board
 // prints is lost between Expects, and waits are done above it with the
 // caller's context: tarm/serial only offers read timeouts in tenths of a
-// second that end in (0, io.EOF) (DESIGN.md, known behaviour), so the port is
+// second that end in (0, io.EOF) (docs/architecture.md, known behaviour), so the port is
 // opened with a 100 ms timeout and the reader simply reads again.
 package console
 

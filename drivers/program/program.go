@@ -12,7 +12,7 @@
 // into errors that say what to check (cable, power, wrong device, file).
 //
 // JTAG cables are bound by USB port path or serial number, never by
-// enumeration order (DESIGN.md, "Lessons").
+// enumeration order (docs/architecture.md, "Lessons").
 package program
 
 import (

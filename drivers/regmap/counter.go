@@ -30,7 +30,7 @@ func widthMask(width int) uint64 {
 }
 
 // Counter is what a register map says about a counting register, so that
-// two readings can be turned into a count (DESIGN.md: counters describe
+// two readings can be turned into a count (docs/architecture.md: counters describe
 // themselves).
 type Counter struct {
 	Name string // the register (the low half of a 64-bit counter)

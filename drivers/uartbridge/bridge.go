@@ -34,7 +34,7 @@ const (
 	DefaultBusyPause = 100 * time.Millisecond
 
 	// portReadTimeout bounds each read of a tarm/serial port, so that Close
-	// never waits on a blocked read (DESIGN.md, known behaviour of
+	// never waits on a blocked read (docs/architecture.md, known behaviour of
 	// tarm/serial). Deadlines are kept above it, not by it.
 	portReadTimeout = 100 * time.Millisecond
 	bitsPerByte     = 10 // start + 8 data + stop

@@ -437,6 +437,7 @@ func TestStatusErrorsNotRetried(t *testing.T) {
 		{"read undecoded", func() error { _, err := b.Read32(ctx, 0x9000); return err }, ErrBusError, drivers.ClassSetup},
 		{"write read-only", func() error { return b.Write32(ctx, peerROAddr, 1) }, ErrReadOnly, drivers.ClassSetup},
 		{"burst into undecoded", func() error { return b.WriteBurst(ctx, peerFIFOEnd-8, []uint32{1, 2, 3, 4}) }, ErrBusError, drivers.ClassSetup},
+		{"push into a full FIFO", func() error { return b.Write32(ctx, peerFullAddr, 1) }, ErrRefused, drivers.ClassDesign},
 	}
 	for _, c := range cases {
 		before := peerRequests(p)

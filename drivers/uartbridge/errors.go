@@ -17,6 +17,8 @@ func (e *StatusError) Error() string {
 	switch e.Status {
 	case StatusBusError:
 		return "device answered BUS_ERROR: address not decoded, or no design loaded"
+	case StatusRefused:
+		return "device answered REFUSED: the design's register refused the access (a push into a full FIFO, a pop it cannot serve)"
 	case StatusAlign:
 		return "device answered ALIGN: address not a multiple of 4"
 	case StatusBadCount:
@@ -45,6 +47,7 @@ var (
 	ErrBadCmd   = &StatusError{Status: StatusBadCmd}
 	ErrBusy     = &StatusError{Status: StatusBusy}
 	ErrReadOnly = &StatusError{Status: StatusReadOnly}
+	ErrRefused  = &StatusError{Status: StatusRefused}
 
 	// ErrStale: only answers to other requests (wrong SEQ or CMD) arrived.
 	ErrStale = errors.New("stale response")
@@ -68,6 +71,10 @@ func statusError(board, op string, s Status) error {
 		return drivers.Setup(board, op, "is the design programmed, and is the address in its register map?", err)
 	case StatusReadOnly:
 		return drivers.Setup(board, op, "the register is read-only in the loaded design", err)
+	case StatusRefused:
+		// The address is decoded and the design answered: its state did
+		// not allow the access. That is the design's verdict to take.
+		return drivers.Design(board, op, "the design's state refused the access: read its status registers (FIFO levels, stall flags)", err)
 	case StatusBusy:
 		return drivers.Infra(board, op, "the device stayed busy (a design being programmed?): wait for programming to finish", err)
 	}

@@ -69,6 +69,7 @@ const (
 	StatusBadCmd   Status = 0x04
 	StatusBusy     Status = 0x05
 	StatusReadOnly Status = 0x06
+	StatusRefused  Status = 0x07
 )
 
 func (s Status) String() string {
@@ -87,6 +88,8 @@ func (s Status) String() string {
 		return "BUSY"
 	case StatusReadOnly:
 		return "READ_ONLY"
+	case StatusRefused:
+		return "REFUSED"
 	}
 	return fmt.Sprintf("STATUS(0x%02x)", uint8(s))
 }

@@ -26,6 +26,7 @@ const (
 	peerFIFO     = 0x1000
 	peerFIFOEnd  = 0x1100
 	peerROAddr   = 0x2000
+	peerFullAddr = 0x2004 // a push into a FIFO that stays full: REFUSED
 	peerID       = 0x1D000001
 	peerDeviceID = 0x5A170001
 	fifoEmpty    = 0xEEEEEEEE
@@ -291,6 +292,8 @@ func (p *peer) write(a, v uint32) Status {
 		p.fifo = append(p.fifo, v)
 	case a == peerROAddr:
 		return StatusReadOnly
+	case a == peerFullAddr:
+		return StatusRefused
 	default:
 		return StatusBusError
 	}

@@ -107,7 +107,8 @@ func readVectors(t *testing.T) []vector {
 
 var cmdByName = map[string]Cmd{"INFO": CmdInfo, "READ": CmdRead, "WRITE": CmdWrite, "READ_BURST": CmdReadBurst, "WRITE_BURST": CmdWriteBurst}
 var statusByName = map[string]Status{"OK": StatusOK, "BUS_ERROR": StatusBusError, "ALIGN": StatusAlign,
-	"BAD_COUNT": StatusBadCount, "BAD_CMD": StatusBadCmd, "BUSY": StatusBusy, "READ_ONLY": StatusReadOnly}
+	"BAD_COUNT": StatusBadCount, "BAD_CMD": StatusBadCmd, "BUSY": StatusBusy, "READ_ONLY": StatusReadOnly,
+	"REFUSED": StatusRefused}
 
 func TestVectors(t *testing.T) {
 	vs := readVectors(t)

@@ -33,7 +33,7 @@
 // so a link cycle moves 64 bits: a 128-bit word takes two link cycles, and
 // the Magic/Start framing words take 2 cycles (§3.4).
 //
-// Peak and efficiency (the lead's ruling on §4.3). The paper: "The square
+// Peak and efficiency (reading E1, ExaNet §4.3). The paper: "The square
 // markers denote the theoretical peak bandwidth considering the 128-bit bus
 // operating at 156.25 MHz. The efficiency is 76% for a 512-byte packet ...
 // when the protocol overhead is 6.25%." The peak is the raw bus, 128 bit ×
@@ -93,7 +93,7 @@
 //
 // # Round trip (§4.2, §4.4)
 //
-// What Fig. 7 plots (the lead's ruling). Its caption is "The Roundtrip
+// What Fig. 7 plots (reading E2, ExaNet §4.2). Its caption is "The Roundtrip
 // latency for one and two hops"; §4.2: "The stated difference in time of
 // 0.46µs for the two- and one-hop measurements provides an estimate of the
 // single-hop traversal time contribution to the total latency"; §4.4: "a

@@ -51,3 +51,93 @@ func FuzzLists(f *testing.F) {
 		}
 	})
 }
+
+func TestSettings(t *testing.T) {
+	specs := []Spec{{"payloads", "64"}, {"hops", "1"}, {"lattice", ""}}
+	got, err := Settings("m", specs, map[string]string{"hops": "2"})
+	if err != nil || got["payloads"] != "64" || got["hops"] != "2" {
+		t.Fatalf("Settings: %v, %v", got, err)
+	}
+	if _, ok := got["lattice"]; ok {
+		t.Errorf("an optional parameter without default appeared: %v", got)
+	}
+	for set, want := range map[string][]string{
+		"payload": {`m: unknown parameter "payload" (allowed: hops, lattice, payloads)`, `did you mean "payloads"?`},
+		"latice":  {`did you mean "lattice"?`},
+		"zzz":     {`unknown parameter "zzz"`},
+	} {
+		_, err := Settings("m", specs, map[string]string{set: "1"})
+		if err == nil {
+			t.Fatalf("%s accepted", set)
+		}
+		for _, w := range want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %v, want %q", set, err, w)
+			}
+		}
+		if set == "zzz" && strings.Contains(err.Error(), "did you mean") {
+			t.Errorf("zzz: %v suggests a name that is not close", err)
+		}
+	}
+	_, err = Settings("m", specs, map[string]string{"hop": "1", "payload": "2"})
+	if err == nil || !strings.Contains(err.Error(), `"hops" for "hop"`) || !strings.Contains(err.Error(), `"payloads" for "payload"`) {
+		t.Errorf("two slips: %v", err)
+	}
+}
+
+func TestCountSetNames(t *testing.T) {
+	for in, want := range map[string]int{"30000": 30000, "3e4": 30000, " 1e5 ": 100000} {
+		if n, err := Count(in, 1, 1<<30); n != want || err != nil {
+			t.Errorf("Count(%q) = %d, %v", in, n, err)
+		}
+	}
+	for in, want := range map[string]string{"1.5": "not a whole number", "1e12": "outside", "x": "not a whole number", "0": "outside"} {
+		if _, err := Count(in, 1, 1<<30); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Count(%q): %v, want %q", in, err, want)
+		}
+	}
+	if v, err := Uint64(" 18446744073709551615"); v != 1<<64-1 || err != nil {
+		t.Errorf("Uint64: %d %v", v, err)
+	}
+	if _, err := Uint64("-3"); err == nil {
+		t.Error("Uint64(-3) accepted")
+	}
+	if s, err := IntSet("8, 1,8", 1, 9); err != nil || len(s) != 2 || s[0] != 1 || s[1] != 8 {
+		t.Errorf("IntSet: %v %v", s, err)
+	}
+	if _, err := IntSet("1,,2", 1, 9); err == nil {
+		t.Error("IntSet with an empty item accepted")
+	}
+	known := []string{"uniform", "bursty", "nonuniform"}
+	if s, err := Names("nonuniform, uniform,uniform", known, "all"); err != nil || len(s) != 2 || s[0] != "uniform" || s[1] != "nonuniform" {
+		t.Errorf("Names: %v %v", s, err)
+	}
+	if s, err := Names("bursty,all", known, "all"); err != nil || len(s) != 3 {
+		t.Errorf("Names all: %v %v", s, err)
+	}
+	if _, err := Names("unifrom", known, "all"); err == nil || !strings.Contains(err.Error(), `did you mean "uniform"?`) {
+		t.Errorf("Names slip: %v", err)
+	}
+	if s, err := Names(" ", known, "all"); err != nil || s != nil {
+		t.Errorf("Names empty: %v %v", s, err)
+	}
+}
+
+func FuzzSettings(f *testing.F) {
+	f.Add("payload", "1")
+	f.Add("", "")
+	f.Fuzz(func(t *testing.T, k, v string) {
+		specs := []Spec{{"payloads", "64"}, {"hops", ""}}
+		got, err := Settings("m", specs, map[string]string{k: v})
+		if (k == "payloads" || k == "hops") != (err == nil) {
+			t.Fatalf("key %q: %v", k, err)
+		}
+		if err == nil && got[k] != v {
+			t.Fatalf("key %q: got %v", k, got)
+		}
+		_ = Closest(k, []string{"payloads", "hops", ""})
+		_, _ = Names(k, []string{"a", "b"}, "all")
+		_, _ = IntSet(k, -3, 3)
+		_, _ = Count(k, 0, 1000)
+	})
+}

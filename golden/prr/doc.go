@@ -36,8 +36,8 @@
 //
 //   - Equal keys. Packets for the same port in one batch leave the sorter
 //     in input order: the CAS units order {valid, dest} and, between equal
-//     keys, the input index carried below the key (the lead's ruling: issue
-//     7 names "a sorting network that mis-orders equal keys" as a fault, so
+//     keys, the input index carried below the key (reading P1, §3.2a: a
+//     sorting network that mis-orders equal keys is a fault to catch, so
 //     the reference order of equal keys is the input order). The k-th packet
 //     for port d counted in input order lands in queue (offset_d + k) mod P.
 //     The key of an invalid packet includes its dest bits, but they never

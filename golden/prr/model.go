@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/labrunner/labrunner/golden"
+	"github.com/labrunner/labrunner/golden/param"
 	"github.com/labrunner/labrunner/results"
 )
 
@@ -80,8 +81,9 @@ const (
 )
 
 // ParsePlan checks Predict's parameters (defaults applied for missing keys)
-// and returns the plan. Errors name the parameter, the value and what is
-// accepted.
+// and returns the plan. Parameters are read by golden/param, the reader of
+// every golden model: an unknown key is refused with the closest allowed
+// one. Errors name the parameter, the value and what is accepted.
 func ParsePlan(set map[string]string) (Plan, error) {
 	s, err := golden.Settings(Name, Model{}.Params(), set)
 	if err != nil {
@@ -91,23 +93,17 @@ func ParsePlan(set map[string]string) (Plan, error) {
 	bad := func(key string, err error) error {
 		return fmt.Errorf("%s: parameter %s=%q: %w", Name, key, s[key], err)
 	}
-	if pl.P, err = atoi(s["p"]); err == nil {
+	if pl.P, err = param.Int(s["p"], 2, MaxPorts); err == nil {
 		err = checkPorts(pl.P)
 	}
 	if err != nil {
 		return Plan{}, bad("p", err)
 	}
-	if pl.S, err = atoi(s["s"]); err == nil && (pl.S < 1 || pl.S > MaxS) {
-		err = fmt.Errorf("want 1..%d (§4.2)", MaxS)
+	if pl.S, err = param.Int(s["s"], 1, MaxS); err != nil {
+		return Plan{}, bad("s", fmt.Errorf("%w (§4.2)", err))
 	}
-	if err != nil {
-		return Plan{}, bad("s", err)
-	}
-	if pl.WidthBits, err = atoi(s["width_bits"]); err == nil && (pl.WidthBits < 1 || pl.WidthBits > MaxWidthBits) {
-		err = fmt.Errorf("want 1..%d bits", MaxWidthBits)
-	}
-	if err != nil {
-		return Plan{}, bad("width_bits", err)
+	if pl.WidthBits, err = param.Int(s["width_bits"], 1, MaxWidthBits); err != nil {
+		return Plan{}, bad("width_bits", fmt.Errorf("%w bits", err))
 	}
 	if c := strings.TrimSpace(s["clock_mhz"]); c == "auto" {
 		if f, ok := ReportedClockMHz(pl.P, pl.WidthBits, pl.S); ok {
@@ -118,19 +114,24 @@ func ParsePlan(set map[string]string) (Plan, error) {
 			pl.ClockNote = fmt.Sprintf("§5.2 gives no fmax for %d ports, %d bits, S=%d in its text: Table 1's indicative %g MHz (§4.2)", pl.P, pl.WidthBits, pl.S, IndicativeClockMHz)
 		}
 	} else {
-		if pl.ClockMHz, err = parseFloat(c); err == nil && !(pl.ClockMHz > 0 && pl.ClockMHz <= 1e5) {
-			err = fmt.Errorf("want a clock in MHz above 0 and up to 100000, or auto")
-		}
-		if err != nil {
-			return Plan{}, bad("clock_mhz", err)
+		if pl.ClockMHz, err = param.Float(c, 1e-9, 1e5); err != nil {
+			return Plan{}, bad("clock_mhz", fmt.Errorf("%w: want a clock in MHz above 0 and up to 100000, or auto", err))
 		}
 		pl.ClockNote = "clock_mhz as set"
 	}
-	if pl.Traffics, err = parseTraffics(s["traffic"]); err != nil {
+	traffics, err := param.Names(s["traffic"], names(Traffics), "all")
+	if err != nil {
 		return Plan{}, bad("traffic", err)
 	}
-	if pl.Algs, err = parseAlgs(s["algs"]); err != nil {
+	for _, t := range traffics {
+		pl.Traffics = append(pl.Traffics, Traffic(t))
+	}
+	algs, err := param.Names(s["algs"], names(Algs), "all")
+	if err != nil {
 		return Plan{}, bad("algs", err)
+	}
+	for _, a := range algs {
+		pl.Algs = append(pl.Algs, Alg(a))
 	}
 	if pl.P > MaxVOQPorts && len(pl.Traffics) > 0 {
 		for _, a := range pl.Algs {
@@ -139,43 +140,44 @@ func ParsePlan(set map[string]string) (Plan, error) {
 			}
 		}
 	}
-	if pl.Load, err = parseFloat(s["load"]); err == nil && !(pl.Load > 0 && pl.Load <= 1) {
-		err = fmt.Errorf("want an input rate above 0 and at most 1 packet per input per cycle")
+	if pl.Load, err = param.Float(s["load"], 0, 1); err == nil && pl.Load == 0 {
+		err = fmt.Errorf("0 offers nothing")
 	}
 	if err != nil {
-		return Plan{}, bad("load", err)
+		return Plan{}, bad("load", fmt.Errorf("%w: want an input rate above 0 and at most 1 packet per input per cycle", err))
 	}
-	if pl.Cycles, err = parseCount(s["cycles"]); err == nil && (pl.Cycles < 1 || pl.Cycles > MaxCycles) {
-		err = fmt.Errorf("want 1..%d cycles", MaxCycles)
-	}
-	if err != nil {
+	if pl.Cycles, err = param.Count(s["cycles"], 1, MaxCycles); err != nil {
 		return Plan{}, bad("cycles", err)
 	}
-	if pl.Replicas, err = atoi(s["replicas"]); err == nil && (pl.Replicas < 2 || pl.Replicas > MaxReplicas) {
-		err = fmt.Errorf("want 2..%d (two runs at least, to see their spread)", MaxReplicas)
+	if pl.Replicas, err = param.Int(s["replicas"], 2, MaxReplicas); err != nil {
+		return Plan{}, bad("replicas", fmt.Errorf("%w (two runs at least, to see their spread)", err))
+	}
+	if pl.Seed, err = param.Uint64(s["seed"]); err != nil {
+		return Plan{}, bad("seed", err)
+	}
+	if pl.Depths, err = param.IntSet(s["depths"], 1, MaxDepth); err != nil {
+		return Plan{}, bad("depths", fmt.Errorf("%w: want whole numbers of packets from 1 to %d", err, MaxDepth))
+	}
+	if pl.BurstLen, err = param.Float(s["burst_len"], 1, 1e6); err != nil {
+		return Plan{}, bad("burst_len", fmt.Errorf("%w: want a mean burst size from 1 to 1e6 packets", err))
+	}
+	if pl.HotProb, err = param.Float(s["nonuniform_p"], 0, 1); err == nil && pl.HotProb == 0 {
+		err = fmt.Errorf("0 never sends a packet to its own port")
 	}
 	if err != nil {
-		return Plan{}, bad("replicas", err)
-	}
-	if pl.Seed, err = strconv.ParseUint(strings.TrimSpace(s["seed"]), 10, 64); err != nil {
-		return Plan{}, bad("seed", fmt.Errorf("want an unsigned 64-bit integer"))
-	}
-	if pl.Depths, err = parseDepths(s["depths"]); err != nil {
-		return Plan{}, bad("depths", err)
-	}
-	if pl.BurstLen, err = parseFloat(s["burst_len"]); err == nil && !(pl.BurstLen >= 1 && pl.BurstLen <= 1e6) {
-		err = fmt.Errorf("want a mean burst size from 1 to 1e6 packets")
-	}
-	if err != nil {
-		return Plan{}, bad("burst_len", err)
-	}
-	if pl.HotProb, err = parseFloat(s["nonuniform_p"]); err == nil && !(pl.HotProb > 0 && pl.HotProb <= 1) {
-		err = fmt.Errorf("want a probability above 0 and at most 1")
-	}
-	if err != nil {
-		return Plan{}, bad("nonuniform_p", err)
+		return Plan{}, bad("nonuniform_p", fmt.Errorf("%w: want a probability above 0 and at most 1", err))
 	}
 	return pl, nil
+}
+
+// names turns a list of named values (algorithms, traffic models) into
+// their names, in order.
+func names[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
 }
 
 // Predict implements golden.Model: the pipeline figures first, then the
@@ -457,119 +459,11 @@ func logExpectation(metric string, p results.Params, v []float64, unit, source, 
 	return results.Expectation{Metric: metric, Params: p, Value: mean(v), Unit: unit, Min: results.Float(lo), Max: results.Float(hi), Source: source, Note: note}
 }
 
-// --- parameter parsing ---
+// --- formatting ---
 
 func itoa(v int) string { return strconv.Itoa(v) }
 
 // fmtFloat renders a float the way keys carry it: shortest form, "1" for 1.0.
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-func atoi(s string) (int, error) {
-	v, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil {
-		return 0, fmt.Errorf("not an integer")
-	}
-	return v, nil
-}
-
-func parseFloat(s string) (float64, error) {
-	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("not a finite number")
-	}
-	return v, nil
-}
-
-// parseCount accepts an integer written plainly or in exponent form (2e5).
-func parseCount(s string) (int, error) {
-	if v, err := atoi(s); err == nil {
-		return v, nil
-	}
-	f, err := parseFloat(s)
-	if err != nil || f != math.Trunc(f) || f < math.MinInt32 || f > math.MaxInt32 {
-		return 0, fmt.Errorf("not a whole number (e.g. 100000 or 1e5)")
-	}
-	return int(f), nil
-}
-
-// splitList splits a comma list; an empty or blank string is an empty list,
-// an empty item ("a,,b") is an error.
-func splitList(s string) ([]string, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	parts := strings.Split(s, ",")
-	for i, p := range parts {
-		parts[i] = strings.TrimSpace(p)
-		if parts[i] == "" {
-			return nil, fmt.Errorf("empty item %d in the list", i+1)
-		}
-	}
-	return parts, nil
-}
-
-func parseTraffics(s string) ([]Traffic, error) {
-	items, err := splitList(s)
-	if err != nil {
-		return nil, err
-	}
-	var out []Traffic
-	for _, it := range items {
-		if it == "all" {
-			out = append(out, Traffics...)
-			continue
-		}
-		tr := Traffic(it)
-		if !slices.Contains(Traffics, tr) {
-			return nil, fmt.Errorf("unknown traffic %q: want uniform, bursty, nonuniform or all", it)
-		}
-		out = append(out, tr)
-	}
-	slices.SortStableFunc(out, func(a, b Traffic) int { return slices.Index(Traffics, a) - slices.Index(Traffics, b) })
-	return slices.Compact(out), nil
-}
-
-func parseAlgs(s string) ([]Alg, error) {
-	items, err := splitList(s)
-	if err != nil {
-		return nil, err
-	}
-	var out []Alg
-	for _, it := range items {
-		if it == "all" {
-			out = append(out, Algs...)
-			continue
-		}
-		a := Alg(it)
-		if !slices.Contains(Algs, a) {
-			return nil, fmt.Errorf("unknown algorithm %q: want %s or all", it, joinAlgs(Algs))
-		}
-		out = append(out, a)
-	}
-	return slices.Compact(sortedAlgs(out)), nil
-}
-
-func parseDepths(s string) ([]int, error) {
-	items, err := splitList(s)
-	if err != nil {
-		return nil, err
-	}
-	var out []int
-	for _, it := range items {
-		d, err := atoi(it)
-		if err != nil || d < 1 || d > MaxDepth {
-			return nil, fmt.Errorf("depth %q: want a whole number of packets from 1 to %d", it, MaxDepth)
-		}
-		out = append(out, d)
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
-
-func joinAlgs(as []Alg) string {
-	s := make([]string, len(as))
-	for i, a := range as {
-		s[i] = string(a)
-	}
-	return strings.Join(s, ", ")
-}
+func joinAlgs(as []Alg) string { return strings.Join(names(as), ", ") }

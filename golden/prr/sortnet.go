@@ -71,8 +71,9 @@ type lane struct {
 //
 // The paper's CAS compares {valid, dest} only and leaves the order of equal
 // keys to the network's wiring (Batcher's network with plain ">" units is
-// not stable). The lead's ruling (issue 7: "a sorting network that mis-orders
-// equal keys" is a fault to catch) makes input order the reference: the
+// not stable). Reading P1 (FPGA'20 §3.2a, docs/readings.md) makes input
+// order the reference, since a sorting network that mis-orders equal keys is
+// a real RTL bug to catch (the sort-unstable fault): the
 // hardware carries the input index below the key, so that the placement of a
 // batch is the documented function of the batch and the offsets, and a CAS
 // that mis-orders equal keys is a visible fault.

@@ -23,7 +23,7 @@ func QueueBoundEq5(incast int) int { return 1 + incast }
 // received feedback from it"): src sends in its slot to mid; mid puts the
 // whole cell into its queue DelaySlots later; mid's next slot to src carries
 // the feedback in its header; src can use it FeedbackSlots after the start of
-// that slot (ruling 2: once the header has arrived, not the whole cell) and
+// that slot (reading S2: once the header has arrived, not the whole cell) and
 // sends in its next slot to mid. The loop is a whole number of epochs since
 // src's slot to mid recurs once an epoch.
 func FeedbackLoop(c Config, s *Schedule, src, mid int) (int, error) {
@@ -34,7 +34,7 @@ func FeedbackLoop(c Config, s *Schedule, src, mid int) (int, error) {
 // as soon as its header has arrived (it names the queue the cell goes to,
 // Fig. 5), rather than once the whole cell is queued. §3.3.2 ("when node j
 // receives the cell, it records the index k") allows both readings; the
-// lead's ruling 2b uses this, the tightest loop the mechanism allows, for
+// reading S3 uses this, the tightest loop the mechanism allows, for
 // the upper end of throughput bands only. The simulation and the fair rates
 // keep FeedbackLoop's reading.
 func FastestFeedbackLoop(c Config, s *Schedule, src, mid int) (int, error) {

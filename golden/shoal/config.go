@@ -222,7 +222,7 @@ func (c Config) HeaderNS() float64 { return HeaderBytes * 8 / c.ChannelGbps }
 
 // FeedbackSlots is how many slots after the start of its send slot the
 // rate-limit feedback a cell's header carries can be used by its receiver
-// (the lead's ruling 2 on §3.3.2 and Fig. 5): the header follows the guard
+// (reading S2, Shoal §3.3.2 and Fig. 5): the header follows the guard
 // band, reaches the receiver PropNS after it left, is complete HeaderNS
 // later and is checked by its own CRC, so the feedback is usable from the
 // first slot boundary at or after slot start + guard + propagation + header

@@ -102,12 +102,13 @@
 //	queue bounds: Eq. 3 outcast + incast ≤ 2(N-1); Eq. 4 ready queue ≤ N-1; Eq. 5 1 + incast ≤ N
 //	buffers     = (N-1)·N·cell (§3.3.4: 16.7 MB "17 MB" at 512 nodes); on chip (N-1)·cell (32.7 KB "32 KB")
 //
-// # The lead's rulings on the paper's text
+// # Readings of the paper's text (docs/readings.md)
 //
-// Two readings of the paper were checked by the lead against its text; both
-// are about the paper, not about any implementation of it.
+// Where the paper is open, this model follows the readings recorded in
+// docs/readings.md; each is about the paper, not about any implementation
+// of it.
 //
-// Ruling 1 — a Shoal flow is the pair, not the transport connection. §3.3.2
+// Reading S1 — a Shoal flow is the pair, not the transport connection. §3.3.2
 // (design insights): "In Shoal, a flow refers to all layer-2 packets being
 // exchanged between a pair of nodes. For network traffic, this includes all
 // transport connections between the nodes. … Each flow comprises N − 1
@@ -121,7 +122,7 @@
 // last byte delivered minus its arrival), so a short flow queued behind a
 // long one of the same pair waits for it.
 //
-// Ruling 2 — when rate-limit feedback can be used. §3.3.2: "Let us assume
+// Reading S2 — when rate-limit feedback can be used. §3.3.2: "Let us assume
 // that node i receives this feedback at time T"; Fig. 5's cell header
 // carries the feedback and has its own header CRC, so a node can use the
 // feedback once the header has arrived and checked, without waiting for the
@@ -145,7 +146,7 @@
 //     node needs the whole cell before it reports on it: Eq. 1 reports "the
 //     queue that the cell is added to";
 //   - uses the rate-limit feedback of the cell's header after FeedbackSlots =
-//     ceil((guard + prop + header)/slot) slots (ruling 2), header = 8 B at the
+//     ceil((guard + prop + header)/slot) slots (reading S2), header = 8 B at the
 //     channel rate. FeedbackSlots ≤ DelaySlots always (guard + header fit in
 //     a slot).
 //
@@ -205,9 +206,9 @@
 // direct), per-subflow max-min fairness ("we can achieve per-flow fairness by
 // ensuring per-subflow fairness"), each subflow also capped at one cell per
 // feedback loop (§6.2; FeedbackLoop: whole epochs from a cell to the next of
-// its subflow, with the feedback used once the reply's header is in, ruling
-// 2). Rates are fractions of a node's link (one cell per slot). Flows listed
-// for one pair are one Shoal flow (ruling 1): in both models the pair gets
+// its subflow, with the feedback used once the reply's header is in, reading
+// S2). Rates are fractions of a node's link (one cell per slot). Flows listed
+// for one pair are one Shoal flow (reading S1): in both models the pair gets
 // one flow's share, all of it going to the first listed, 0 to the ones
 // queued behind it in the pair's FIFO.
 //
@@ -219,7 +220,7 @@
 //   - Each node i has one FIFO queue Q_ij per next hop j, holding forwarded
 //     cells bound for j and local cells whose intermediate node is j. In the
 //     slot that connects i to j, i sends the head of Q_ij, or an empty cell.
-//   - A Shoal flow s→d is all traffic of the pair (§3.3.2, ruling 1): every
+//   - A Shoal flow s→d is all traffic of the pair (§3.3.2, reading S1): every
 //     workload flow (Flow, a transport connection) from s to d joins the
 //     pair's live Shoal flow, or starts one. Its cells are released in
 //     arrival order of the workload flows (FIFO: a workload flow's first cell
@@ -236,7 +237,7 @@
 //     the direct one). A subflow has at most one cell outstanding: after its
 //     cell leaves, the next may be released only once the feedback about it
 //     has come back (§6.2): FeedbackSlots after the start of the reply's send
-//     slot (ruling 2; the intermediate reports on a cell it has wholly
+//     slot (reading S2; the intermediate reports on a cell it has wholly
 //     received and queued, DelaySlots after the cell's send slot).
 //   - Feedback (Eq. 1, Eq. 6): node j remembers the last local cell it
 //     received from i and the queue Q_jk it joined; in its next slot to i (in
@@ -251,8 +252,8 @@
 //   - Release (Eq. 2): a cell of subflow i→j→k enters Q_ij when
 //     len(Q_ij(t)) + (t - T) ≥ feedback, in epochs, T being when j sampled its
 //     queue (the start of j's slot to i — known to i from the static
-//     schedule). §3.3.2 says "receives", which is FeedbackSlots later (ruling
-//     2); the paper writes the sample as Q_jk(T), treating the two as one,
+//     schedule). §3.3.2 says "receives", which is FeedbackSlots later (reading
+//     S2); the paper writes the sample as Q_jk(T), treating the two as one,
 //     and the queue drains from the instant it was sampled. Without feedback
 //     yet (a new subflow) it may go.
 //   - Ready queues (§3.3.3, Eq. 4/5): at most one local cell in Q_ij; local
@@ -266,7 +267,7 @@
 //     and when feedback arrives.
 //   - Failed nodes (SimOptions.Failed): every slot to or from them is unused
 //     (§3.5, §7.3).
-//   - SimOptions.IgnoreFeedback models the faulty NIC of issue 4 (it sends a
+//   - SimOptions.IgnoreFeedback models the faulty NIC of the ignore-rate-limit fault (it sends a
 //     subflow's next cell without waiting for feedback); the tests use it to
 //     show that shoal.permutation.throughput and the Eq. 5 bound catch it.
 //
@@ -281,7 +282,7 @@
 // carry ceil(bytes/56) cells. Short flows are ≤ 100 KB, long flows ≥ 1 MB;
 // goodput of a long flow is payload delivered over its time in the run (to
 // completion or to the end). Both are per workload flow, though the
-// workload flows of one pair are served as one Shoal flow (ruling 1). A run ends when every flow has completed or at
+// workload flows of one pair are served as one Shoal flow (reading S1). A run ends when every flow has completed or at
 // the last arrival plus max(a quarter of the arrival span, 1000 epochs).
 //
 // # Metrics (the contract with the runner's Shoal tests)
@@ -315,7 +316,7 @@
 //	shoal.permutation.throughput {pairs}            Fig. 12 (communicating pairs at the configured slot)
 //	                                                fraction of one cell per slot and channel; between 80%
 //	                                                of the simulation and the max-min fair ceiling
-//	                                                (subflows capped by their feedback loops, ruling 2)
+//	                                                (subflows capped by their feedback loops, reading S2)
 //	shoal.sim.max_queue {workload, load}            ≤ N (Eq. 5); Value: the simulation's peak
 //
 // Simulation figures (tolerance bands, each with a Note):
@@ -355,7 +356,7 @@
 //     peaks at 6-7 at load 0.5-0.7 (the band is Eq. 5); its maximum aggregate
 //     queue per node, ≈ 350 cells at load 0.5, is close to the paper's 336.
 //   - §7.1's 2.9 µs epoch is 2.976 µs by the paper's own figures.
-//   - What the two rulings changed (seed 1 unless said). Ruling 2: at 12-cycle
+//   - What readings S1 and S2 changed (seed 1 unless said). S2: at 12-cycle
 //     slots every prototype loop is now 7 epochs (it was 8 for the 8 pairs
 //     four apart), so the full permutation reaches exactly 1/7 = 0.143, its
 //     ceiling (was 0.140 under a 0.140 ceiling); the Fig. 9 ceilings rise (24
@@ -363,7 +364,7 @@
 //     from 0.527) while the simulated levels move by at most 0.014; on the
 //     rack, feedback after 1 slot instead of 2 leaves the 512-node FCTs within
 //     noise and lifts long-flow goodput a little (512 nodes 47.9 → 48.2 Gb/s,
-//     64 nodes 39.1 → 41.0). Ruling 1: on 512 nodes same-pair overlap is rare
+//     64 nodes 39.1 → 41.0). S1: on 512 nodes same-pair overlap is rare
 //     — 6 of 10,000 flows at load 0.5 (8 at 0.7) arrive while their pair's
 //     Shoal flow is live — and §7.3's figures stand (load 0.5: short-flow
 //     p50/p99/p99.9 6.85/21.9/29.7 µs, long-flow goodput 48.2 Gb/s, largest

@@ -129,7 +129,7 @@ func ParseFlows(s string, n int) ([]FlowSpec, error) {
 // Flows are Shoal flows (§3.3.2: all traffic of a node pair): flows listed
 // for the same pair are shared out as one, the pair's whole rate going to
 // the first listed and nothing to the later ones, which wait behind it in
-// the pair's FIFO (ruling 1) — the ideal that Shoal's own per-pair sharing
+// the pair's FIFO (reading S1) — the ideal that Shoal's own per-pair sharing
 // is compared with (ShoalFairRates).
 func IdealFairRates(n int, flows []FlowSpec) ([]float64, error) {
 	for _, fl := range flows {
@@ -197,11 +197,11 @@ const MaxShoalFairNodes = 512
 // per-flow fairness by ensuring per-subflow fairness"). A flow's rate is the
 // sum of its subflows'. When loop is not nil every subflow is also capped at
 // one cell per loop epochs, the feedback loop of §6.2 (FeedbackLoop, with
-// the feedback usable once the reply's header has arrived, ruling 2) that
+// the feedback usable once the reply's header has arrived, reading S2) that
 // throttles the prototype; loop[i*N+j] is src i's loop through j. Rates are
 // fractions of a node's link (1 = a cell every slot).
 //
-// A flow is all traffic of a node pair (§3.3.2, ruling 1): flows listed for
+// A flow is all traffic of a node pair (§3.3.2, reading S1): flows listed for
 // the same pair share that pair's N-1 subflows, and the pair's rate goes to
 // the first of them; the later ones wait behind it in the pair's FIFO and
 // get 0 while it lasts.

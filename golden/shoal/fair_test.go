@@ -167,7 +167,7 @@ func TestFeedbackLoopPrototype(t *testing.T) {
 	}
 }
 
-// Ruling 2: the feedback in a reply's header is usable from the first slot
+// Reading S2: the feedback in a reply's header is usable from the first slot
 // boundary at or after send-slot start + guard (6.4 ns) + propagation (1576
 // ns, §6.2) + header (8 B at 10 Gb/s = 6.4 ns), i.e. 1588.8 ns; whole cells
 // still need 1 + ceil(1576/slot) slots. The feedback loop of every ordered
@@ -241,7 +241,7 @@ func TestFeedbackLoopPerSlotSize(t *testing.T) {
 	}
 }
 
-// Ruling 1 in the fair shares: flows listed for one pair are one Shoal flow;
+// Reading S1 in the fair shares: flows listed for one pair are one Shoal flow;
 // the pair gets what one flow would, all of it to the first listed, nothing
 // to the ones queued behind it, and the other flows get what they would
 // without the duplicate.

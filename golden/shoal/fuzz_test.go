@@ -39,7 +39,7 @@ func FuzzParseConfig(f *testing.F) {
 		if c.CellBytes() <= HeaderBytes || c.EpochSlots() < 1 || c.DelaySlots() < 1 || c.UsableNS() <= 0 {
 			t.Fatalf("ParseConfig(%q): cell %d, epoch %d, delay %d, usable %v", s, c.CellBytes(), c.EpochSlots(), c.DelaySlots(), c.UsableNS())
 		}
-		// The header of a cell is in before the whole cell (ruling 2).
+		// The header of a cell is in before the whole cell (reading S2).
 		if f := c.FeedbackSlots(); f < 1 || f > c.DelaySlots() || (c.GuardNS+c.PropNS+c.HeaderNS())/c.SlotNS > float64(f)+1e-6 {
 			t.Fatalf("ParseConfig(%q): feedback after %d slots, cells after %d, header in after %v slots", s, f, c.DelaySlots(), (c.GuardNS+c.PropNS+c.HeaderNS())/c.SlotNS)
 		}
@@ -165,7 +165,7 @@ func FuzzParseNames(f *testing.F) {
 
 // FuzzSimulatePairs: any handful of flows on the prototype — many of them
 // of the same pair, overlapping in time — completes, keeps Eq. 5 with each
-// pair counted once in the incast degree (ruling 1), never counts a node's
+// pair counted once in the incast degree (reading S1), never counts a node's
 // incast past the pairs that send to it, and every flow either starts its
 // pair's Shoal flow or joins a live one.
 func FuzzSimulatePairs(f *testing.F) {

@@ -268,7 +268,7 @@ func (p *predictor) arithmetic() error {
 	}
 	src := "Shoal §6.2: a node cannot send its next cell to an intermediate node until it has received feedback from it"
 	note := fmt.Sprintf("whole epochs from a cell to the next cell of its subflow: the intermediate queues the whole cell %d slots after its send slot (1 + ceil(%.4g / %.4g ns)); "+
-		"the source uses the feedback in the reply's header %d slots after the reply's send slot (ceil((guard %.4g + propagation %.4g + 8 B header %.4g ns) / %.4g ns), ruling 2 on §3.3.2 and Fig. 5)",
+		"the source uses the feedback in the reply's header %d slots after the reply's send slot (ceil((guard %.4g + propagation %.4g + 8 B header %.4g ns) / %.4g ns), reading S2, §3.3.2 and Fig. 5)",
 		c.DelaySlots(), c.PropNS, c.SlotNS, c.FeedbackSlots(), c.GuardNS, c.PropNS, c.HeaderNS(), c.SlotNS)
 	p.exactly("shoal.feedback_loop_epochs", results.Params{"stat": "min"}, float64(lo), "epochs", src, note)
 	p.exactly("shoal.feedback_loop_epochs", results.Params{"stat": "max"}, float64(hi), "epochs", src, note)
@@ -406,7 +406,7 @@ func (p *predictor) permutation() error {
 // permutationCeiling is the throughput the permutation would reach if every
 // subflow got its max-min fair share, capped by its feedback loop with the
 // feedback used as early as the mechanism allows (headers on both legs,
-// rulings 2 and 2b; FastestFeedbackLoop); for racks too large for
+// readings S2 and S3; FastestFeedbackLoop); for racks too large for
 // ShoalFairRates, the loop cap alone.
 func permutationCeiling(c Config, pairs int, seed uint64) (float64, error) {
 	return permutationCeilingWith(c, pairs, seed, FastestFeedbackLoops)

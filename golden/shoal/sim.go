@@ -15,8 +15,8 @@ import (
 // traffic, this includes all transport connections between the nodes."
 // Simulate therefore serves the workload flows of one pair as one Shoal flow:
 // they share the pair's N-1 subflows and its queue at the source, in arrival
-// order, and count once in every incast and outcast degree (the lead's
-// ruling 1, see the package documentation). A workload flow's completion
+// order, and count once in every incast and outcast degree (reading S1,
+// see the package documentation). A workload flow's completion
 // time is still its own: its last cell delivered minus its arrival.
 type Flow struct {
 	Src, Dst int
@@ -47,7 +47,7 @@ type SimOptions struct {
 	// IgnoreFeedback models a faulty NIC that never waits for rate-limit
 	// feedback: a subflow may release its next cell as soon as the last
 	// one has left. It exists so that tests can show the expectations
-	// catch such a NIC (issue 4's injected fault); a Shoal NIC never does
+	// catch such a NIC (the ignore-rate-limit fault); a Shoal NIC never does
 	// this.
 	IgnoreFeedback bool
 }
@@ -148,7 +148,7 @@ type dataCell struct {
 }
 
 // feedback is the rate-limit feedback of a cell's header (Eq. 1, Eq. 6),
-// usable FeedbackSlots after the start of its send slot (ruling 2).
+// usable FeedbackSlots after the start of its send slot (reading S2).
 type feedback struct {
 	to, from int32
 	flow     int32 // Shoal flow

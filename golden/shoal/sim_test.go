@@ -100,7 +100,7 @@ func TestPermutationFigure9(t *testing.T) {
 		prev = r.Throughput
 		switch sc {
 		case 12:
-			// Every loop is 7 epochs (ruling 2) and nothing else holds
+			// Every loop is 7 epochs (reading S2) and nothing else holds
 			// the subflows back: exactly 1/7, not more, not less.
 			if math.Abs(r.Throughput-1.0/7) > 0.005/7 {
 				t.Errorf("12 cycles: throughput %.4f; with 7-epoch feedback loops every destination gets 1/7", r.Throughput)
@@ -361,7 +361,7 @@ func TestPercentile(t *testing.T) {
 	}
 }
 
-// A NIC that ignores rate-limit feedback (one of issue 4's injected faults)
+// A NIC that ignores rate-limit feedback (the ignore-rate-limit fault)
 // fails the expectations: its prototype permutation throughput rises above
 // the feedback-loop ceiling at small slots, and its queues break Eq. 5.
 func TestIgnoringFeedbackIsCaught(t *testing.T) {
@@ -398,7 +398,7 @@ func TestIgnoringFeedbackIsCaught(t *testing.T) {
 	}
 }
 
-// Ruling 1 (§3.3.1: "a flow refers to all layer-2 packets being exchanged
+// Reading S1 (§3.3.1: "a flow refers to all layer-2 packets being exchanged
 // between a pair of nodes ... all transport connections between the
 // nodes"): two workload flows of one pair are one Shoal flow. The later one
 // waits behind the earlier in the pair's FIFO, the earlier one is served
@@ -466,7 +466,7 @@ func TestWorkloadFlowsOfOnePairShareAShoalFlow(t *testing.T) {
 	}
 }
 
-// Ruling 2 in the simulation: a lone pair is held back by nothing but its
+// Reading S2 in the simulation: a lone pair is held back by nothing but its
 // feedback loops, so at the slot sizes where Eq. 2 never holds a cell back
 // (the reply finds the queue at the intermediate empty) its throughput is
 // exactly the loop-capped share FeedbackLoop predicts — with the feedback

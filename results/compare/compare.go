@@ -162,6 +162,9 @@ type Result struct {
 	Compared     int `json:"compared"`
 	// Plans without an earlier run to compare with.
 	NoBaseline []string `json:"no_baseline,omitempty"`
+	// OnlyBefore lists the plans of the earlier run that this run did not
+	// run (when two runs are compared as a whole).
+	OnlyBefore []string `json:"only_before,omitempty"`
 }
 
 // Empty reports whether nothing moved, broke or was fixed.
@@ -170,14 +173,30 @@ func (r *Result) Empty() bool {
 }
 
 // Worse counts the moves in the wrong direction.
-func (r *Result) Worse() int {
+func (r *Result) Worse() int { return r.count("worse") }
+
+// Better counts the moves in the right direction.
+func (r *Result) Better() int { return r.count("better") }
+
+func (r *Result) count(dir string) int {
 	n := 0
 	for _, c := range r.Moved {
-		if c.Better == "worse" {
+		if c.Better == dir {
 			n++
 		}
 	}
 	return n
+}
+
+// Directions says how the moves split: "5 worse, 2 better, 13 with no
+// known direction".
+func (r *Result) Directions() string {
+	w, b := r.Worse(), r.Better()
+	s := fmt.Sprintf("%d worse, %d better", w, b)
+	if n := len(r.Moved) - w - b; n > 0 {
+		s += fmt.Sprintf(", %d with no known direction", n)
+	}
+	return s
 }
 
 // Run is one side's data.
@@ -241,10 +260,38 @@ func Compare(a, b *Run, opts Options) *Result {
 	plans := opts.Plans
 	if len(plans) == 0 {
 		plans = b.Run.Plans
+		// Plans the earlier run had and this one has not: said, not
+		// silently dropped.
+		for _, p := range a.Run.Plans {
+			if !contains(b.Run.Plans, p) {
+				res.OnlyBefore = append(res.OnlyBefore, p)
+			}
+		}
 	}
 	for _, p := range plans {
-		res.Baselines[p] = a.Ref
+		if contains(a.Run.Plans, p) {
+			res.Baselines[p] = a.Ref
+		} else {
+			res.NoBaseline = append(res.NoBaseline, p)
+		}
 	}
+	sort.Strings(res.OnlyBefore)
+	sort.Strings(res.NoBaseline)
+
+	statusOf := func(vs []results.Verdict) map[caseKey]results.Verdict {
+		out := map[caseKey]results.Verdict{}
+		for _, v := range vs {
+			if !inPlan(v.Plan) {
+				continue
+			}
+			k := caseKey{v.Plan, v.Test, v.Board, v.Metric, v.Params.String()}
+			if old, ok := out[k]; !ok || rank(v.Status) < rank(old.Status) {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	sa, sb := statusOf(a.Verdicts), statusOf(b.Verdicts)
 
 	type agg struct {
 		sum    float64
@@ -289,7 +336,7 @@ func Compare(a, b *Run, opts Options) *Result {
 		}
 		res.Moved = append(res.Moved, Change{
 			Plan: k.plan, Test: k.test, Board: k.board, Metric: k.metric, Params: gb.m.Params, Unit: gb.m.Unit,
-			A: va, B: vb, Rel: rel, Threshold: th, Better: better(k.metric, gb.m.Unit, rel),
+			A: va, B: vb, Rel: rel, Threshold: th, Better: direction(k.metric, gb.m.Unit, va, vb, sa[k], sb[k]),
 		})
 	}
 	sort.Slice(res.Moved, func(i, j int) bool {
@@ -303,20 +350,6 @@ func Compare(a, b *Run, opts Options) *Result {
 		return caseKey{x.Plan, x.Test, x.Board, x.Metric, x.Params.String()}.less(caseKey{y.Plan, y.Test, y.Board, y.Metric, y.Params.String()})
 	})
 
-	statusOf := func(vs []results.Verdict) map[caseKey]results.Verdict {
-		out := map[caseKey]results.Verdict{}
-		for _, v := range vs {
-			if !inPlan(v.Plan) {
-				continue
-			}
-			k := caseKey{v.Plan, v.Test, v.Board, v.Metric, v.Params.String()}
-			if old, ok := out[k]; !ok || rank(v.Status) < rank(old.Status) {
-				out[k] = v
-			}
-		}
-		return out
-	}
-	sa, sb := statusOf(a.Verdicts), statusOf(b.Verdicts)
 	for k, vb := range sb {
 		va, had := sa[k]
 		badB := vb.Status == results.Fail || vb.Status == results.Error
@@ -379,6 +412,42 @@ func relChange(a, b float64) float64 {
 	return (b - a) / math.Abs(a)
 }
 
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// direction says whether a move from a to b is for the better or the
+// worse. The verdicts say it first: a case that started failing got worse
+// and one that was fixed got better, whatever its unit (link credits that
+// fell by 61% are worse because the credit check now fails). Then the
+// golden value both runs were scored against: closer is better. Then the
+// unit (better). "" when none of them tells.
+func direction(metric, unit string, a, b float64, va, vb results.Verdict) string {
+	good := func(v results.Verdict) bool { return v.Status == results.Pass }
+	bad := func(v results.Verdict) bool { return v.Status == results.Fail || v.Status == results.Error }
+	switch {
+	case good(va) && bad(vb):
+		return "worse"
+	case bad(va) && good(vb):
+		return "better"
+	}
+	if vb.ExpectedValue != nil {
+		e := *vb.ExpectedValue
+		switch da, db := math.Abs(a-e), math.Abs(b-e); {
+		case db > da:
+			return "worse"
+		case db < da:
+			return "better"
+		}
+	}
+	return better(metric, unit, relChange(a, b))
+}
+
 // better says whether a change of sign rel is an improvement, from the
 // metric's unit: throughput up is better, time up is worse.
 func better(metric, unit string, rel float64) string {
@@ -415,6 +484,7 @@ func (r *Result) Merge(o *Result) {
 	r.StillFailing += o.StillFailing
 	r.Compared += o.Compared
 	r.NoBaseline = append(r.NoBaseline, o.NoBaseline...)
+	r.OnlyBefore = append(r.OnlyBefore, o.OnlyBefore...)
 }
 
 // Previous finds, for each plan of the run in dir, the latest earlier run
@@ -554,12 +624,15 @@ func (r *Result) WriteText(w io.Writer, limit int) {
 	if len(r.NoBaseline) > 0 {
 		fmt.Fprintf(w, "No earlier run to compare with for plans %s.\n", strings.Join(r.NoBaseline, ", "))
 	}
+	if len(r.OnlyBefore) > 0 {
+		fmt.Fprintf(w, "Plans in the earlier run but not in this one (nothing to compare): %s.\n", strings.Join(r.OnlyBefore, ", "))
+	}
 	if len(r.Baselines) == 0 {
 		return
 	}
 	more := func(n int) bool { return limit > 0 && n >= limit }
 	if len(r.Moved) > 0 {
-		fmt.Fprintf(w, "Metrics that moved beyond their threshold (%d, %d worse):\n", len(r.Moved), r.Worse())
+		fmt.Fprintf(w, "Metrics that moved beyond their threshold (%d: %s):\n", len(r.Moved), r.Directions())
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for i, c := range r.Moved {
 			if more(i) {

@@ -7,7 +7,7 @@
 // influxdb-client-go's WriteAPIBlocking; a batch leaves the spool only when
 // the server acknowledged it. The client's own batching and retries are not
 // used: its non-blocking API keeps retries in memory only, and its blocking
-// API with batching drops a batch before sending it (DESIGN.md, "Known
+// API with batching drops a batch before sending it (docs/architecture.md, "Known
 // behaviour of the dependencies"). A server that is down, slow, or answers
 // 429/5xx leaves the points waiting for the next export; a batch refused
 // with 400 is split until the point the server refuses is found and set

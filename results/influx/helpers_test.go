@@ -23,7 +23,7 @@ var (
 
 const (
 	testDB     = "labrunner"
-	testBucket = "github.com/labrunner/labrunner/autogen"
+	testBucket = "labrunner/autogen"
 	testUser   = "admin"
 	testPass   = "s3cret-Pa55word"
 )

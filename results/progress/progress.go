@@ -47,6 +47,9 @@ type CountsFunc func() map[string]Counts
 // selftest.Nightly.Progress.
 type Reporter interface {
 	Step(plan, step string)
+	// Finish says a plan is over: its bars complete at once, not when the
+	// whole run ends.
+	Finish(plan string)
 	// Writer is where log lines go while the reporter is open.
 	Writer() io.Writer
 	// Close completes the display; call it before printing the summary.
@@ -152,6 +155,26 @@ func (p *Plain) Step(plan, step string) {
 		time.Now().Format("15:04:05"), plan, strings.Join(pl.Boards, " "), n, total, step, v, bad)
 }
 
+// Finish prints the plan's verdict counts.
+func (p *Plain) Finish(plan string) {
+	p.t.mu.Lock()
+	pl, ok := p.t.plans[plan]
+	p.t.mu.Unlock()
+	if !ok {
+		return
+	}
+	var v, bad int
+	for _, b := range pl.Boards {
+		c := p.t.board(b)
+		v += c.Verdicts
+		bad += c.NotPass
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.out, "%s %s [%s] done: %d verdicts, %d not passed\n",
+		time.Now().Format("15:04:05"), plan, strings.Join(pl.Boards, " "), v, bad)
+}
+
 // Writer returns the output itself.
 func (p *Plain) Writer() io.Writer { return p.out }
 
@@ -216,6 +239,15 @@ func (b *Bars) Step(plan, step string) {
 		// A bar completes (and stops redrawing) when it reaches its
 		// total: the last step only completes at Close.
 		bar.SetCurrent(min(int64(n-1), b.size[plan]-1))
+	}
+}
+
+// Finish completes the plan's bars.
+func (b *Bars) Finish(plan string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, bar := range b.bars[plan] {
+		bar.SetCurrent(b.size[plan])
 	}
 }
 

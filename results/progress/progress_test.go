@@ -115,3 +115,29 @@ func TestBarsPerBoardAndLogsAbove(t *testing.T) {
 		}
 	}
 }
+
+// A plan that finished shows complete at once, while other plans go on
+// (its bars used to stay at n-1/n until the whole nightly ended).
+func TestFinishedPlanCompletesItsBars(t *testing.T) {
+	b := NewBars(io.Discard, plans, counts)
+	defer b.Close()
+	b.Step("mesh", "check bitstreams")
+	b.Step("mesh", "program")
+	for _, bar := range b.bars["mesh"] {
+		if bar.Current() == b.size["mesh"] {
+			t.Fatal("a bar is complete before its plan finished")
+		}
+	}
+	b.Finish("mesh")
+	for _, bar := range b.bars["mesh"] {
+		if got := bar.Current(); got != b.size["mesh"] {
+			t.Errorf("bar at %d/%d after its plan finished", got, b.size["mesh"])
+		}
+	}
+	var out bytes.Buffer
+	p := NewPlain(&out, plans, counts)
+	p.Finish("mesh")
+	if !strings.Contains(out.String(), "mesh [exa-00 exa-10] done: 10 verdicts, 2 not passed") {
+		t.Errorf("plain finish line: %q", out.String())
+	}
+}

@@ -7,414 +7,199 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-
-	"github.com/labrunner/labrunner/results"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// Hint tells the report how to draw a metric. Metrics without a hint get a
-// plot chosen from their parameters (see planCurves), so a new design's
-// metrics are drawn before anyone writes a hint for them.
-type Hint struct {
-	X      string   // parameter on the x axis
-	Series []string // parameters that split the lines
-	Title  string
-	XLabel string
+// The drawing primitives the figures share: a plot with its legend in a
+// column of its own at the right (never over the data), tick labels that
+// do not run into each other, and the golden band's look.
+
+// Size of every figure: two fit side by side on a 1400 px page.
+const (
+	figWidth  = 7 * vg.Inch
+	figHeight = 3.5 * vg.Inch
+)
+
+var (
+	grey      = color.Gray{Y: 90}
+	failColor = color.NRGBA{R: 200, G: 0, B: 0, A: 255}
+	goldDash  = []vg.Length{vg.Points(5), vg.Points(3)}
+)
+
+func sans(size vg.Length) font.Font {
+	return font.From(font.Font{Typeface: "Liberation", Variant: "Sans"}, size)
 }
 
-// Hints for the metrics known today. The golden curves' paper sections are
-// printed under each plot from the expectations' sources.
-var Hints = map[string]Hint{
-	"exanet.bandwidth": {X: "payload", Series: []string{"path"}, Title: "ExaNet bandwidth vs payload", XLabel: "payload (bytes)"},
-	"exanet.rtt":       {X: "payload", Series: []string{"hops"}, Title: "ExaNet round-trip latency vs payload, per hop count", XLabel: "payload (bytes)"},
+// newPlot makes a plot without a title (the page prints the figure's title
+// above it) and without its own legend (legendPlot draws one beside it).
+func newPlot(xl, yl string) *plot.Plot {
+	p := plot.New()
+	p.X.Label.Text = xl
+	p.Y.Label.Text = yl
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = sans(11)
+		a.Tick.Label.Font = sans(10)
+	}
+	p.Add(plotter.NewGrid())
+	return p
 }
 
-// preferredX are parameter names taken as the x axis, in this order, when
-// a metric has no hint.
-var preferredX = []string{"payload", "size", "bytes", "load", "rate", "packets", "hops", "ports"}
-
-// maxSeries bounds the lines of one plot; a parameter with more distinct
-// values (a peer, a link) is folded into the points instead of splitting
-// the lines.
-const maxSeries = 6
-
-// Figure is one rendered plot.
-type Figure struct {
-	Title   string
-	Caption string // where the golden curve comes from
-	SVG     []byte
+// legend is a plot legend that knows how many entries it holds.
+type legend struct {
+	plot.Legend
+	n int
 }
 
-type xy struct{ x, y float64 }
-
-type curveSpec struct {
-	metric, unit string
-	hint         Hint
-	series       []string
+func newLegend() *legend {
+	l := plot.NewLegend()
+	l.TextStyle.Font = sans(10)
+	l.Top, l.Left = true, true
+	l.ThumbnailWidth = vg.Points(18)
+	l.Padding = vg.Points(2)
+	return &legend{Legend: l}
 }
 
-// planCurves decides, per metric, the x parameter and the series.
-func planCurves(ms []results.Measurement) []curveSpec {
-	byMetric := map[string][]results.Measurement{}
-	var metrics []string
-	for _, m := range ms {
-		if m.Text != "" || math.IsNaN(m.Value) || math.IsInf(m.Value, 0) {
-			continue
-		}
-		if _, ok := byMetric[m.Metric]; !ok {
-			metrics = append(metrics, m.Metric)
-		}
-		byMetric[m.Metric] = append(byMetric[m.Metric], m)
-	}
-	sort.Strings(metrics)
-	var out []curveSpec
-	for _, metric := range metrics {
-		group := byMetric[metric]
-		distinct := map[string]map[string]bool{}
-		for _, m := range group {
-			for k, v := range m.Params {
-				if distinct[k] == nil {
-					distinct[k] = map[string]bool{}
-				}
-				distinct[k][v] = true
-			}
-		}
-		numeric := func(k string) bool {
-			for v := range distinct[k] {
-				if _, err := strconv.ParseFloat(v, 64); err != nil {
-					return false
-				}
-			}
-			return len(distinct[k]) >= 2
-		}
-		h, ok := Hints[metric]
-		if !ok || !numeric(h.X) {
-			h = Hint{Title: metric}
-			for _, k := range preferredX {
-				if numeric(k) {
-					h.X = k
-					break
-				}
-			}
-			if h.X == "" {
-				best := 0
-				for _, k := range sortedKeys(distinct) {
-					if numeric(k) && len(distinct[k]) >= 3 && len(distinct[k]) > best {
-						h.X, best = k, len(distinct[k])
-					}
-				}
-			}
-			if h.X == "" {
-				continue // nothing to put on an x axis: the table shows it
-			}
-			for _, k := range sortedKeys(distinct) {
-				if k != h.X && len(distinct[k]) >= 2 && len(distinct[k]) <= maxSeries {
-					h.Series = append(h.Series, k)
-				}
-			}
-		}
-		if h.XLabel == "" {
-			h.XLabel = h.X
-		}
-		var series []string
-		for _, k := range h.Series {
-			if len(distinct[k]) >= 1 {
-				series = append(series, k)
-			}
-		}
-		out = append(out, curveSpec{metric: metric, unit: group[0].Unit, hint: h, series: series})
-	}
-	return out
+func (l *legend) add(name string, thumbs ...plot.Thumbnailer) {
+	l.Legend.Add(name, thumbs...)
+	l.n++
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
+// palette: Tableau 10 without its red, which marks failed readings.
+var palette = []color.Color{
+	color.NRGBA{0x4e, 0x79, 0xa7, 255}, color.NRGBA{0xf2, 0x8e, 0x2b, 255}, color.NRGBA{0x59, 0xa1, 0x4f, 255},
+	color.NRGBA{0xb0, 0x7a, 0xa1, 255}, color.NRGBA{0x9c, 0x75, 0x5f, 255}, color.NRGBA{0x76, 0xb7, 0xb2, 255},
+	color.NRGBA{0xed, 0xc9, 0x48, 255}, color.NRGBA{0xff, 0x9d, 0xa7, 255}, color.NRGBA{0xba, 0xb0, 0xac, 255},
 }
 
-func seriesName(ps results.Params, keys []string) string {
-	var parts []string
-	for _, k := range keys {
-		if v, ok := ps[k]; ok {
-			parts = append(parts, k+"="+v)
-		}
+// seriesColor is the colour of the i-th series.
+func seriesColor(i int) color.Color { return palette[i%len(palette)] }
+
+// seriesDashes tells apart series that share a colour (more than the
+// palette holds).
+func seriesDashes(i int) []vg.Length {
+	if i < len(palette) {
+		return nil
 	}
-	if len(parts) == 0 {
-		return "all"
-	}
-	return strings.Join(parts, ",")
+	return []vg.Length{vg.Points(2), vg.Points(2)}
 }
 
-// curveFigure draws one metric: every reading as a dot, the median per x
-// as a line, and the golden expectation as a dashed line inside its
-// tolerance band, one colour per series.
-func curveFigure(spec curveSpec, ms []results.Measurement, exps []Expected) (*Figure, error) {
-	type series struct {
-		pts  []xy
-		gold map[float64]results.Expectation
-	}
-	all := map[string]*series{}
-	get := func(name string) *series {
-		s := all[name]
-		if s == nil {
-			s = &series{gold: map[float64]results.Expectation{}}
-			all[name] = s
-		}
-		return s
-	}
-	for _, m := range ms {
-		if m.Metric != spec.metric || m.Text != "" || math.IsNaN(m.Value) || math.IsInf(m.Value, 0) {
-			continue
-		}
-		x, err := strconv.ParseFloat(m.Params[spec.hint.X], 64)
-		if err != nil {
-			continue
-		}
-		get(seriesName(m.Params, spec.series)).pts = append(get(seriesName(m.Params, spec.series)).pts, xy{x, m.Value})
-	}
-	sources := map[string]bool{}
-	for _, e := range exps {
-		if e.Metric != spec.metric || e.Text != "" {
-			continue
-		}
-		x, err := strconv.ParseFloat(e.Params[spec.hint.X], 64)
-		if err != nil {
-			continue
-		}
-		s := all[seriesName(e.Params, spec.series)]
-		if s == nil {
-			continue // an expectation for a series nobody measured
-		}
-		if _, ok := s.gold[x]; !ok {
-			s.gold[x] = e.Expectation
-			if e.Source != "" {
-				sources[e.Source] = true
-			}
-		}
-	}
-	if len(all) == 0 {
-		return nil, nil
-	}
-	p := newPlot(spec.hint.Title, spec.hint.XLabel, axisLabel(spec.metric, spec.unit))
-	names := sortedKeys(all)
-	entries := 0
-	var xs []float64
-	for i, name := range names {
-		s := all[name]
-		c := plotutil.Color(i)
-		sort.Slice(s.pts, func(a, b int) bool { return s.pts[a].x < s.pts[b].x })
-		// Golden band and line first, so the readings draw on top.
-		if len(s.gold) > 0 {
-			gx := make([]float64, 0, len(s.gold))
-			for x := range s.gold {
-				gx = append(gx, x)
-			}
-			sort.Float64s(gx)
-			var line, lo, hi plotter.XYs
-			for _, x := range gx {
-				e := s.gold[x]
-				l, h := e.Bounds()
-				if e.Min == nil && e.Max == nil {
-					line = append(line, plotter.XY{X: x, Y: e.Value})
-				}
-				if !math.IsInf(l, 0) && !math.IsInf(h, 0) {
-					lo = append(lo, plotter.XY{X: x, Y: l})
-					hi = append(hi, plotter.XY{X: x, Y: h})
-				}
-			}
-			if len(lo) >= 2 {
-				ring := append(plotter.XYs{}, lo...)
-				for j := len(hi) - 1; j >= 0; j-- {
-					ring = append(ring, hi[j])
-				}
-				if poly, err := plotter.NewPolygon(ring); err == nil {
-					poly.Color = withAlpha(c, 40)
-					poly.LineStyle.Width = 0
-					p.Add(poly)
-				}
-			}
-			if len(line) == 1 {
-				// One x only: the golden value as a cross on a bar
-				// spanning its tolerance.
-				if len(lo) == 1 {
-					if bar, err := plotter.NewLine(plotter.XYs{lo[0], hi[0]}); err == nil {
-						bar.Color = withAlpha(c, 120)
-						bar.Width = vg.Points(4)
-						p.Add(bar)
-					}
-				}
-				if gs, err := plotter.NewScatter(line); err == nil {
-					gs.GlyphStyle.Color = c
-					gs.GlyphStyle.Radius = vg.Points(4)
-					gs.GlyphStyle.Shape = draw.CrossGlyph{}
-					p.Add(gs)
-					entries++
-					p.Legend.Add(name+" golden ±tol", gs)
-				}
-			}
-			if len(line) >= 2 {
-				if gl, err := plotter.NewLine(line); err == nil {
-					gl.Color = c
-					gl.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-					gl.Width = vg.Points(1.2)
-					p.Add(gl)
-					entries++
-					p.Legend.Add(name+" golden ±tol", gl)
-				}
-			}
-		}
-		if len(s.pts) == 0 {
-			continue
-		}
-		dots := make(plotter.XYs, len(s.pts))
-		for j, q := range s.pts {
-			dots[j] = plotter.XY{X: q.x, Y: q.y}
-			xs = append(xs, q.x)
-		}
-		sc, err := plotter.NewScatter(dots)
-		if err != nil {
-			return nil, err
-		}
-		sc.GlyphStyle.Color = withAlpha(c, 150)
-		sc.GlyphStyle.Radius = vg.Points(2)
-		sc.GlyphStyle.Shape = draw.CircleGlyph{}
-		p.Add(sc)
-		med := medians(s.pts)
-		if len(med) >= 2 {
-			ml, err := plotter.NewLine(med)
-			if err != nil {
-				return nil, err
-			}
-			ml.Color = c
-			ml.Width = vg.Points(1.6)
-			p.Add(ml)
-			entries++
-			p.Legend.Add(name+" measured", ml, sc)
-		} else {
-			entries++
-			p.Legend.Add(name+" measured", sc)
-		}
-	}
-	setXTicks(p, xs)
-	roomForLegend(p, entries)
-	svg, err := render(p, 7*vg.Inch, 4.2*vg.Inch)
-	if err != nil {
-		return nil, err
-	}
-	return &Figure{Title: spec.hint.Title, Caption: caption(sources), SVG: svg}, nil
+// withAlpha makes an opaque palette colour translucent.
+func withAlpha(c color.Color, a uint8) color.Color {
+	r, g, b, _ := c.RGBA()
+	return color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: a}
 }
 
-// cdfFigures draws the distributions of metrics that carry samples: one
-// plot per metric and series, one line per x value, the boards' samples
-// pooled.
-func cdfFigures(specs []curveSpec, ms []results.Measurement, limit int) ([]*Figure, error) {
-	bySpec := map[string]curveSpec{}
-	for _, s := range specs {
-		bySpec[s.metric] = s
+// swatch is a legend thumbnail: a filled rectangle (a band).
+type swatch struct{ c color.Color }
+
+func (s swatch) Thumbnail(c *draw.Canvas) {
+	r := c.Rectangle
+	h := r.Max.Y - r.Min.Y
+	pts := []vg.Point{{X: r.Min.X, Y: r.Min.Y + h*0.15}, {X: r.Max.X, Y: r.Min.Y + h*0.15}, {X: r.Max.X, Y: r.Max.Y - h*0.15}, {X: r.Min.X, Y: r.Max.Y - h*0.15}}
+	c.FillPolygon(s.c, pts)
+}
+
+// lineThumb is a legend thumbnail: a line of a colour and dash pattern.
+type lineThumb struct {
+	c      color.Color
+	dashes []vg.Length
+	width  vg.Length
+}
+
+func (l lineThumb) Thumbnail(c *draw.Canvas) {
+	y := (c.Min.Y + c.Max.Y) / 2
+	c.StrokeLine2(draw.LineStyle{Color: l.c, Width: l.width, Dashes: l.dashes}, c.Min.X, y, c.Max.X, y)
+}
+
+// glyphThumb is a legend thumbnail: one glyph.
+type glyphThumb struct{ sty draw.GlyphStyle }
+
+func (g glyphThumb) Thumbnail(c *draw.Canvas) { c.DrawGlyph(g.sty, c.Center()) }
+
+// render draws p with the legend in a column at its right and returns the
+// SVG.
+func render(p *plot.Plot, leg *legend) ([]byte, error) {
+	img := vgsvg.New(figWidth, figHeight)
+	dc := draw.New(img)
+	// White background: the page's figures sit on white cards, and an SVG
+	// opened on its own should look the same.
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	var legW vg.Length
+	if leg.n > 0 {
+		r := leg.Rectangle(dc)
+		legW = r.Max.X - r.Min.X + vg.Points(10)
+		if max := figWidth * 0.38; legW > max {
+			legW = max
+		}
 	}
-	type key struct{ metric, facet string }
-	groups := map[key]map[string][]float64{}
-	units := map[string]string{}
-	for _, m := range ms {
-		if len(m.Samples) == 0 {
-			continue
-		}
-		spec, ok := bySpec[m.Metric]
-		var facet, line string
-		if ok {
-			facet = seriesName(m.Params, spec.series)
-			line = spec.hint.X + "=" + m.Params[spec.hint.X]
-		} else {
-			facet, line = "", m.Params.String()
-		}
-		k := key{m.Metric, facet}
-		if groups[k] == nil {
-			groups[k] = map[string][]float64{}
-		}
-		for _, v := range m.Samples {
-			if !math.IsNaN(v) && !math.IsInf(v, 0) {
-				groups[k][line] = append(groups[k][line], v)
-			}
-		}
-		units[m.Metric] = m.Unit
+	plotArea := draw.Crop(dc, 0, -legW, 0, -vg.Points(6))
+	p.Draw(plotArea)
+	if legW > 0 {
+		leg.Draw(draw.Crop(dc, figWidth-legW+vg.Points(6), 0, 0, -vg.Points(10)))
 	}
-	keys := make([]key, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
+	var buf bytes.Buffer
+	if _, err := img.WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("rendering plot: %w", err)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].metric != keys[j].metric {
-			return keys[i].metric < keys[j].metric
-		}
-		return keys[i].facet < keys[j].facet
-	})
-	var out []*Figure
-	for _, k := range keys {
-		if len(out) >= limit {
-			break
-		}
-		title := k.metric + " distribution"
-		if k.facet != "" && k.facet != "all" {
-			title += " (" + k.facet + ")"
-		}
-		p := newPlot(title, axisLabel(k.metric, units[k.metric]), "fraction of samples ≤ x")
-		lines := sortedKeys(groups[k])
-		sort.SliceStable(lines, func(i, j int) bool { return numericSuffix(lines[i]) < numericSuffix(lines[j]) })
-		drawn := 0
-		for i, name := range lines {
-			xs := groups[k][name]
-			if len(xs) == 0 {
-				continue
-			}
-			sort.Float64s(xs)
-			pts := make(plotter.XYs, 0, 2*len(xs))
-			for j, x := range xs {
-				// A step: the fraction jumps at each sample.
-				pts = append(pts, plotter.XY{X: x, Y: float64(j) / float64(len(xs))}, plotter.XY{X: x, Y: float64(j+1) / float64(len(xs))})
-			}
-			l, err := plotter.NewLine(pts)
-			if err != nil {
-				return nil, err
-			}
-			l.Color = plotutil.Color(i)
-			l.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
-			l.Width = vg.Points(1.4)
-			p.Add(l)
-			p.Legend.Add(fmt.Sprintf("%s (n=%d)", name, len(xs)), l)
-			drawn++
-		}
-		if drawn == 0 {
-			continue
-		}
-		p.Y.Min, p.Y.Max = 0, 1
-		// Log x when the lines span a factor of 4 or more; the legend
-		// goes in room kept free at the right.
-		p.Legend.Top, p.Legend.Left = false, false
-		if p.X.Min > 0 && p.X.Max/p.X.Min >= 4 {
-			p.X.Scale = plot.LogScale{}
-			p.X.Tick.Marker = logTicks{}
-			p.X.Max *= math.Pow(p.X.Max/p.X.Min, 0.5)
-		} else {
-			p.X.Max += (p.X.Max - p.X.Min) * 0.6
-		}
-		svg, err := render(p, 7*vg.Inch, 4.2*vg.Inch)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, &Figure{Title: title, SVG: svg})
+	return buf.Bytes(), nil
+}
+
+// setNumericTicks labels a numeric axis at the values measured when they
+// are few, dropping labels that would run into their neighbour ("152" and
+// "153" on a log axis), else at round values.
+func setNumericTicks(a *plot.Axis, vals []float64, logScale bool) {
+	set := map[float64]bool{}
+	for _, v := range vals {
+		set[v] = true
 	}
-	return out, nil
+	xs := make([]float64, 0, len(set))
+	for v := range set {
+		xs = append(xs, v)
+	}
+	sort.Float64s(xs)
+	if len(xs) == 0 {
+		return
+	}
+	if len(xs) > 12 {
+		if logScale {
+			a.Tick.Marker = logTicks{}
+		}
+		return
+	}
+	pos := func(v float64) float64 {
+		if logScale {
+			return (math.Log(v) - math.Log(a.Min)) / (math.Log(a.Max) - math.Log(a.Min))
+		}
+		return (v - a.Min) / (a.Max - a.Min)
+	}
+	ticks := make([]plot.Tick, len(xs))
+	last := math.Inf(-1)
+	for i, v := range xs {
+		ticks[i] = plot.Tick{Value: v}
+		// A label takes about 5% of the axis; closer labels overlap.
+		if p := pos(v); p-last >= 0.05 || math.IsNaN(p) {
+			ticks[i].Label = formatTick(v)
+			last = p
+		}
+	}
+	a.Tick.Marker = plot.ConstantTicks(ticks)
+}
+
+// formatTick writes a tick value without exponents where it can ("20000",
+// not "2e+04").
+func formatTick(v float64) string {
+	if a := math.Abs(v); a == 0 || (a >= 1e-4 && a < 1e7) {
+		r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
+		return strconv.FormatFloat(r, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
 }
 
 // logTicks labels a log axis at 1, 2 and 5 times each power of ten (the
@@ -431,34 +216,97 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 		for _, m := range []float64{1, 2, 5} {
 			v := m * base
 			if v >= min && v <= max {
-				out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 4, 64)})
+				out = append(out, plot.Tick{Value: v, Label: formatTick(v)})
 			}
 		}
 	}
 	return out
 }
 
-func numericSuffix(s string) float64 {
-	if i := strings.LastIndexByte(s, '='); i >= 0 {
-		if v, err := strconv.ParseFloat(s[i+1:], 64); err == nil {
-			return v
+// span returns the smallest and largest finite value of xs.
+func span(xs ...float64) (lo, hi float64, ok bool) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			continue
 		}
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
 	}
-	return math.Inf(1)
+	return lo, hi, lo <= hi
 }
 
-// roomForLegend raises the top of the y axis so that the legend, drawn in
-// the top left corner, sits above the data instead of over it.
-func roomForLegend(p *plot.Plot, n int) {
-	if n == 0 || !(p.Y.Max > p.Y.Min) {
-		return
+// clampBand replaces an unbounded side of a band with the edge of the
+// axis (lo..hi padded by 5%), so that a one-sided band is drawn to the
+// edge of the plot.
+func clampBand(l, h, axisLo, axisHi float64) (float64, float64) {
+	pad := (axisHi - axisLo) * 0.05
+	if pad == 0 {
+		pad = math.Max(math.Abs(axisHi)*0.05, 1e-9)
 	}
-	const plotHeight, entry = 250.0, 12.0 // points, at the size rendered
-	f := math.Min(float64(n)*entry/plotHeight, 0.6)
-	p.Y.Max += (p.Y.Max - p.Y.Min) * f / (1 - f)
+	if math.IsInf(l, -1) || l < axisLo-pad {
+		l = axisLo - pad
+	}
+	if math.IsInf(h, 1) || h > axisHi+pad {
+		h = axisHi + pad
+	}
+	return l, h
 }
 
-func medians(pts []xy) plotter.XYs {
+func polygon(pts plotter.XYs, c color.Color) (*plotter.Polygon, error) {
+	poly, err := plotter.NewPolygon(pts)
+	if err != nil {
+		return nil, err
+	}
+	poly.Color = c
+	poly.LineStyle.Width = 0
+	return poly, nil
+}
+
+func line(pts plotter.XYs, c color.Color, width vg.Length, dashes []vg.Length) (*plotter.Line, error) {
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return nil, err
+	}
+	l.Color = c
+	l.Width = width
+	l.Dashes = dashes
+	return l, nil
+}
+
+func scatter(pts plotter.XYs, sty draw.GlyphStyle) (*plotter.Scatter, error) {
+	s, err := plotter.NewScatter(pts)
+	if err != nil {
+		return nil, err
+	}
+	s.GlyphStyle = sty
+	return s, nil
+}
+
+func dotStyle(c color.Color) draw.GlyphStyle {
+	return draw.GlyphStyle{Color: withAlpha(c, 170), Radius: vg.Points(2.2), Shape: draw.CircleGlyph{}}
+}
+
+func failStyle() draw.GlyphStyle {
+	return draw.GlyphStyle{Color: failColor, Radius: vg.Points(3.5), Shape: boldCross{}}
+}
+
+// boldCross is an X drawn thick enough to see over the readings (gonum's
+// CrossGlyph is a hairline).
+type boldCross struct{}
+
+func (boldCross) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	r := sty.Radius
+	ls := draw.LineStyle{Color: sty.Color, Width: vg.Points(1.6)}
+	c.StrokeLine2(ls, pt.X-r, pt.Y-r, pt.X+r, pt.Y+r)
+	c.StrokeLine2(ls, pt.X-r, pt.Y+r, pt.X+r, pt.Y-r)
+}
+
+func goldMarkStyle(c color.Color) draw.GlyphStyle {
+	return draw.GlyphStyle{Color: c, Radius: vg.Points(4.5), Shape: draw.SquareGlyph{}}
+}
+
+// medians returns, per distinct x of sorted points, the median y.
+func medians(pts []point) plotter.XYs {
 	var out plotter.XYs
 	for i := 0; i < len(pts); {
 		j := i
@@ -467,96 +315,20 @@ func medians(pts []xy) plotter.XYs {
 			ys = append(ys, pts[j].y)
 			j++
 		}
-		sort.Float64s(ys)
-		m := ys[len(ys)/2]
-		if len(ys)%2 == 0 {
-			m = (ys[len(ys)/2-1] + ys[len(ys)/2]) / 2
-		}
-		out = append(out, plotter.XY{X: pts[i].x, Y: m})
+		out = append(out, plotter.XY{X: pts[i].x, Y: median(ys)})
 		i = j
 	}
 	return out
 }
 
-func caption(sources map[string]bool) string {
-	if len(sources) == 0 {
-		return ""
+func median(ys []float64) float64 {
+	if len(ys) == 0 {
+		return math.NaN()
 	}
-	return "Golden curve: " + strings.Join(sortedKeys(sources), "; ")
-}
-
-func axisLabel(metric, unit string) string {
-	if unit == "" {
-		return metric
+	s := append([]float64(nil), ys...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
 	}
-	return metric + " (" + unit + ")"
-}
-
-func sans(size vg.Length) font.Font {
-	return font.From(font.Font{Typeface: "Liberation", Variant: "Sans"}, size)
-}
-
-func newPlot(title, xl, yl string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font = sans(13)
-	p.X.Label.Text = xl
-	p.Y.Label.Text = yl
-	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.TextStyle.Font = sans(11)
-		a.Tick.Label.Font = sans(10)
-	}
-	p.Legend.TextStyle.Font = sans(10)
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Add(plotter.NewGrid())
-	return p
-}
-
-// setXTicks labels the x axis with the measured x values when they are
-// few, on a log2 scale when they span a factor of 8 or more (payload
-// sizes).
-func setXTicks(p *plot.Plot, xs []float64) {
-	set := map[float64]bool{}
-	for _, x := range xs {
-		set[x] = true
-	}
-	vals := make([]float64, 0, len(set))
-	for x := range set {
-		vals = append(vals, x)
-	}
-	sort.Float64s(vals)
-	if len(vals) == 0 {
-		return
-	}
-	if vals[0] > 0 && vals[len(vals)-1]/vals[0] >= 8 {
-		p.X.Scale = plot.LogScale{}
-		p.X.Min = vals[0] / 1.15
-		p.X.Max = vals[len(vals)-1] * 1.15
-	}
-	if len(vals) <= 12 {
-		ticks := make([]plot.Tick, len(vals))
-		for i, v := range vals {
-			ticks[i] = plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)}
-		}
-		p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	}
-}
-
-// withAlpha makes an opaque palette colour translucent.
-func withAlpha(c color.Color, a uint8) color.Color {
-	r, g, b, _ := c.RGBA()
-	return color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: a}
-}
-
-func render(p *plot.Plot, w, h vg.Length) ([]byte, error) {
-	wt, err := p.WriterTo(w, h, "svg")
-	if err != nil {
-		return nil, fmt.Errorf("rendering plot %q: %w", p.Title.Text, err)
-	}
-	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("rendering plot %q: %w", p.Title.Text, err)
-	}
-	return buf.Bytes(), nil
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

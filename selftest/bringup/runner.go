@@ -333,7 +333,7 @@ func (r *run) conclude(n *node, res *StageResult, quiet, print bool) {
 	m := results.Measurement{Board: n.Name, Metric: name, Design: r.designOf(n), Text: res.Summary}
 	switch res.Status {
 	case Passed:
-		r.env.Check(name, m, true, "stage passes: "+res.Stage.Doc(), "bring-up stages (DESIGN.md)", "")
+		r.env.Check(name, m, true, "stage passes: "+res.Stage.Doc(), "bring-up stages (docs/architecture.md)", "")
 	case Failed:
 		msg := res.Diagnosis()
 		if res.Class == drivers.ClassInfra.String() || res.Class == drivers.ClassSetup.String() {
@@ -344,7 +344,7 @@ func (r *run) conclude(n *node, res *StageResult, quiet, print bool) {
 			r.env.Error(name, n.Name, nil, &drivers.Error{Class: cls, Board: n.Name, Op: res.Stage.String(), Err: errors.New(msg)})
 			return
 		}
-		r.env.Check(name, m, false, res.Expected, "bring-up stages (DESIGN.md)", msg)
+		r.env.Check(name, m, false, res.Expected, "bring-up stages (docs/architecture.md)", msg)
 	}
 }
 

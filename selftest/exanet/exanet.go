@@ -71,6 +71,9 @@ func init() {
 		Doc:    "KARMA ping-pong round-trip latency versus hops and payload size (§4.2)"})
 	selftest.Register(selftest.Test{Name: "dor_path", Design: design, Run: runDORPath,
 		Doc: "a traced packet between every ordered pair of nodes follows the golden dimension-ordered path, VCs included (§3.3)"})
+	selftest.Register(selftest.Test{Name: "link_errors", Design: design, Run: runLinkErrors,
+		Doc: "every link receiver's error counters after the plan's traffic: corrected headers recorded per cable end " +
+			"(exanet.link.ecc_corrected, a degrading cable's trace), no uncorrectable header and no payload CRC error (§3.4)"})
 	selftest.Register(selftest.Test{Name: "port_loopback", Design: design, Run: runPortLoopback,
 		Params: map[string]string{"payloads": "4,100,512"},
 		Doc:    "a packet written word by word into an intra-tile port arrives intact at the neighbour's port (KARMA port access, §4)"})

@@ -2,7 +2,9 @@ package exanet
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/labrunner/labrunner/drivers"
 	"math/rand/v2"
@@ -57,11 +59,17 @@ func runLinks(ctx context.Context, env *selftest.Env) error {
 			env.Check("links.up", results.Measurement{Board: name, Params: p, Metric: "exanet.link.up", Value: up},
 				st.Up, "link up", "ExaNet §3.4 (Aurora 64B/66B channel up)",
 				fmt.Sprintf("%s:%s to %s is down: check the cable, the SFP+ modules and that %s is programmed", name, port, peer, peer))
+			credit := declaredCredit(env)
 			env.Check("links.credits", results.Measurement{Board: name, Params: p, Metric: "exanet.link.credits",
 				Value: float64(st.Credits), Unit: "words"},
-				st.Credits == st.CreditMax, fmt.Sprintf("%d words (the receiver's whole FIFO)", st.CreditMax),
+				st.Credits == credit, fmt.Sprintf("%d words (the receiver's whole FIFO, as the manifest declares it)", credit),
 				"ExaNet §3.4 (credits restored when the link is idle)",
-				fmt.Sprintf("%s:%s idle with %d of %d credits: the receiver has not returned credit (credit leak?)", name, port, st.Credits, st.CreditMax))
+				fmt.Sprintf("%s:%s idle with %d of %d credits: the receiver has not returned credit (credit leak?)", name, port, st.Credits, credit))
+			if c, ok := t.cableAt(name, i); ok {
+				if why := endState(end{name, i}, st, credit); why != "" {
+					badOf(env).mark(c, why)
+				}
+			}
 		}
 	}
 	return nil
@@ -113,6 +121,10 @@ func runBandwidth(ctx context.Context, env *selftest.Env) error {
 	default:
 		return fmt.Errorf("%s: bandwidth path %q: use router, router2x or link", env.Test.Pos, path)
 	}
+	if err := survey(ctx, env, t); err != nil {
+		return err
+	}
+	bad := badOf(env)
 	for _, pl := range payloads {
 		exp, err := gx.Bandwidth(path, pl)
 		if err != nil {
@@ -124,11 +136,27 @@ func runBandwidth(ctx context.Context, env *selftest.Env) error {
 				p["link"] = r.src + ":" + r.port
 			}
 			src, dst := env.Board(r.src), env.Board(r.dst)
+			var cs []cable
+			if r.port != "" {
+				if c, ok := t.cableAt(r.src, indexOf(linkPorts, r.port)); ok {
+					cs = []cable{c}
+				}
+			}
+			if why := bad.crossing(cs); why != "" {
+				notRun(env, "bandwidth", r.src, p, why)
+				if len(cs) > 0 {
+					notRun(env, "bandwidth.credits", r.src, p, why)
+				}
+				continue
+			}
 			perf, st, err := generate(ctx, env, src, dst, tx.Generate{
 				SrcPorts: r.srcMask, Dest: t.coord[r.dst], DestPort: 2, Payload: pl, Count: packets,
 			}, t, r.src, r.port)
 			if err != nil {
 				env.Error("bandwidth", r.src, p, err)
+				if len(cs) > 0 {
+					env.Error("bandwidth.credits", r.src, p, fmt.Errorf("not judged: the transfer could not be run: %w", err))
+				}
 				continue
 			}
 			senders := 1
@@ -148,11 +176,17 @@ func runBandwidth(ctx context.Context, env *selftest.Env) error {
 				}
 				m.Text = msg
 				env.Check("bandwidth", m, false, exp.Describe(), exp.Source, msg)
+				if len(cs) > 0 {
+					creditsRestored(ctx, env, src, r.src, r.port, p)
+					afterFailure(ctx, env, t, cs, fmt.Sprintf("a %d x %d B transfer over it failed: %s", packets, pl, msg))
+				}
 				continue
 			}
 			env.Record("bandwidth", m, exp)
-			if r.port != "" {
-				creditsRestored(ctx, env, src, r.src, r.port, p)
+			if len(cs) > 0 {
+				if !creditsRestored(ctx, env, src, r.src, r.port, p) {
+					bad.mark(cs[0], fmt.Sprintf("credits not restored after a %d x %d B transfer (credit leak)", packets, pl))
+				}
 			}
 		}
 	}
@@ -161,20 +195,24 @@ func runBandwidth(ctx context.Context, env *selftest.Env) error {
 
 // creditsRestored checks that a link whose traffic has drained holds its
 // whole credit again (§3.4: credit comes back as the receiver frees space):
-// a receiver that loses credits shows it here long before it stalls.
-func creditsRestored(ctx context.Context, env *selftest.Env, b *selftest.Board, name, port string, p results.Params) {
+// a receiver that loses credits shows it here long before it stalls. The
+// whole credit is the receiver FIFO the manifest declares, not the board's
+// own CREDIT_MAX. It reports whether the credit came back.
+func creditsRestored(ctx context.Context, env *selftest.Env, b *selftest.Board, name, port string, p results.Params) bool {
 	rctx, cancel := regDeadline(env, ctx, 8)
 	ls, err := tx.ReadLink(rctx, b.Regs, indexOf(linkPorts, port))
 	cancel()
 	if err != nil {
 		env.Error("bandwidth.credits", name, p, err)
-		return
+		return false
 	}
+	credit := declaredCredit(env)
 	m := results.Measurement{Board: name, Params: p, Metric: "exanet.link.credits_after", Value: float64(ls.Credits), Unit: "words"}
-	env.Check("bandwidth.credits", m, ls.Credits == ls.CreditMax,
-		fmt.Sprintf("%d words (all credit back once the link drained)", ls.CreditMax), "ExaNet §3.4 (credit-based flow control)",
+	v := env.Check("bandwidth.credits", m, ls.Credits == credit,
+		fmt.Sprintf("%d words (all credit back once the link drained)", credit), "ExaNet §3.4 (credit-based flow control)",
 		fmt.Sprintf("link %s:%s holds %d of %d credits after its traffic drained: %d credits were never returned by the receiver (credit leak)",
-			name, port, ls.Credits, ls.CreditMax, ls.CreditMax-ls.Credits))
+			name, port, ls.Credits, credit, int(credit)-int(ls.Credits)))
+	return v.Status == results.Pass
 }
 
 // generate runs one Traffic Generator transfer from src to dst and reads
@@ -254,6 +292,13 @@ func runLatency(ctx context.Context, env *selftest.Env) error {
 		payload int
 	}
 	mean := map[key]map[int]float64{}
+	// why[key][hops] says why a round trip has no mean (the per-hop
+	// difference built on it fails with that reason, never disappears).
+	why := map[key]map[int]string{}
+	if err := survey(ctx, env, t); err != nil {
+		return err
+	}
+	bad := badOf(env)
 	for _, h := range hops {
 		for _, src := range t.names {
 			dst := ""
@@ -275,11 +320,26 @@ func runLatency(ctx context.Context, env *selftest.Env) error {
 				continue // no node that far from src in this mesh
 			}
 			a, b := env.Board(src), env.Board(dst)
+			there, err1 := t.pathCables(src, dst)
+			back, err2 := t.pathCables(dst, src)
+			if err1 != nil || err2 != nil {
+				return fmt.Errorf("latency %s -> %s: %v %v", src, dst, err1, err2)
+			}
+			cs := append(there, back...)
 			for _, pl := range payloads {
 				p := results.Params{"hops": fmt.Sprint(h), "payload": fmt.Sprint(pl), "peer": dst}
 				exp, err := gx.RTT(h, pl)
 				if err != nil {
 					return err
+				}
+				k := key{src, pl}
+				if why[k] == nil {
+					why[k] = map[int]string{}
+				}
+				if w := bad.crossing(cs); w != "" {
+					notRun(env, "latency", src, p, w)
+					why[k][h] = "the " + fmt.Sprint(h) + "-hop round trip was not run: its path crosses " + w
+					continue
 				}
 				rctx, cancel := regDeadline(env, ctx, 16+iters)
 				err = b.Regs.Write(rctx, "PP_RESPONDER", 1)
@@ -290,6 +350,7 @@ func runLatency(ctx context.Context, env *selftest.Env) error {
 				cancel()
 				if err != nil {
 					env.Error("latency", src, p, err)
+					why[k][h] = fmt.Sprintf("the %d-hop round trip could not be measured: %v", h, err)
 					continue
 				}
 				m := results.Measurement{Board: src, Params: p, Metric: "exanet.rtt", Unit: "us"}
@@ -299,11 +360,12 @@ func runLatency(ctx context.Context, env *selftest.Env) error {
 				if pp.TimedOut || pp.Iterations != iters || pp.Iterations == 0 {
 					m.Text = fmt.Sprintf("%d of %d round trips completed (timeout=%v): a reply was lost on the way %s -> %s", pp.Iterations, iters, pp.TimedOut, src, dst)
 					env.Check("latency", m, false, exp.Describe(), exp.Source, m.Text)
+					why[k][h] = fmt.Sprintf("the %d-hop round trip failed: %s", h, m.Text)
+					afterFailure(ctx, env, t, cs, fmt.Sprintf("a ping-pong across it timed out (%s -> %s)", src, dst))
 					continue
 				}
 				m.Value = selftest.Micros(float64(pp.Sum)/float64(pp.Iterations), clockMHz(env))
 				env.Record("latency", m, exp)
-				k := key{src, pl}
 				if mean[k] == nil {
 					mean[k] = map[int]float64{}
 				}
@@ -315,16 +377,25 @@ func runLatency(ctx context.Context, env *selftest.Env) error {
 		for _, pl := range payloads {
 			byHops := mean[key{src, pl}]
 			for _, h := range hops {
+				if !slices.Contains(hops, h+1) {
+					continue
+				}
+				p := results.Params{"payload": fmt.Sprint(pl), "hops": fmt.Sprintf("%d-%d", h+1, h)}
 				lo, okLo := byHops[h]
 				hi, okHi := byHops[h+1]
+				w := why[key{src, pl}]
 				if !okLo || !okHi {
+					// A per-hop case the mesh has (both distances from this
+					// source) but whose round trips failed: it fails too.
+					if r := w[h] + w[h+1]; r != "" {
+						env.Error("latency.per_hop", src, p, &drivers.Error{Class: drivers.ClassDesign, Board: src, Op: "not measured", Err: errors.New(strings.TrimSpace(w[h] + " " + w[h+1]))})
+					}
 					continue
 				}
 				exp, err := gx.RTTPerHop(pl)
 				if err != nil {
 					return err
 				}
-				p := results.Params{"payload": fmt.Sprint(pl), "hops": fmt.Sprintf("%d-%d", h+1, h)}
 				env.Record("latency.per_hop", results.Measurement{Board: src, Params: p, Metric: "exanet.rtt.per_hop",
 					Value: hi - lo, Unit: "us"}, exp)
 			}
@@ -355,6 +426,10 @@ func runDORPath(ctx context.Context, env *selftest.Env) error {
 	}
 	order := t.order
 	lat := gx.Coord{X: t.lattice[0], Y: t.lattice[1], Z: t.lattice[2]}
+	if err := survey(ctx, env, t); err != nil {
+		return err
+	}
+	bad := badOf(env)
 	for _, src := range t.names {
 		for _, dst := range t.names {
 			p := results.Params{"src": t.gcoord(src).Param(), "dst": t.gcoord(dst).Param()}
@@ -368,13 +443,25 @@ func runDORPath(ctx context.Context, env *selftest.Env) error {
 				continue
 			}
 			exp := results.Expectation{Metric: "exanet.dor_path", Params: p, Text: golden.Text(),
-				Source: "ExaNet §3.3: DOR in order " + order + ", VC 1 for positive offsets, VC 0 otherwise"}
+				Source: "ExaNet §3.3: DOR in order " + order + ", VC 1 for positive offsets, VC 0 otherwise",
+				Budget: "exact: the path and VC of every hop, read from the routers' trace FIFOs"}
+			cs, err := t.pathCables(src, dst)
+			if err != nil {
+				return err
+			}
+			if w := bad.crossing(cs); w != "" {
+				notRun(env, "dor_path", src, p, w)
+				continue
+			}
 			text, err := tracePath(ctx, env, t, src, dst)
 			if err != nil {
 				env.Error("dor_path", src, p, err)
 				continue
 			}
-			env.Record("dor_path", results.Measurement{Board: src, Params: p, Metric: "exanet.dor_path", Text: text}, exp)
+			v := env.Record("dor_path", results.Measurement{Board: src, Params: p, Metric: "exanet.dor_path", Text: text}, exp)
+			if v.Status != results.Pass && strings.Contains(text, "lost") {
+				afterFailure(ctx, env, t, cs, "a traced packet across it was lost ("+text+")")
+			}
 		}
 	}
 	return nil
@@ -462,22 +549,34 @@ func runPortLoopback(ctx context.Context, env *selftest.Env) error {
 		return err
 	}
 	rng := rand.New(rand.NewPCG(uint64(env.Lab.Seed), 0x4b41524d41)) // "KARMA"
+	if err := survey(ctx, env, t); err != nil {
+		return err
+	}
+	bad := badOf(env)
 	for _, src := range t.names {
 		for i, port := range linkPorts {
 			dst := t.peer[src][i]
 			if dst == "" {
 				continue
 			}
+			c, _ := t.cableAt(src, i)
 			for _, pl := range payloads {
 				p := results.Params{"payload": fmt.Sprint(pl), "link": src + ":" + port}
+				// The payload and tag are drawn whether or not the case
+				// runs, so that every case sends the same bytes every night.
 				data := make([]byte, pl)
 				for j := range data {
 					data[j] = byte(rng.UintN(256))
 				}
 				tag := rng.Uint32()
+				if w := bad.crossing([]cable{c}); w != "" {
+					notRun(env, "port_loopback", src, p, w)
+					continue
+				}
 				msg, err := loopOnce(ctx, env, env.Board(src), env.Board(dst), t.coord[src], t.coord[dst], data, tag)
 				if err != nil {
 					env.Error("port_loopback", src, p, err)
+					afterFailure(ctx, env, t, []cable{c}, "a packet written into a port for it was not delivered: "+err.Error())
 					continue
 				}
 				m := results.Measurement{Board: src, Params: p, Metric: "exanet.port_loopback", Value: float64(pl), Unit: "B"}
@@ -486,6 +585,9 @@ func runPortLoopback(ctx context.Context, env *selftest.Env) error {
 				}
 				env.Check("port_loopback", m, msg == "", fmt.Sprintf("%d bytes delivered intact to %s port 1", pl, dst),
 					"ExaNet §4 (KARMA intra-tile port access)", msg)
+				if msg != "" {
+					afterFailure(ctx, env, t, []cable{c}, "a packet across it arrived damaged or not at all: "+msg)
+				}
 			}
 		}
 	}

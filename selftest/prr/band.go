@@ -1,6 +1,7 @@
 package prr
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/labrunner/labrunner/results"
@@ -77,12 +78,26 @@ func halfWidth(sd float64, n int) float64 {
 // Fractions are capped at 1.
 func meanBand(metric string, v []float64, unit string, rel, abs float64, source, note string) results.Expectation {
 	m := meanOf(v)
-	h := math.Max(halfWidth(sdOf(v), len(v)), math.Max(rel*math.Abs(m), abs))
+	pi := halfWidth(sdOf(v), len(v))
+	floor := math.Max(rel*math.Abs(m), abs)
+	h := math.Max(pi, floor)
 	lo, hi := math.Max(0, m-h), m+h
 	if unit == "fraction" || unit == "packets/cycle/port" {
 		hi = math.Min(hi, 1)
 	}
-	return results.Expectation{Metric: metric, Value: m, Unit: unit, Min: results.Float(lo), Max: results.Float(hi), Source: source, Note: note}
+	e := results.Expectation{Metric: metric, Value: m, Unit: unit, Min: results.Float(lo), Max: results.Float(hi), Source: source, Note: note}
+	e.Budget = fmt.Sprintf("golden/prr replica spread at the test's run length: %g%% prediction interval for one more run over %d replicas, t(%d dof) %.4g x sd %.4g x sqrt(1+1/n) = ±%.4g %s; floor ±%.4g %s (%g of the mean, or %.4g: three packets of one run's offered load)",
+		100*bandCoverage, len(v), len(v)-1, tQuantile(len(v)-1), sdOf(v), pi, unit, floor, unit, rel, abs)
+	return bandReason(e, "the width is the sampling noise of one run of this length, measured by golden/prr's replicas (reading P61): a shorter band would fail healthy switches")
+}
+
+// bandReason states why a band is wider than results.WideBand (or reaches
+// 0), when it is.
+func bandReason(e results.Expectation, why string) results.Expectation {
+	if e.NeedsReason() {
+		e.Wide = why
+	}
+	return e
 }
 
 // maxBand is the band of an extreme over a run (a worst-case latency).
@@ -111,10 +126,14 @@ func maxBand(metric string, v []float64, unit, source, note string) results.Expe
 	beta := sd * math.Sqrt(6) / math.Pi
 	mu := meanOf(v) - eulerGamma*beta
 	gq := func(p float64) float64 { return mu - beta*math.Log(-math.Log(p)) }
+	loLog, hiLog := lo, hi
 	lo = math.Min(lo, gq((1-bandCoverage)/2))
 	hi = math.Max(hi, gq((1+bandCoverage)/2))
-	return results.Expectation{Metric: metric, Value: meanOf(v), Unit: unit,
+	e := results.Expectation{Metric: metric, Value: meanOf(v), Unit: unit,
 		Min: results.Float(math.Max(0, math.Floor(lo)-1)), Max: results.Float(math.Ceil(hi) + 1), Source: source, Note: note}
+	e.Budget = fmt.Sprintf("golden/prr replica spread of a run's maximum at the test's run length, %d replicas at %g%% coverage: the log(1+x) prediction interval [%.4g, %.4g] (sd of the logs floored at 0.05) joined with a Gumbel fit's [%.4g, %.4g] (scale sd·√6/π, sd %.4g floored at 5%% of the mean); ±1 %s for integer figures",
+		len(v), 100*bandCoverage, loLog, hiLog, gq((1-bandCoverage)/2), gq((1+bandCoverage)/2), sd, unit)
+	return bandReason(e, "the worst case of one run is an extreme value: its spread across runs of this length is that wide (golden/prr's replicas, Gumbel upper tail; reading P61)")
 }
 
 // eulerGamma is the Euler-Mascheroni constant, the mean of a standard
@@ -141,5 +160,6 @@ func withRange(e results.Expectation, v []float64) results.Expectation {
 	if e.Max == nil || hi > *e.Max {
 		e.Max = results.Float(hi)
 	}
-	return e
+	e.Budget += fmt.Sprintf("; widened to the range of the %d replicas [%.4g, %.4g] (heavy tail: the range holds one more run with probability (n-1)/(n+1))", len(v), lo, hi)
+	return bandReason(e, "rare whole-group overflows make drops heavy-tailed: zero in most runs and tens of packets in a few, and 0 is a healthy outcome (reading P61)")
 }

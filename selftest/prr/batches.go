@@ -202,7 +202,7 @@ func diffPlacement(slots []tp.Slot, want, got []uint32) []slotDiff {
 // diagnose reads a pattern into the differences of one batch, port by port:
 // a constant rotation of a port's queues is its offset counter (§3.2b); the
 // right queues in another order is the sorting network's order of equal
-// keys (§3.2a; the lead's ruling: input order); the right queues at other
+// keys (§3.2a; reading P1: input order); the right queues at other
 // entries are fill levels that disagree.
 func diagnose(slots []tp.Slot, want, got []uint32, p int) []string {
 	type pair struct{ w, g tp.Placement }
@@ -247,7 +247,7 @@ func diagnose(slots []tp.Slot, want, got []uint32, p int) []string {
 		case slices.Equal(wq, gq):
 			out = append(out, fmt.Sprintf("port %d: right queues, other entries: the queues' fill levels differ from the golden ones", d))
 		case sameSet(wq, gq):
-			out = append(out, fmt.Sprintf("port %d: its %d packets landed in the right queues but permuted among themselves: the sorting network did not keep equal keys in input order (§3.2a; ruling: input order)", d, len(ps)))
+			out = append(out, fmt.Sprintf("port %d: its %d packets landed in the right queues but permuted among themselves: the sorting network did not keep equal keys in input order (§3.2a; reading P1: input order)", d, len(ps)))
 		default:
 			out = append(out, fmt.Sprintf("port %d: queues %v, golden %v", d, gq, wq))
 		}

@@ -14,7 +14,7 @@ import (
 )
 
 // formulas returns golden/prr's closed-form expectations (§4.1-§4.2,
-// Table 1, §5.2) for the loaded build, by metric.
+// Table 1, §5.2) for the declared build, by metric.
 func formulas(b tp.Build) (map[string]results.Expectation, error) {
 	exps, err := gp.Model{}.Predict(map[string]string{
 		"p": fmt.Sprint(b.Ports), "s": fmt.Sprint(b.S), "width_bits": fmt.Sprint(b.PacketBits),
@@ -30,7 +30,7 @@ func formulas(b tp.Build) (map[string]results.Expectation, error) {
 	return out, nil
 }
 
-const loadedBuildNote = "; measured on the loaded build only: other P and S need their own bitstream (docs/prr.md)"
+const loadedBuildNote = "; golden fed the declared build (manifest config:, reading P60): other P and S need their own bitstream (docs/prr.md)"
 
 // runPipelineLatency measures the pipeline latency three ways on the
 // loaded build: LAST_ENQ_CYCLE - LAST_INS_CYCLE of released batches, the
@@ -236,8 +236,10 @@ func pipelineFromTraffic(ctx context.Context, env *selftest.Env, b *selftest.Boa
 	exp.Note += loadedBuildNote + fmt.Sprintf("; TG_LAT_MIN of a %d-cycle uniform run at input rate 1/64", cycles)
 	pr := pp.Clone()
 	pr["clock_mhz"] = fmt.Sprint(sw.Build.ClockMHz())
+	// Cycles become time at the board's own clock (CLOCK_KHZ): golden's
+	// figure is at the declared clock, so a build that misses it fails.
 	env.Record("pipeline_latency.port_to_port", results.Measurement{Board: b.Name, Params: pr, Metric: "prr.port_to_port_latency",
-		Value: float64(r.LatMin) * 1e3 / sw.Build.ClockMHz(), Unit: "ns"}, exp)
+		Value: float64(r.LatMin) * 1e3 / sw.HW.ClockMHz(), Unit: "ns"}, exp)
 
 	// latency - wait = (queue write - insertion) + 1 for every packet: the
 	// sums differ by (latency_opt + 1) × delivered exactly.

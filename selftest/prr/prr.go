@@ -12,12 +12,14 @@
 //     the delivered fraction against the golden simulation (§5.1);
 //   - latency: average and worst-case latency at input rate 1 for the three
 //     traffic models of §5.1 against golden simulation bands;
-//   - drop_rate: drop rate at the build's FIFO depth against the golden
+//   - drop_rate: drop rate at the declared FIFO depth against the golden
 //     simulation at that depth (§5.1, Fig. 9).
 //
-// The runner works on the loaded build: P, S, FIFO depth, packet width and
-// clock are read from the registers, never assumed, so the same plan runs
-// on any bitstream of the design, emulated or real.
+// The runner judges the board as the build its manifest declares (config:
+// P, S, FIFO depth, packet width, clock; reading P60): golden/prr is fed
+// those, never the board's registers, and the registers test checks each
+// board's build registers against them. Another build needs its own
+// manifest version.
 package prr
 
 import (
@@ -26,6 +28,7 @@ import (
 	"hash/fnv"
 	"time"
 
+	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/selftest"
@@ -55,7 +58,7 @@ func init() {
 			"batches": "16 (batches released for the timestamps)",
 			"cycles":  "20000 (light-load traffic-generator run for the port-to-port minimum)",
 		},
-		Doc: "pipeline latency in cycles of the loaded build (P, S from PORTS, STAGE_S) from LAST_ENQ_CYCLE - " +
+		Doc: "pipeline latency in cycles of the declared build (P, S from the manifest's config:) from LAST_ENQ_CYCLE - " +
 			"LAST_INS_CYCLE and the queue entries' own timestamps, against FPGA'20 §4.1-§4.2 / Table 1 " +
 			"(golden PipelineFor); port-to-port minimum latency at light load (TG_LAT_MIN) against " +
 			"(latency_opt + 1)/f_clk (§5.2). Other P and S need their own bitstream"})
@@ -68,7 +71,7 @@ func init() {
 		},
 		Doc: "at input rate 1: line rate with a permutation (every input to its own port) against Width × f_clk " +
 			"(FPGA'20 §5.2, golden LineGbps, from PKT_BITS and CLOCK_KHZ), and the delivered fraction per port " +
-			"under each §5.1 traffic model against the golden simulation at the build's FIFO depth"})
+			"under each §5.1 traffic model against the golden simulation at the declared FIFO depth"})
 	selftest.Register(selftest.Test{Name: "latency", Design: design, Run: runLatency,
 		Params: map[string]string{
 			"cycles":   "30000 (cycles of traffic per run, at least 10000; golden worst cases grow with it)",
@@ -77,7 +80,7 @@ func init() {
 		},
 		Doc: "average and worst-case latency at input rate 1 for the three traffic models of FPGA'20 §5.1 " +
 			"(queue wait + 1: the paper's latency with 0-cycle processing) against golden simulation bands of the " +
-			"same run length at the build's FIFO depth; departures in order and nothing stranded when nothing " +
+			"same run length at the declared FIFO depth; departures in order and nothing stranded when nothing " +
 			"was dropped (§4.4); packets conserved"})
 	selftest.Register(selftest.Test{Name: "drop_rate", Design: design, Run: runDropRate,
 		Params: map[string]string{
@@ -86,19 +89,43 @@ func init() {
 			"loads":    "1 (input rates, each 0 < r ≤ 1)",
 			"replicas": "199 (golden simulation replicas; the band includes their range, which holds one more run with 99% probability for 199)",
 		},
-		Doc: "drop rate at the loaded build's FIFO depth (FIFO_DEPTH is a build parameter) per traffic model and " +
+		Doc: "drop rate at the declared FIFO depth (FIFO_DEPTH is a build parameter, judged by registers.config) per traffic model and " +
 			"input rate, against the golden simulation at that depth with the same cycles (FPGA'20 §5.1, Fig. 9)"})
 }
 
-// open reads a board's build and resolves the driver's addresses.
+// open resolves the driver's addresses and opens the board as the build
+// the manifest declares (reading P60): golden/prr is fed the declared P,
+// S, FIFO depth, packet width and clock, never the board's registers; the
+// registers test judges those registers against the same declaration, and
+// the board's own CLOCK_KHZ and PKT_BITS only convert its counts to time
+// and bits (sw.HW).
 func open(ctx context.Context, env *selftest.Env, b *selftest.Board) (*tp.Switch, error) {
+	decl, err := declaredBuild(env.Design)
+	if err != nil {
+		return nil, drivers.Setup("", "design "+env.Design.Name, "declare the value in the manifest's config: block", err)
+	}
 	rctx, cancel := steps(ctx, env, 4)
 	defer cancel()
-	sw, err := tp.Open(rctx, b.Regs)
+	sw, err := tp.OpenAs(rctx, b.Regs, decl)
 	if err != nil {
 		return nil, fmt.Errorf("board %s: %w", b.Name, err)
 	}
 	return sw, nil
+}
+
+// declaredBuild is the build the manifest declares (config:).
+func declaredBuild(m *bitstreams.Manifest) (tp.Build, error) {
+	var b tp.Build
+	v := map[string]float64{}
+	for _, name := range []string{"ports", "s", "fifo_depth", "packet_bits", "clock_khz"} {
+		c, err := m.Declared(name)
+		if err != nil {
+			return b, err
+		}
+		v[name] = c.Value
+	}
+	b = tp.Build{Ports: int(v["ports"]), S: int(v["s"]), FIFODepth: int(v["fifo_depth"]), PacketBits: int(v["packet_bits"]), ClockKHz: uint32(v["clock_khz"])}
+	return b, b.Check()
 }
 
 // steps bounds a sequence of n register accesses (bursts count as one).

@@ -213,6 +213,7 @@ func runFailure(ctx context.Context, env *selftest.Env) (err error) {
 			fmt.Sprintf("mean over %d connected nodes of FAILED_SLOTS/RX_SLOTS over %d epochs", fracN, epochs))
 		m.Unit = "fraction"
 		env.Record("failure.fraction", m, results.Expectation{Metric: "shoal.failed_slots.fraction", Value: frac, Unit: "fraction", RelTol: 1e-9,
+			Budget: "exact: whole epochs after the detection settled, every failed slot counted; 1e-9 is floating-point rounding",
 			Source: "Shoal Table 1: fraction of failed slots against failed components, two-stage Clos",
 			Note: fmt.Sprintf("golden/shoal FailedSlotFraction for %s (%s), symmetric detection, mean over the nodes still connected; Table 1 approximates %.4g",
 				what, fail.Kind, gs.TableOneApprox(fail.Kind, n))})

@@ -68,6 +68,28 @@ func runSchedule(ctx context.Context, env *selftest.Env) error {
 	if gsched.EpochSlots() != E {
 		return fmt.Errorf("golden/shoal's cyclic epoch is %d slots, the runner's %d", gsched.EpochSlots(), E)
 	}
+	// Every board's cell registers against golden's cell at the plan's
+	// slot (reading S60: the runner sizes flows with golden's figures,
+	// this is where the board's own are judged).
+	for _, b := range append(append([]string{}, r.NICBoards...), r.SwitchBoards...) {
+		for _, reg := range []struct {
+			name string
+			want int
+		}{{"CELL_BYTES", c.CellBytes()}, {"PAYLOAD_BYTES", c.PayloadBytes()}} {
+			p := results.Params{"reg": reg.name, "slot_cycles": strconv.Itoa(k.base.SlotCycles)}
+			v, err := r.ReadReg(ctx, b, reg.name)
+			if err != nil {
+				env.Error("schedule.cell", b, p, err)
+				continue
+			}
+			m := meas(b, p, "shoal.cell_bytes", float64(v), "")
+			m.Unit = "bytes"
+			env.Check("schedule.cell", m, int(v) == reg.want, fmt.Sprintf("%d bytes", reg.want),
+				"Shoal §6.1: a 12-cycle slot less a 1-cycle guard band and the MAC's 3 cycles carries 64-byte cells; §3.5: an 8-byte cell header (golden/shoal CellBytes, PayloadBytes)",
+				fmt.Sprintf("%s reads %s = %d at a %d-cycle slot with a %d-cycle guard band, golden/shoal gives %d: the cells the board cuts are not the ones the flows and the golden model are sized for",
+					b, reg.name, v, k.base.SlotCycles, k.base.GuardCycles, reg.want))
+		}
+	}
 	switches := f.Switches() // leaves, then spines: golden's SwitchIDs order
 	// cfg[t][w]: the logical configuration switch w held in slot t.
 	cfg := make([][]gs.SwitchSlot, E)

@@ -229,9 +229,15 @@ func (k *rack) bringUp(ctx context.Context) error {
 	if err := k.r.Boot(ctx); err != nil {
 		return err
 	}
-	var err error
-	k.cell, k.payload, err = k.r.Cell(ctx)
-	return err
+	// The cell and payload the runner sizes flows with are golden's at the
+	// plan's slot (reading S60), never the board's CELL_BYTES and
+	// PAYLOAD_BYTES: the schedule test judges those registers.
+	c, err := k.golden(k.base.SlotCycles)
+	if err != nil {
+		return err
+	}
+	k.cell, k.payload = c.CellBytes(), c.PayloadBytes()
+	return nil
 }
 
 // restore puts the base configuration back after a test changed it: the

@@ -53,6 +53,7 @@ func runCellification(ctx context.Context, env *selftest.Env) error {
 		cells, err := tracedCells(ctx, c, src, dst, l)
 		if err != nil {
 			env.Error("cellification", src, p, err)
+			notJudged(env, src, p, "the traced packet was not delivered (cellification)", "cellification.cells", "cellification.design", "cellification.count")
 			continue
 		}
 		var sizes []string
@@ -83,12 +84,12 @@ func runCellification(ctx context.Context, env *selftest.Env) error {
 		env.Check("cellification.cells", results.Measurement{Board: src, Params: p, Metric: "tin.cell.format", Value: float64(len(bad)), Text: firstLines(bad, 4)},
 			len(bad) == 0, "RPTR indices 0..n-1 into one reassembly slot, header CRC-8 good, addressed to the packet's ends",
 			"Aquila §3.1 (routing header), §3.3 (reassembly pointer), docs/tin.md (data cell RPTR)", fmt.Sprintf("%d-byte packet from %s to %s: %s", l, src, dst, firstLines(bad, 4)))
-		// The build's own statement of its format.
+		// The cell format the manifest declares (config:).
 		own := tt.Timing.DataCells(c.timing, l)
 		ownText := joinInts(own)
 		env.Check("cellification.design", results.Measurement{Board: src, Params: p, Metric: "tin.cell.sizes_design", Text: text}, text == ownText,
-			ownText, fmt.Sprintf("this build's CELL_FORMAT/CELL_PAYLOAD (%d B header, %d B tag, %d B per cell)", c.timing.Header, c.timing.DataTag, c.timing.DataPayload),
-			fmt.Sprintf("%d-byte packet cut into cells %s, the build's own registers say %s", l, text, ownText))
+			ownText, fmt.Sprintf("the declared cell format (manifest config: %d B header, %d B tag, %d B per cell)", c.timing.Header, c.timing.DataTag, c.timing.DataPayload),
+			fmt.Sprintf("%d-byte packet cut into cells %s, the declared cell format gives %s", l, text, ownText))
 		// Against golden/tin.
 		if e, ok := expectation(es, "tin.cell.sizes", p); ok {
 			env.Record("cellification", results.Measurement{Board: src, Params: p, Metric: "tin.cell.sizes", Text: text, Unit: "bytes"}, e)

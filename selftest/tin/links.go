@@ -67,36 +67,36 @@ func runLinks(ctx context.Context, env *selftest.Env) error {
 			env.Check("links.peer", results.Measurement{Board: b, Params: par, Metric: "tin.link.peer", Value: float64(ps.Peer), Text: ps.Peer.String()},
 				ps.Peer == want, want.String(), "docs/tin.md (PORT_PEER learnt at training)",
 				fmt.Sprintf("%s reads peer %s, but the lab cables it to %s (%s): the cable is not where the lab file says", cage, ps.Peer, p.Peer, want))
-			fifo, err := c.r.Read(ctx, p.Peer, "VC_FIFO_BYTES")
-			if err != nil {
-				env.Error("links.credits", b, par, err)
-				continue
-			}
+			// The peer's FIFO as the manifest declares it (reading A60),
+			// not as the peer's VC_FIFO_BYTES reads.
+			fifo := max(uint32(c.decl["vc_fifo_bytes"]), 160)
 			env.Check("links.credit_init", results.Measurement{Board: b, Params: par, Metric: "tin.link.credit_init", Value: float64(ps.CreditInit), Unit: "bytes"},
-				ps.CreditInit == max(fifo, 160), fmt.Sprintf("%d bytes (the peer's VC_FIFO_BYTES)", max(fifo, 160)), "Aquila §3.1 (credit-protected per-VC FIFOs)",
-				fmt.Sprintf("%s got %d credit bytes per VC at training, %s's FIFO holds %d", cage, ps.CreditInit, p.Peer, max(fifo, 160)))
-			creditsAtRest(env, "links.credits", b, par, cage, tt.Cage{Board: p.Peer, Index: p.PeerCage}, ps)
+				ps.CreditInit == fifo, fmt.Sprintf("%d bytes (the declared VC_FIFO_BYTES of the peer)", fifo), "Aquila §3.1 (credit-protected per-VC FIFOs)",
+				fmt.Sprintf("%s got %d credit bytes per VC at training, %s's FIFO is declared %d", cage, ps.CreditInit, p.Peer, fifo))
+			creditsAtRest(env, "links.credits", b, par, cage, tt.Cage{Board: p.Peer, Index: p.PeerCage}, ps, fifo)
 		}
 	}
 	return nil
 }
 
-// creditsAtRest records the credit check of one cage of an idle fabric.
-func creditsAtRest(env *selftest.Env, name, board string, par results.Params, cage, peer tt.Cage, ps tt.PortState) {
-	short := ps.Short()
+// creditsAtRest records the credit check of one cage of an idle fabric:
+// every VC holds the credits of the peer's declared FIFO (want), not of
+// what the cage's own CREDIT_INIT says it was given.
+func creditsAtRest(env *selftest.Env, name, board string, par results.Params, cage, peer tt.Cage, ps tt.PortState, want uint32) {
+	short := ps.ShortOf(want)
 	missing := 0
 	for _, v := range ps.Credits {
-		if v < ps.CreditInit {
-			missing += int(ps.CreditInit - v)
+		if v < want {
+			missing += int(want - v)
 		}
 	}
 	m := results.Measurement{Board: board, Params: par, Metric: "tin.link.credits_missing", Value: float64(missing), Unit: "bytes"}
 	if len(short) > 0 {
 		m.Text = strings.Join(short, " ")
 	}
-	env.Check(name, m, len(short) == 0, fmt.Sprintf("CREDITS = CREDIT_INIT (%d bytes) on all 32 VCs", ps.CreditInit),
+	env.Check(name, m, len(short) == 0, fmt.Sprintf("CREDITS = %d bytes (the peer's declared FIFO) on all 32 VCs", want),
 		"Aquila §3.1 (reliable credit mechanism: credits come home when the FIFOs drain)",
-		fmt.Sprintf("%s holds fewer credits than CREDIT_INIT at rest on %s: %d credit bytes were never returned by the receiver behind the cable, %s (credit leak)",
+		fmt.Sprintf("%s does not hold the peer's FIFO in credits at rest on %s: %d credit bytes were never returned by the receiver behind the cable, %s (credit leak)",
 			cage, strings.Join(short, ", "), missing, peer))
 }
 
@@ -170,7 +170,7 @@ func runCredits(ctx context.Context, env *selftest.Env) error {
 					"Aquila §3.1", fmt.Sprintf("%s is down after the traffic: its credits cannot be judged", cage))
 				continue
 			}
-			creditsAtRest(env, "credits", b, par, cage, tt.Cage{Board: pt.Peer, Index: pt.PeerCage}, ps)
+			creditsAtRest(env, "credits", b, par, cage, tt.Cage{Board: pt.Peer, Index: pt.PeerCage}, ps, max(uint32(c.decl["vc_fifo_bytes"]), 160))
 		}
 	}
 	return nil

@@ -115,6 +115,13 @@ func runRMAIsolation(ctx context.Context, env *selftest.Env) error {
 			return err
 		}
 		if !runStatus(env, "rma_isolation", rr, p, "1RMA reads, scenario "+sc.name) {
+			why := "the reads of scenario " + sc.name + " did not finish (rma_isolation.run)"
+			notJudged(env, "", p, why, "rma_isolation.resp_cells")
+			for _, st := range []string{"p50", "p99"} {
+				pp := p.Clone()
+				pp["stat"] = st
+				notJudged(env, "", pp, why, "rma_isolation.latency")
+			}
 			continue
 		}
 		class := tt.LatRMAHi
@@ -136,7 +143,12 @@ func runRMAIsolation(ctx context.Context, env *selftest.Env) error {
 		if err != nil {
 			return err
 		}
-		if e, ok := expectation(es, "tin.rma.resp_cells", results.Params{"bytes": strconv.Itoa(bytes)}); ok && done > 0 {
+		if e, ok := expectation(es, "tin.rma.resp_cells", results.Params{"bytes": strconv.Itoa(bytes)}); !ok {
+			env.Error("rma_isolation.resp_cells", "", p, fmt.Errorf("golden/tin predicted no tin.rma.resp_cells for %d bytes", bytes))
+		} else if done == 0 {
+			env.Check("rma_isolation.resp_cells", results.Measurement{Params: p, Metric: "tin.rma.reads_done", Value: 0, Unit: "reads"}, false,
+				e.Describe()+" per read", e.Source, "no read completed (RMA_READS_DONE 0): Resp cells per read cannot be counted")
+		} else {
 			env.Record("rma_isolation.resp_cells", results.Measurement{Params: p, Metric: "tin.rma.resp_cells", Value: float64(cells) / float64(done), Unit: "cells"}, e)
 		}
 		for _, st := range []struct {
@@ -156,33 +168,50 @@ func runRMAIsolation(ctx context.Context, env *selftest.Env) error {
 	}
 	alone, hb, lb := lat["hi_alone"], lat["hi_bulk"], lat["lo_bulk"]
 	if len(alone) == 0 || len(hb) == 0 || len(lb) == 0 {
+		why := fmt.Sprintf("a scenario has no latency samples (%d alone, %d high priority beside bulk, %d low priority beside bulk): see rma_isolation.run and rma_isolation.latency", len(alone), len(hb), len(lb))
+		for _, st := range []string{"p50", "p99"} {
+			notJudged(env, "", results.Params{"stat": st}, why, "rma_isolation.baseline", "rma_isolation.hipri")
+		}
+		notJudged(env, "", nil, why, "rma_isolation.lopri")
 		return nil
 	}
 	// §5.1: "less than 5 µs median and tail latency" for high-priority 1RMA.
+	// A read's Resp cells cross at least one link one after another
+	// (golden/tin's serialization of full cells on a local link): no read
+	// can be faster than that (reading A62).
+	floor := float64(bytes+int(c.timing.RespPayload)-1) / float64(c.timing.RespPayload) * float64(c.timing.CellMax) * 8 / (float64(c.timing.LinkMbps) / 1000)
 	for _, st := range []struct {
 		name string
 		q    float64
 	}{{"p50", 0.5}, {"p99", 0.99}} {
 		v := percentile(alone, st.q)
-		env.Check("rma_isolation.baseline", results.Measurement{Params: results.Params{"stat": st.name}, Metric: "tin.rma.latency_alone", Value: v, Unit: "ns"},
-			v < 5000, "below 5000 ns", "Aquila §5.1, Fig. 9 (1RMA baseline below 5 µs median and tail)",
-			fmt.Sprintf("high-priority 4 KB reads alone take %.0f ns at the %s, the paper's 1RMA stays below 5 µs", v, st.name))
+		env.Record("rma_isolation.baseline", results.Measurement{Params: results.Params{"stat": st.name}, Metric: "tin.rma.latency_alone", Value: v, Unit: "ns",
+			Text: fmt.Sprintf("%d reads", len(alone))},
+			results.Expectation{Metric: "tin.rma.latency_alone", Min: results.Float(floor), Max: results.Float(5000), Unit: "ns",
+				Source: "Aquila §5.1, Fig. 9 (1RMA baseline below 5 µs median and tail)",
+				Note:   fmt.Sprintf("high-priority %d-byte reads alone; below the paper's 5 µs, above the %.0f ns their Resp cells take to cross one link", bytes, floor),
+				Budget: fmt.Sprintf("above: the paper's bound (5 µs); below: %d Resp cells of %d B serialised on one %g Gb/s link (%.0f ns), the least a read can take", (bytes+int(c.timing.RespPayload)-1)/int(c.timing.RespPayload), c.timing.CellMax, float64(c.timing.LinkMbps)/1000, floor),
+				Wide:   "no golden model of a 1RMA read's latency yet (a request to golden/tin): the band is the paper's bound and a physical floor (reading A62)"})
 		with := percentile(hb, st.q)
-		env.Check("rma_isolation.hipri", results.Measurement{Params: results.Params{"stat": st.name}, Metric: "tin.rma.hipri_ratio", Value: with / v, Unit: "x",
+		env.Record("rma_isolation.hipri", results.Measurement{Params: results.Params{"stat": st.name}, Metric: "tin.rma.hipri_ratio", Value: with / v, Unit: "x",
 			Text: fmt.Sprintf("%.0f ns beside bulk, %.0f ns alone", with, v)},
-			with <= slack*v, fmt.Sprintf("at most %.2fx the latency alone", slack),
-			"Aquila §5.1, Fig. 9 (high-priority 1RMA on its own VCs is nearly unaffected by bulk IP)",
-			fmt.Sprintf("high-priority reads beside bulk IP take %.0f ns at the %s, %.2fx the %.0f ns alone: the bulk traffic is not isolated from them", with, st.name, with/v, v))
+			results.Expectation{Metric: "tin.rma.hipri_ratio", Value: 1, Min: results.Float(1 / slack), Max: results.Float(slack), Unit: "x",
+				Source: "Aquila §5.1, Fig. 9 (high-priority 1RMA on its own VCs is nearly unaffected by bulk IP)",
+				Note:   fmt.Sprintf("high-priority reads beside bulk IP against the same reads alone, at the %s", st.name),
+				Budget: fmt.Sprintf("the test's slack %.2fx either way (plan parameter slack): \"nearly unaffected\" with %d reads per scenario, whose %s moves by a few cells' time between runs", slack, reads, st.name),
+				Wide:   "the paper says only \"nearly unaffected\" (Fig. 9 shows no number for it); the slack is the plan's (reading A62)"})
 	}
 	// Low priority shares the bulk's VCs: it must not come out faster than
 	// high priority beside the same bulk (compare medians: the tail of a
 	// few dozen reads is noisy).
 	lo, hi := percentile(lb, 0.5), percentile(hb, 0.5)
-	env.Check("rma_isolation.lopri", results.Measurement{Metric: "tin.rma.lopri_ratio", Value: lo / hi, Unit: "x",
+	env.Record("rma_isolation.lopri", results.Measurement{Metric: "tin.rma.lopri_ratio", Value: lo / hi, Unit: "x",
 		Text: fmt.Sprintf("median %.0f ns low priority, %.0f ns high priority, both beside bulk", lo, hi)},
-		lo >= hi, "low priority beside bulk at least as slow as high priority beside bulk",
-		"Aquila §5.1, Fig. 9 (low-priority 1RMA sharing the bulk's VCs is slower)",
-		fmt.Sprintf("low-priority reads beside bulk (median %.0f ns) beat high-priority ones (%.0f ns): the classes are not separated", lo, hi))
+		results.Expectation{Metric: "tin.rma.lopri_ratio", Value: 1, Min: results.Float(1), Unit: "x",
+			Source: "Aquila §5.1, Fig. 9 (low-priority 1RMA sharing the bulk's VCs is slower)",
+			Note:   "median of low-priority reads beside bulk over the median of high-priority reads beside the same bulk",
+			Budget: "at least 1: the paper orders the two classes and gives no ratio",
+			Wide:   "one-sided: Fig. 9 shows low priority slower beside bulk without a figure for how much (reading A62)"})
 	return nil
 }
 

@@ -46,7 +46,7 @@ func (j *pathJudge) set(id tt.CellID, mode gt.Mode, class int) (gt.RouteSet, err
 
 // judge reports whether a complete path is one the mode may give: in the
 // golden route set, or — for a non-minimal route of a mode that allows them
-// — a route with the properties the paper fixes. The lead's ruling on §3.2:
+// — a route with the properties the paper fixes (reading A7, Aquila §3.2):
 // Aquila keeps inside a pod "turn rules similar to the parity-sign approach
 // in [20]" without giving them, so which two-hop and inter-pod detours a
 // pod's tables offer is the operator's choice, and golden/tin's own

@@ -92,6 +92,12 @@ func runRTT(ctx context.Context, env *selftest.Env) error {
 			return err
 		}
 		if !runStatus(env, "rtt", rr, p, fmt.Sprintf("uniform-random traffic at load %s", ls[i])) {
+			notJudged(env, "", p, "the run at this load did not finish (rtt.run)", "rtt.samples")
+			for _, st := range []string{"mean", "p99"} {
+				pp := p.Clone()
+				pp["stat"] = st
+				notJudged(env, "", pp, "the run at this load did not finish (rtt.run)", "rtt")
+			}
 			continue
 		}
 		s, err := c.r.AllSamples(ctx, tt.LatIP)
@@ -99,15 +105,11 @@ func runRTT(ctx context.Context, env *selftest.Env) error {
 			env.Error("rtt", "", p, err)
 			continue
 		}
-		sent, err := c.r.Sum(ctx, "IPG_SENT")
-		if err != nil {
-			return err
-		}
-		if uint64(len(s)) != sent {
-			env.Check("rtt.samples", results.Measurement{Params: p, Metric: "tin.fabric.rtt_samples", Value: float64(len(s)), Unit: "samples"}, false,
-				fmt.Sprintf("%d samples, one per request", sent), "docs/tin.md (LAT class 0 with REPLY)",
-				fmt.Sprintf("%d RTT samples for %d requests: replies lost or samples overflowed", len(s), sent))
-		}
+		// One sample per request the generators were asked for.
+		sent := tt.Total(ws, "IPG_COUNT")
+		env.Check("rtt.samples", results.Measurement{Params: p, Metric: "tin.fabric.rtt_samples", Value: float64(len(s)), Unit: "samples"}, uint64(len(s)) == sent,
+			fmt.Sprintf("%d samples, one per request", sent), "docs/tin.md (LAT class 0 with REPLY)",
+			fmt.Sprintf("%d RTT samples for %d requests: requests not sent, replies lost or samples overflowed", len(s), sent))
 		if len(s) == 0 {
 			continue
 		}

@@ -82,6 +82,7 @@ func runTracePath(ctx context.Context, env *selftest.Env) error {
 	}
 	p := results.Params{"src": src, "dst": dst, "bytes": strconv.Itoa(bytes)}
 	if !runStatus(env, "trace_path", rr, p, "the traced packet") {
+		notJudged(env, src, p, "the traced packet's run did not finish (trace_path.run)", "trace_path", "trace_path.routes")
 		return nil
 	}
 	recs, err := c.r.AllTraces(ctx)

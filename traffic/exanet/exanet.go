@@ -148,7 +148,7 @@ func Poll(ctx context.Context, r *regmap.Regs, name string, cond func(uint32) bo
 		}
 		select {
 		case <-ctx.Done():
-			return v, fmt.Errorf("waiting for %s (last 0x%x): %w", name, v, drivers.ErrTimeout)
+			return v, drivers.Stalled(ctx, fmt.Sprintf("waiting for %s (last 0x%x)", name, v))
 		case <-time.After(pause):
 		}
 		if pause < 50*time.Millisecond {
@@ -277,6 +277,30 @@ func ReadLink(ctx context.Context, r *regmap.Regs, i int) (LinkState, error) {
 		}
 	}
 	return s, nil
+}
+
+// LinkErrors are one APElink receiver's error counters since they were
+// last read (they clear on read, and saturate).
+type LinkErrors struct {
+	CRC, ECCCorrected, ECCUncorrectable uint32
+}
+
+// ReadLinkErrors reads, and so clears, link port i's error counters.
+func ReadLinkErrors(ctx context.Context, r *regmap.Regs, i int) (LinkErrors, error) {
+	var e LinkErrors
+	for _, f := range []struct {
+		name string
+		dst  *uint32
+	}{
+		{"LINK_CRC_ERRORS", &e.CRC}, {"LINK_ECC_CORRECTED", &e.ECCCorrected}, {"LINK_ECC_UNCORRECTABLE", &e.ECCUncorrectable},
+	} {
+		v, err := r.Read(ctx, fmt.Sprintf("%s[%d]", f.name, i))
+		if err != nil {
+			return e, err
+		}
+		*f.dst = v
+	}
+	return e, nil
 }
 
 // PingPong is one KARMA ping-pong run's result.

@@ -105,9 +105,15 @@ func (b Build) Check() error {
 // Switch is one board's prr design, opened: its build and the addresses of
 // the blocks it reads in bursts, resolved once from the register map.
 type Switch struct {
-	Regs  *regmap.Regs
+	Regs *regmap.Regs
+	// Build is the build the switch is driven and judged as: what its
+	// build registers read (Open), or what the caller declares (OpenAs).
 	Build Build
-	a     addrs
+	// HW is what the board's build registers read (PORTS, STAGE_S,
+	// FIFO_DEPTH, PKT_BITS, CLOCK_KHZ): the board's own statement, with
+	// which its cycle counts convert to time.
+	HW Build
+	a  addrs
 }
 
 type addrs struct {
@@ -229,7 +235,33 @@ func Open(ctx context.Context, r *regmap.Regs) (*Switch, error) {
 	if err := b.Check(); err != nil {
 		return nil, drivers.Setup("", "open the prr switch", "check the bitstream's build parameters", fmt.Errorf("the loaded build: %w", err))
 	}
-	return &Switch{Regs: r, Build: b, a: a}, nil
+	return &Switch{Regs: r, Build: b, HW: b, a: a}, nil
+}
+
+// OpenAs opens the switch as the build the caller declares (the
+// manifest's configuration values): Build is decl, and the tests judge the
+// board as that build; HW keeps what its build registers read, unchecked
+// (a board whose registers differ from the declaration is judged on its
+// own verdict, not refused here).
+func OpenAs(ctx context.Context, r *regmap.Regs, decl Build) (*Switch, error) {
+	if err := decl.Check(); err != nil {
+		return nil, drivers.Setup("", "open the prr switch", "fix the manifest's config: block", fmt.Errorf("the declared build: %w", err))
+	}
+	a, err := resolve(r)
+	if err != nil {
+		return nil, err
+	}
+	w := make([]uint32, len(identNames))
+	if err := r.ReadBurst(ctx, a.ident, w); err != nil {
+		return nil, fmt.Errorf("reading the prr identity and build registers: %w", err)
+	}
+	m := r.Manifest()
+	if w[0] != m.ID {
+		return nil, drivers.Setup("", "open the prr switch", "program the board with the prr bitstream",
+			fmt.Errorf("ID reads 0x%08x, the %s %s manifest says 0x%08x: another design is loaded", w[0], m.Name, m.Version, m.ID))
+	}
+	hw := Build{Ports: int(w[3]), S: int(w[4]), FIFODepth: int(w[5]), PacketBits: int(w[6]), ClockKHz: w[7]}
+	return &Switch{Regs: r, Build: decl, HW: hw, a: a}, nil
 }
 
 // Command writes CTRL and waits until STATUS.BUSY reads 0 (docs/prr.md:
@@ -256,7 +288,7 @@ func (s *Switch) waitIdle(ctx context.Context, what string) (Status, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return st, fmt.Errorf("%s: STATUS.BUSY still set: %w", what, drivers.ErrTimeout)
+			return st, drivers.Stalled(ctx, what+": STATUS.BUSY still set")
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, 50*time.Millisecond)

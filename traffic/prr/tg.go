@@ -179,7 +179,7 @@ func (s *Switch) RunTG(ctx context.Context, c TGConfig) (TGResult, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return res, fmt.Errorf("waiting for TG_STATUS.DONE (%d cycles offered): %w", c.Cycles, drivers.ErrTimeout)
+			return res, drivers.Stalled(ctx, fmt.Sprintf("waiting for TG_STATUS.DONE (%d cycles offered)", c.Cycles))
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, 100*time.Millisecond)

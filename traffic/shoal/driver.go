@@ -167,6 +167,12 @@ func (r *Rack) read(ctx context.Context, board, name string) (uint32, error) {
 	return r.regs[board].Read(actx, name)
 }
 
+// ReadReg reads one register of a board of the rack, under the access
+// deadline.
+func (r *Rack) ReadReg(ctx context.Context, board, name string) (uint32, error) {
+	return r.read(ctx, board, name)
+}
+
 func (r *Rack) write(ctx context.Context, board, name string, v uint32) error {
 	actx, cancel := r.access(ctx)
 	defer cancel()
@@ -609,8 +615,9 @@ func (r *Rack) poll(ctx context.Context, board, name string, cond func(uint32) b
 		}
 		select {
 		case <-pctx.Done():
-			return v, drivers.Infra(board, "wait for "+name, "the design did not finish in time",
-				fmt.Errorf("%s still 0x%x after %s: %w", name, v, r.Settle, pctx.Err()))
+			// The board answered every read: the design never got there.
+			return v, drivers.Design(board, "wait for "+name, "the design did not finish in time",
+				drivers.Stalled(pctx, fmt.Sprintf("%s still 0x%x after %s", name, v, r.Settle)))
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, 20*time.Millisecond)
@@ -815,8 +822,8 @@ func (r *Rack) RunSlots(ctx context.Context, n int64) error {
 			select {
 			case <-pctx.Done():
 				cancel()
-				return drivers.Infra(r.Master, "run slots", "the fabric stopped counting slots",
-					fmt.Errorf("%d of %d slots passed in %s: %w", now-before, k, r.Settle, pctx.Err()))
+				return drivers.Design(r.Master, "run slots", "the fabric stopped counting slots",
+					drivers.Stalled(pctx, fmt.Sprintf("%d of %d slots passed in %s", now-before, k, r.Settle)))
 			case <-time.After(time.Millisecond):
 			}
 		}

@@ -8,7 +8,7 @@ import (
 	"sort"
 )
 
-// Traffic patterns of the TiN plan (issue 5, Aquila §5.1 and SC'18 §IV),
+// Traffic patterns of the TiN plan (Aquila §5.1 and SC'18 §IV),
 // as settings of the on-chip generators (docs/tin.md "Traffic and runs").
 // The generators draw arrival times, destinations and flow labels from
 // their own hardware random sources (the emulator seeds them from the lab's

@@ -136,6 +136,24 @@ type RegWrite struct {
 	Value uint32
 }
 
+// Total adds the value every board's writes give a register (the last
+// write of it on each board): what the runner asked the generators for,
+// e.g. Total(ws, "IPG_COUNT") packets, against which what the boards
+// count is judged.
+func Total(ws map[string]Writes, name string) uint64 {
+	var t uint64
+	for _, w := range ws {
+		var v uint32
+		for _, x := range w {
+			if x.Name == name {
+				v = x.Value
+			}
+		}
+		t += uint64(v)
+	}
+	return t
+}
+
 // Apply writes them.
 func (r *Rack) Apply(ctx context.Context, board string, ws Writes) error {
 	for _, w := range ws {
@@ -297,11 +315,15 @@ type PortState struct {
 }
 
 // Short lists the VCs holding fewer credits than CreditInit, as "vcN:have/init".
-func (p PortState) Short() []string {
+func (p PortState) Short() []string { return p.ShortOf(p.CreditInit) }
+
+// ShortOf lists the VCs whose credits are not want (the credits the
+// peer's FIFO is known to hold), as "vcN:have/want".
+func (p PortState) ShortOf(want uint32) []string {
 	var out []string
 	for vc, c := range p.Credits {
-		if c != p.CreditInit {
-			out = append(out, fmt.Sprintf("vc%d:%d/%d", vc, c, p.CreditInit))
+		if c != want {
+			out = append(out, fmt.Sprintf("vc%d:%d/%d", vc, c, want))
 		}
 	}
 	return out
@@ -469,8 +491,9 @@ func (r *Rack) settle(ctx context.Context) (uint32, error) {
 			return st, nil
 		}
 		if time.Now().After(end) {
-			return 0, drivers.Infra(r.Master, "run", "TG_STATUS stayed 0 (running): the run neither ended nor reached its limit",
-				fmt.Errorf("no status after %v", r.Settle))
+			// The master answered every read: the design never ended the run.
+			return 0, drivers.Design(r.Master, "run", "TG_STATUS stayed 0 (running): the run neither ended nor reached its limit",
+				fmt.Errorf("no status after %v: %w", r.Settle, drivers.ErrStalled))
 		}
 		select {
 		case <-ctx.Done():

@@ -30,6 +30,7 @@ func init() {
 	emu.RegisterFault(emu.FaultInfo{
 		Name: "credit-leak", Scope: "link", Design: DesignName,
 		Params: map[string]string{"every": "64"},
+		Check:  emu.Checks(emu.IntIn("every", 1, 1<<30)),
 		Doc: "the APElink receivers on this cable fail to return one credit every `every` words they free " +
 			"(default 64): available credit drains until transmission stalls at the threshold. Symptoms: " +
 			"CREDITS stays below CREDIT_MAX after traffic, LINK_STATUS.CREDIT_STALL is set and " +
@@ -51,6 +52,7 @@ func init() {
 	emu.RegisterFault(emu.FaultInfo{
 		Name: "arbiter-starve", Scope: "board", Design: DesignName,
 		Params: map[string]string{"port": "1"},
+		Check:  emu.Checks(emu.IntIn("port", 0, nPorts-1)),
 		Doc: "in round-robin mode the router's arbiters never grant input `port` (default 1; 0-2 intra-tile, " +
 			"3-4 links) while another input requests the same output. Symptoms in the two-sender router test " +
 			"(TG_SRC_PORTS=3 to one target port): unequal per-source service — CONS_SRC_PACKETS[1] far below " +
@@ -60,6 +62,7 @@ func init() {
 	emu.RegisterFault(emu.FaultInfo{
 		Name: "header-bit-flip", Scope: "link", Design: DesignName,
 		Params: map[string]string{"rate": "0.01"},
+		Check:  emu.Checks(emu.FloatIn("rate", 0, 1)),
 		Doc: "each header sent over this cable (either direction) suffers a single-bit error with probability " +
 			"`rate` (default 0.01). The header ECC must correct them: LINK_ECC_CORRECTED grows on the " +
 			"receiving side (and ECC_CORRECTED is set in the delivered headers), while deliveries stay " +

@@ -118,7 +118,7 @@ func (f *fabric) relink() {
 					break
 				}
 				w.peer = pl
-				w.lat = xcvrCycles*periodFS + int64(math.Round(l.port.Link.DelayNS(l.port)*1e6))
+				w.lat = (xcvrCycles+l.xcvrExtra)*periodFS + int64(math.Round(l.port.Link.DelayNS(l.port)*1e6))
 			}
 			wants = append(wants, w)
 		}

@@ -86,6 +86,11 @@ type link struct {
 	flipRng              *rand.Rand
 	jitRng               *rand.Rand // per-frame receive-path latency
 
+	rxShort       int   // exa-rx-fifo-short: payload words this receiver lacks
+	rxShortReport bool  // CREDIT_MAX reads the smaller FIFO
+	xcvrExtra     int64 // exa-xcvr-slow: cycles added to the transceiver path
+	gapExtra      int64 // exa-link-gap: idle cycles after each packet
+
 	txPackets, rxPackets    uint32
 	txWords, rxWords        uint32
 	crcErrors, eccCorrected uint32
@@ -116,6 +121,9 @@ func newLink(n *node, i int) (*link, error) {
 				return nil, fmt.Errorf("%s: fault header-bit-flip on %s: rate = %g, want a probability in [0, 1]", f.Pos, f.Link, rate)
 			}
 			l.flipRate = rate
+		}
+		if err := l.parseSubtleLink(); err != nil {
+			return nil, err
 		}
 	}
 	l.berRng = n.b.Rand("exanet/ber/" + name)
@@ -181,7 +189,7 @@ var codeBit = func() (loc [dataBits + checkBits + 1][2]uint8) {
 // of the peer's RX FIFO, less what it still owes us.
 func (l *link) goUp(peer *link, lat int64) {
 	l.up, l.peer, l.lat = true, peer, lat
-	l.credits = linkPayload - peer.rxPay - peer.owePay
+	l.credits = peer.rxCap() - peer.rxPay - peer.owePay
 	l.hdrCredits = hdrFIFO - peer.rxHdr - peer.oweHdr
 	if l.credits < 0 {
 		l.credits = 0
@@ -371,7 +379,7 @@ func (l *link) transmit(c int64) bool {
 		dep := c + wireCyclesPerWord
 		l.send(wireItem{kind: itemFooter, ref: w}, dep)
 		l.hits(64*sepCycles, nil)
-		l.busyUntil = dep + sepCycles
+		l.busyUntil = dep + sepCycles + l.gapExtra
 		l.cur = nil
 		l.txPackets++
 	}

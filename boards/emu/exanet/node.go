@@ -82,8 +82,9 @@ type node struct {
 	tr   tracer
 
 	// Faults aimed at this board.
-	misroute bool // dor-misroute
-	starve   int  // arbiter-starve: the input never granted while others request; -1 none
+	misroute bool  // dor-misroute
+	starve   int   // arbiter-starve: the input never granted while others request; -1 none
+	arbExtra int64 // exa-arb-slow: extra grant cycles
 }
 
 // Name implements emu.Design.
@@ -129,6 +130,9 @@ func newDesign(b *emu.Board, m *bitstreams.Manifest) (emu.Design, error) {
 		if n.starve < 0 || n.starve >= nPorts {
 			return nil, fmt.Errorf("%s: fault arbiter-starve on %s: port %d is not an input port (0-2 intra-tile, 3-4 links)", flt.Pos, b.Name(), n.starve)
 		}
+	}
+	if err := n.parseSubtleNode(); err != nil {
+		return nil, fmt.Errorf("board %s: exanet: %w", b.Name(), err)
 	}
 	n.arm.rng = b.Rand("exanet/arm")
 	n.applyResets()

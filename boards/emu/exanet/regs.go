@@ -486,7 +486,7 @@ func (n *node) readLink(s slot, now int64) uint32 {
 	case rCREDITS:
 		return uint32(l.credits)
 	case rCREDIT_MAX:
-		return linkPayload
+		return l.creditMaxReads()
 	case rLINK_TX_PACKETS:
 		return l.txPackets
 	case rLINK_RX_PACKETS:

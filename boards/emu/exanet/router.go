@@ -275,7 +275,7 @@ func (n *node) arbitrate(o int, c int64) bool {
 	out.req &^= 1 << pick
 	in := &n.in[pick]
 	n.reserve(o, in.p)
-	in.st, in.at = inGate, c+arbCycles+gateCycles
+	in.st, in.at = inGate, c+arbCycles+gateCycles+n.arbExtra
 	n.wake(in.at)
 	return true
 }

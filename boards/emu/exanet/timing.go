@@ -1,7 +1,7 @@
 package exanet
 
 // The figures of the hardware model. Each says where it comes from: a
-// section of the ExaNet paper (ParCo 2017, /work/shared/seeds/004), a
+// section of the ExaNet paper (Large scale low power computing system, ParCo 2017), a
 // public datasheet, or a calibration whose target is a figure of the paper.
 // docs/exanet.md explains how the calibrated latencies reproduce the
 // paper's measurements as a consequence of the pipeline, not by lookup.

@@ -114,11 +114,21 @@ type core struct {
 	skipPort, skipValue int32 // offset-skip: -1 when off
 	unstable            bool  // sort-unstable
 	arbPort, arbStep    int32 // arbiter-out-of-step: -1 when off
+	// capacity: entries a queue accepts (depth, less with prr-fifo-short).
+	capacity int32
+	// prr-silent-drop: a queue write is lost with this probability.
+	dropRate float64
+	dropRng  interface{ Float64() float64 }
+	// prr-arbiter-bubble: an arbiter idles a cycle after every
+	// bubbleEvery packets it sent.
+	bubbleEvery int32
+	bubbleSent  []int32
+	bubbleIdle  []bool
 }
 
 func newCore(cfg Config) *core {
 	c := &core{cfg: cfg, p: cfg.Ports, lg: cfg.log2P(), mask: int32(cfg.Ports - 1), depth: int32(cfg.FIFODepth),
-		skipPort: -1, arbPort: -1}
+		skipPort: -1, arbPort: -1, capacity: int32(cfg.FIFODepth)}
 	c.layers = oddEvenMergeLayers(c.p)
 	lsn, loff, L := cfg.sortStages(), cfg.offsetStages(), cfg.stages()
 	m := max(lsn, loff)
@@ -179,6 +189,8 @@ func (c *core) reset() {
 	clear(c.qcount)
 	clear(c.offset)
 	clear(c.arb)
+	clear(c.bubbleSent)
+	clear(c.bubbleIdle)
 	if c.arbPort >= 0 {
 		c.arb[c.arbPort] = c.arbStep & c.mask
 	}
@@ -427,8 +439,15 @@ func (c *core) enqueue(g, q int32, id int32) {
 	p.enq = c.cycle
 	k := g*int32(c.p) + q
 	n := c.qcount[k]
-	if n >= c.depth {
+	if n >= c.capacity {
 		c.out.dropped(id, p, int(g), int(q))
+		return
+	}
+	if c.dropRate > 0 && c.dropRng.Float64() < c.dropRate {
+		// prr-silent-drop: the pipeline counts the write, the queue never
+		// gets the packet.
+		c.out.enqueued(id, p, int(g), int(q), int(n))
+		c.out.lost(id)
 		return
 	}
 	pos := c.qhead[k] + n
@@ -447,9 +466,18 @@ func (c *core) enqueue(g, q int32, id int32) {
 func (c *core) serve() {
 	p := int32(c.p)
 	for d := int32(0); d < p; d++ {
+		if c.bubbleEvery > 0 && c.bubbleIdle[d] {
+			c.bubbleIdle[d] = false // prr-arbiter-bubble: the idle cycle
+			continue
+		}
 		k := d*p + c.arb[d]
 		if c.qcount[k] == 0 {
 			continue
+		}
+		if c.bubbleEvery > 0 {
+			if c.bubbleSent[d]++; c.bubbleSent[d] == c.bubbleEvery {
+				c.bubbleSent[d], c.bubbleIdle[d] = 0, true
+			}
 		}
 		h := c.qhead[k]
 		id := c.qbuf[k*c.depth+h]

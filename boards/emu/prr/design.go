@@ -81,6 +81,7 @@ type design struct {
 
 	tgRunning bool
 	tg        tgState
+	subtle    subtleFaults
 }
 
 func newDesign(b *emu.Board, m *bitstreams.Manifest) (emu.Design, error) {
@@ -110,6 +111,10 @@ func newDesign(b *emu.Board, m *bitstreams.Manifest) (emu.Design, error) {
 		}
 		d.c.skipPort, d.c.skipValue = int32(port), int32(val)
 	}
+	if err := d.subtle.parse(b, cfg); err != nil {
+		return fail(err)
+	}
+	d.subtle.apply(d.c, b.Rand("prr/silent-drop"))
 	if b.HasFault(FaultSortUnstable) {
 		d.c.unstable = true
 	}
@@ -275,7 +280,7 @@ func (d *design) read(s *slot, word uint32) uint32 {
 	case rSTAGE_S:
 		return uint32(d.cfg.S)
 	case rFIFO_DEPTH:
-		return uint32(d.cfg.FIFODepth)
+		return uint32(d.subtle.depthReads(d.cfg))
 	case rPKT_BITS:
 		return uint32(d.cfg.PacketBits)
 	case rCLOCK_KHZ:
@@ -522,6 +527,10 @@ func (d *design) dropped(id int32, p *packet, g, q int) {
 	}
 	d.c.freePacket(id)
 }
+
+// lost forgets a packet the prr-silent-drop fault lost after counting its
+// write.
+func (d *design) lost(id int32) { d.c.freePacket(id) }
 
 func (d *design) delivered(id int32, p *packet, port int, cycle uint64) {
 	d.pktsOut++

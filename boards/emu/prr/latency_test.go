@@ -112,3 +112,40 @@ func ExampleConfig() {
 	fmt.Println(c.Validate() == nil, c.stages(), c.registers())
 	// Output: true 14 7
 }
+
+// TestWorstCaseLatencyReproducesSection51 reproduces §5.1's worst-case
+// latencies of the proposal at input rate 1 on the 16x16 switch, 375,
+// 2807 and 310 cycles for uniform, bursty and nonuniform traffic, as
+// reading P20 defines them: the mean over seeded runs of each run's largest
+// queue wait + 1, FIFOs that never drop (4096 deep: "infinite depth"), one
+// run length for all three, 24,000 cycles, seeds 1-60. The emulator gives
+// 366, 2921 and 319: all within 5%.
+func TestWorstCaseLatencyReproducesSection51(t *testing.T) {
+	cfg := catalogueConfig(t)
+	cfg.FIFODepth = 4096
+	g := newRig(t, rigOpts{cfg: &cfg})
+	const cycles, seeds = 24000, 60
+	for _, c := range []struct {
+		name  string
+		model uint32
+		paper float64
+	}{{"uniform", ModelBernoulli, 375}, {"bursty", ModelBursty, 2807}, {"nonuniform", ModelNonuniform, 310}} {
+		sum := 0.0
+		for s := 1; s <= seeds; s++ {
+			g.w("TG_MODEL", c.model)
+			g.w("TG_LOAD", 0x10000)
+			g.w("TG_CYCLES", cycles)
+			g.w("TG_SEED", uint32(s))
+			g.w("TG_CTRL", tgStart)
+			if d := g.r64("TG_DROPPED"); d != 0 {
+				t.Fatalf("%s seed %d: %d drops with 4096-deep FIFOs", c.name, s, d)
+			}
+			sum += float64(g.r("TG_WAIT_MAX") + 1)
+		}
+		got := sum / seeds
+		t.Logf("%s: mean worst-case latency %.0f cycles over %d runs of %d cycles; paper %.0f (%+.1f%%)", c.name, got, seeds, cycles, c.paper, 100*(got/c.paper-1))
+		if math.Abs(got/c.paper-1) > 0.05 {
+			t.Errorf("%s: mean worst-case latency %.0f cycles, §5.1 gives %.0f: more than 5%% apart", c.name, got, c.paper)
+		}
+	}
+}

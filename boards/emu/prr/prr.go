@@ -49,6 +49,7 @@ func init() {
 	emu.RegisterFault(emu.FaultInfo{
 		Name: FaultOffsetSkip, Scope: "board", Design: DesignName,
 		Params: map[string]string{"port": strconv.Itoa(defaultSkipPort), "value": strconv.Itoa(defaultSkipValue)},
+		Check:  emu.Checks(emu.IntIn("port", 0, MaxPorts-1), emu.IntIn("value", 0, MaxPorts-1)),
 		Doc: "the offset counter of output `port` (default 0) skips `value` (default 1): an update that would " +
 			"leave it at value leaves it at value+1 (mod P), so the next batch for that port starts one queue " +
 			"late. Symptoms: after CLEAR_QUEUES, a one-packet batch to the port lands in queue 0 and the next " +
@@ -67,6 +68,7 @@ func init() {
 	emu.RegisterFault(emu.FaultInfo{
 		Name: FaultArbiterOutOfStep, Scope: "board", Design: DesignName,
 		Params: map[string]string{"port": strconv.Itoa(defaultOutOfStepPort), "step": strconv.Itoa(defaultOutOfStepOffset)},
+		Check:  emu.Checks(emu.IntIn("port", 0, MaxPorts-1), emu.IntIn("step", 1, MaxPorts-1)),
 		Doc: "after every reset (programming, CLEAR_QUEUES, TG start) the output arbiter of `port` (default 0) " +
 			"starts `step` queues (default 1) ahead of its group's offset counter instead of with it (ARB_INDEX " +
 			"reads step). Symptoms: the port's packets leave out of arrival order (a batch of P packets for " +

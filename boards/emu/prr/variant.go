@@ -37,6 +37,29 @@ func VariantCatalogue(dir string, base *bitstreams.Catalogue, cfg Config) (*bits
 		ParamFIFODepth:  strconv.Itoa(cfg.FIFODepth),
 		ParamPacketBits: strconv.Itoa(cfg.PacketBits),
 	}
+	// The build declares what it was built with: its configuration values
+	// follow the variant's parameters, as a real build's manifest would.
+	v.Config = append([]bitstreams.ConfigValue(nil), m.Config...)
+	for i := range v.Config {
+		c := &v.Config[i]
+		switch c.Name {
+		case ParamPorts:
+			c.Value = float64(cfg.Ports)
+		case ParamS:
+			c.Value = float64(cfg.S)
+		case ParamFIFODepth:
+			c.Value = float64(cfg.FIFODepth)
+		case ParamPacketBits:
+			c.Value = float64(cfg.PacketBits)
+		case "clock_khz":
+			c.Value = math.Round(cfg.ClockMHz * 1000)
+		default:
+			continue
+		}
+		if c.Paper != nil && *c.Paper != c.Value {
+			c.Deviation = "a variant build for the emulator's own tests"
+		}
+	}
 	v.Registers = append([]bitstreams.Register(nil), m.Registers...)
 	for i := range v.Registers {
 		r := &v.Registers[i]

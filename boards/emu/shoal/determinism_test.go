@@ -25,7 +25,7 @@ func snapshot(tr *testRack) map[string]uint32 {
 	return out
 }
 
-// The emulator is deterministic for a seed (DESIGN.md): the same lab, seed
+// The emulator is deterministic for a seed (package emu's contract): the same lab, seed
 // and register writes give the same counters and records; another seed
 // draws other bit errors and clock offsets.
 func TestDeterministicPerSeed(t *testing.T) {

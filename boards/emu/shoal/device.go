@@ -45,6 +45,7 @@ type device struct {
 	syncRng *rand.Rand // timestamping jitter of the time sync
 
 	faults deviceFaults
+	subtle subtleFaults
 }
 
 // nicDev is one NIC's registers and the state that outlives a run.
@@ -131,6 +132,9 @@ func newDesign(b *emu.Board, m *bitstreams.Manifest) (emu.Design, error) {
 	d.syncRng = b.Rand("shoal/sync")
 	for i := range d.ber {
 		d.ber[i].rng = b.Rand(fmt.Sprintf("shoal/ber/%d", i))
+	}
+	if err := d.subtle.parse(b); err != nil {
+		return nil, err
 	}
 	if err := d.faults.parse(b); err != nil {
 		return nil, err
@@ -265,9 +269,9 @@ func (d *device) readCtrl(addr uint32) (uint32, error) {
 	case regRole:
 		return d.role, nil
 	case regSlotCycles:
-		return d.slotCycles, nil
+		return d.slotReads(), nil
 	case regGuardCycles:
-		return d.guard, nil
+		return d.guardReads(), nil
 	case regEpochSlots:
 		return d.epoch, nil
 	case regNodes:

@@ -161,6 +161,9 @@ func (e *engine) launch(src *nicState, w wire, t int64) {
 		if h.to == nil || t >= h.downAt {
 			return // no cable, not a shoal board, or a cut cable: lost
 		}
+		if d.subtle.dropRate[p] > 0 && d.drops(p) {
+			return // shoal-cell-drop
+		}
 		t += h.delayPS
 		nd, np := h.to, h.port
 		nd.bitErrors(np, h.ber, &w, src.cellBits)
@@ -174,7 +177,7 @@ func (e *engine) launch(src *nicState, w wire, t int64) {
 			e.push(event{t: tMac + ccRxCycles*cyclePS, kind: evArrival, n: n, tMac: tMac, w: w})
 			return
 		case roleSwitch:
-			out, ok := nd.switchCell(e, np, t, &w, src.S-src.G)
+			out, ok := nd.switchCell(e, np, t, &w, src.dataCyc)
 			if !ok {
 				return
 			}

@@ -361,8 +361,9 @@ func (f *fabric) boot() {
 		}
 		s.traceValid = false
 		if d.role == roleSwitch {
-			s.slotCyc, s.epochLen = int64(d.slotCycles), int64(d.epoch)
-			s.reconfAt = (int64(d.guard) - reconfCycles) / 2
+			s.slotCyc, s.epochLen = int64(d.slotCyclesReal()), int64(d.epoch)
+			// shoal-guard-short: a switch reconfigures that much later.
+			s.reconfAt = (int64(d.guard)-reconfCycles)/2 + d.subtle.guardShort
 		}
 	}
 	// The bootstrap signal leaves each NIC at the start of its slot 0.

@@ -81,13 +81,17 @@ type flowDesc struct {
 // destination) routed through j, the others waiting as flow ids in the
 // ready queue R[j] (§3.3.3).
 type nicState struct {
-	e      *engine
-	nd     *nicDev
-	dev    *device
-	id     int
-	N, E   int
-	S, G   int64 // slot and guard, cycles
-	slotPS int64
+	e    *engine
+	nd   *nicDev
+	dev  *device
+	id   int
+	N, E int
+	S, G int64 // slot and guard the hardware keeps, cycles
+	// dataCyc: the cycles a cell occupies, the declared slot minus the
+	// declared guard (shoal-slot-long and shoal-guard-short change S and
+	// G, not the cell).
+	dataCyc int64
+	slotPS  int64
 
 	cellBits  int
 	payload   int
@@ -105,6 +109,8 @@ type nicState struct {
 	residPS   float64
 	qTotal    int
 	localInQ  uint64
+	leakReady bool   // shoal-ready-leak: a second local cell may enter Q[j]
+	localTwo  []bool // shoal-ready-leak: Q[j] holds a second local cell
 	pendLCD   uint64
 	retxValid uint64
 	failed    uint64
@@ -135,7 +141,8 @@ func newNICState(e *engine, nd *nicDev) *nicState {
 	d := nd.dev
 	N := int(d.nodes)
 	n := &nicState{e: e, nd: nd, dev: d, id: int(nd.nodeID), N: N, E: int(d.epoch),
-		S: int64(d.slotCycles), G: int64(d.guard), owd: d.f.owdPS, cc: nd.ccCtrl,
+		S: int64(d.slotCyclesReal()), G: int64(d.guardReal()), owd: d.f.owdPS, cc: nd.ccCtrl,
+		dataCyc:  int64(d.slotCycles) - int64(d.guard),
 		queueCap: int(nd.queueCap), residPS: nd.residualPS, downAt: math.MaxInt64}
 	n.slotPS = n.S * cyclePS
 	n.cellBits = d.cellBytes() * 8
@@ -144,6 +151,10 @@ func newNICState(e *engine, nd *nicDev) *nicState {
 	// leaving G cycles into its slot, crossed the fabric and the receive
 	// pipeline before the peer's transmit pipeline started (§4.2).
 	n.kfb = ceilDiv(n.G*cyclePS+n.owd+(ccRxCycles+ccTxCycles)*cyclePS, n.slotPS)
+	if d.subtle.fbMask&(1<<nd.port) != 0 {
+		n.kfb += d.subtle.fbLate // shoal-feedback-late
+	}
+	n.leakReady = d.subtle.readyLeak&(1<<nd.port) != 0
 	n.closeLag = ceilDiv(n.G*cyclePS+n.owd+(ccRxCycles+ccTxCycles)*cyclePS+n.slotPS/2, n.slotPS)
 	if d.faults.downMask&(1<<nd.port) != 0 {
 		n.downAt = e.tbAbs + d.faults.downAfter*n.slotPS
@@ -161,6 +172,7 @@ func newNICState(e *engine, nd *nicDev) *nicState {
 		n.fbT[j] = make([]int64, N)
 	}
 	n.reserved = make([]int, N)
+	n.localTwo = make([]bool, N)
 	n.hist = make([]histQueue, N)
 	n.lastRecv = make([]int16, N)
 	for j := range n.lastRecv {
@@ -256,7 +268,11 @@ func (n *nicState) tx(e *engine) bool {
 			c = n.q[j].pop()
 			n.qTotal--
 			if c.local {
-				n.localInQ &^= bj
+				if n.leakReady && n.localTwo[j] {
+					n.localTwo[j] = false
+				} else {
+					n.localInQ &^= bj
+				}
 				n.ctr(cTxLocal)
 				n.refill(e, j)
 			} else {
@@ -388,7 +404,7 @@ func (n *nicState) release(e *engine, j int, s int64) {
 // local cell (§3.3.3).
 func (n *nicState) refill(e *engine, j int) {
 	bj := uint64(1) << j
-	for n.localInQ&bj == 0 && n.ready[j].n > 0 {
+	for (n.localInQ&bj == 0 || n.leakReady && !n.localTwo[j]) && n.ready[j].n > 0 {
 		k := n.ready[j].pop()
 		b := uint64(1) << k
 		n.inReady[j] &^= b
@@ -401,6 +417,9 @@ func (n *nicState) refill(e *engine, j int) {
 			continue
 		}
 		n.push(j, c)
+		if n.localInQ&bj != 0 {
+			n.localTwo[j] = true // shoal-ready-leak: the second one
+		}
 		n.localInQ |= bj
 		n.outstanding[j] |= b
 	}
@@ -625,6 +644,7 @@ func (n *nicState) inferFailed(j int) {
 		}
 	}
 	n.localInQ &^= bj
+	n.localTwo[j] = false
 	for n.ready[j].n > 0 {
 		n.reserved[n.ready[j].pop()]--
 	}
@@ -660,6 +680,7 @@ func (n *nicState) onUnreach(j, k int) {
 		if c.local && int(c.dst) == k {
 			n.qTotal--
 			n.localInQ &^= 1 << j
+			n.localTwo[j] = false
 			n.resendCell(c)
 			continue
 		}

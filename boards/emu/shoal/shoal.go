@@ -96,6 +96,7 @@ func init() {
 	emu.RegisterFault(emu.FaultInfo{
 		Name: FaultWrongSlot, Scope: "board", Design: DesignName,
 		Params: map[string]string{"offset": "1"},
+		Check:  emu.Checks(emu.IntIn("offset", 0, maxSlots)),
 		Doc: "a switch board applies, in slot s of its schedule, the configuration of slot s+offset (default 1). " +
 			"Symptoms: the switch's sw_trace window differs from the schedule written to sw_sched (the schedule " +
 			"check fails on that switch); cells reach NICs the schedule does not connect in that slot, so the NICs " +
@@ -105,6 +106,7 @@ func init() {
 	emu.RegisterFault(emu.FaultInfo{
 		Name: FaultIgnoreRateLimit, Scope: "board", Design: DesignName,
 		Params: map[string]string{"nic": "all"},
+		Check:  emu.Checks(nicCheck),
 		Doc: "the NICs of this board (or only cage `nic`, e.g. sfp1) ignore rate-limit feedback: every epoch they " +
 			"put a cell of every active flow into the queue of every intermediate node, without waiting for " +
 			"feedback, without Eq. 2 and without ready queues. Symptom: queues exceed the bound of Eq. 5 " +
@@ -114,6 +116,7 @@ func init() {
 	emu.RegisterFault(emu.FaultInfo{
 		Name: FaultClockDrift, Scope: "board", Design: DesignName,
 		Params: map[string]string{"ppm": "100", "after_slots": "0"},
+		Check:  emu.Checks(emu.FloatIn("ppm", -1e6, 1e6), emu.IntIn("after_slots", 0, 1<<40)),
 		Doc: "the board's core clock loses the rack's frequency lock after_slots slots after the bootstrap and " +
 			"drifts by ppm parts per million (default 100): after about 3.2 ns / ppm of running (32 us at 100 ppm) " +
 			"its cells reach the switches outside the one-cycle guard band (§3.4). Symptoms: SW_MISALIGNED on the " +
@@ -124,6 +127,7 @@ func init() {
 	emu.RegisterFault(emu.FaultInfo{
 		Name: FaultNodeDown, Scope: "board", Design: DesignName,
 		Params: map[string]string{"nic": "all", "after_slots": "0"},
+		Check:  emu.Checks(nicCheck, emu.IntIn("after_slots", 0, 1<<40)),
 		Doc: "after_slots slots after the bootstrap the board stops: a NIC board's NICs (or only cage `nic`) " +
 			"neither send nor receive, a switch board passes nothing. Symptoms (§3.5): the other NICs count " +
 			"FAILED_SLOTS for the dead nodes' slots, infer them failed (FAILED_PEERS, symmetric), notify each " +
@@ -132,6 +136,7 @@ func init() {
 	emu.RegisterFault(emu.FaultInfo{
 		Name: FaultLinkDown, Scope: "link", Design: DesignName,
 		Params: map[string]string{"after_slots": "0"},
+		Check:  emu.Checks(emu.IntIn("after_slots", 0, 1<<40)),
 		Doc: "after_slots slots after the bootstrap the cable fails: nothing crosses it either way. Symptoms " +
 			"(§3.5, Table 1): the node pairs whose slot uses the cable miss each other's cells, count " +
 			"FAILED_SLOTS and infer each other failed symmetrically (a node-leaf cable isolates its node; a " +

@@ -259,3 +259,108 @@ func TestContinueSplitsARun(t *testing.T) {
 		t.Errorf("the runs ended at slots %d and %d", s1, s2)
 	}
 }
+
+// maxMinBound is the destination throughput Shoal's mechanism allows a set
+// of long flows on the cyclic schedule (reading S20; §3.3.2, §6.2, App. A),
+// in useful cells per destination per slot. Each flow has N-1 subflows,
+// one per intermediate node; a subflow has at most one cell awaiting
+// feedback, so it sends at most one cell per feedback loop: the loop is the
+// smallest whole number of epochs m with r - s >= k and s + mE - r >= k,
+// where s is the source's slot to the intermediate node, r the first slot
+// of the intermediate node back to the source at or after s + k, and k the
+// slots a cell and the feedback need (guard + one-way delay + the NIC's
+// congestion-control pipelines, §4.2, §6.2). A virtual link carries one
+// cell per epoch: the direct subflow has its link to itself, an indirect
+// subflow shares each of its two links with one other subflow of the
+// permutation (at most half a cell per epoch). For N = 8 and short loops:
+// (1 + 6 x 1/2)/7 = 4/7; as N grows, 1/2 (§3.3.1: "at most 2x worse").
+func maxMinBound(n int, slotCycles int, flows []flow) float64 {
+	const guardNS, owdNS, pipeCycles = 6.4, 1576.0, 9 // §6.1; §6.2: 40 + 3 x 320 + 576 ns; §4.2: 4 + 5 cycles
+	E := n - 1
+	k := int(math.Ceil((guardNS + owdNS + pipeCycles*6.4) / (float64(slotCycles) * 6.4)))
+	perEpoch := func(src, via int) float64 {
+		d := (via - src + n) % n    // the cyclic schedule: src sends to src+d in slot d-1
+		s := d - 1                  // the source's slot to via
+		back := ((src-via+n)%n - 1) // via's slot back to src, within an epoch
+		r := back + E*int(math.Ceil(float64(max(s+k-back, 0))/float64(E)))
+		m := int(math.Ceil(float64(r+k-s) / float64(E)))
+		return 1 / float64(m)
+	}
+	total := 0.0
+	sharing := len(flows) > 1
+	for _, f := range flows {
+		cells := 0.0
+		for via := 0; via < n; via++ {
+			if via == f.src {
+				continue
+			}
+			r := perEpoch(f.src, via)
+			if via != f.dst && sharing {
+				r = min(r, 0.5)
+			}
+			cells += r
+		}
+		total += cells / float64(E)
+	}
+	return total / float64(len(flows))
+}
+
+// The permutation's destination throughput reaches the bound of Shoal's
+// mechanism (reading S20) and never exceeds it: at 96 and 128-cycle slots,
+// where the feedback loop of most subflows spans two epochs, near 0.52
+// (§6.2, Fig. 9: "converges towards 50% only for larger slot sizes"); at
+// 384-cycle slots, where the loop fits in one epoch, 4/7 for a shift
+// permutation and 0.554 for the plan's (two of its pairs exchange in the
+// same slot, so their feedback comes an epoch later, App. A). From one
+// pair to all pairs it falls monotonically (§7.2, Fig. 12), from 13/14 to
+// about half of that (the direct subflow keeps 8 nodes above 1/2).
+func TestPermutationMaxMinBound(t *testing.T) {
+	shift := make([]flow, nodes8)
+	for i := range shift {
+		shift[i] = flow{src: i, dst: (i + 1) % nodes8, bytes: 1 << 30, tag: uint32(i)}
+	}
+	run := func(slotCycles uint32, flows []flow) float64 {
+		tr := newTestRack(t, rackOpts{})
+		tr.configure(setup{slotCycles: slotCycles})
+		tr.loadFlows(flows)
+		tr.clear()
+		const slots = 14000
+		if st := tr.runTraffic(slots); st != tgLimit {
+			t.Fatalf("slot %d: TG_STATUS = %#x, want LIMIT", slotCycles, st)
+		}
+		return float64(tr.sumNodes("RX_DELIVERED_CELLS")) / float64(len(flows)) / slots
+	}
+	for _, c := range []struct {
+		name  string
+		slot  uint32
+		flows []flow
+		want  float64 // the bound, worked by hand, to check maxMinBound itself
+	}{
+		{"plan permutation", 96, permutation(), 29.0 / 56},
+		{"plan permutation", 128, permutation(), 29.0 / 56},
+		{"plan permutation", 384, permutation(), 31.0 / 56},
+		{"shift by one", 384, shift, 4.0 / 7},
+		{"one pair", 384, permutation()[:1], 6.5 / 7},
+		{"one pair", 96, permutation()[:1], 4.5 / 7},
+	} {
+		bound := maxMinBound(nodes8, int(c.slot), c.flows)
+		if math.Abs(bound-c.want) > 1e-9 {
+			t.Errorf("%s at %d cycles: maxMinBound %.4f, worked by hand %.4f", c.name, c.slot, bound, c.want)
+		}
+		got := run(c.slot, c.flows)
+		t.Logf("%s at %d-cycle slots: %.4f useful cells per destination per slot, bound %.4f", c.name, c.slot, got, bound)
+		if got > bound*1.002 || got < bound*0.96 {
+			t.Errorf("%s at %d cycles: %.4f, want the mechanism's bound %.4f (at most 4%% below it, never above)", c.name, c.slot, got, bound)
+		}
+	}
+	// Fig. 12: from one pair to all pairs the throughput falls monotonically.
+	perm := permutation()
+	prev := 2.0
+	for _, k := range []int{1, 2, 4, 8} {
+		thr := run(384, perm[:k])
+		if thr >= prev {
+			t.Errorf("%d pairs: %.3f, not below %.3f with fewer pairs (Fig. 12: monotonically decreasing)", k, thr, prev)
+		}
+		prev = thr
+	}
+}

@@ -73,6 +73,7 @@ type device struct {
 	traceCtrl, traceEvery uint32
 
 	faults deviceFaults
+	subtle subtleFaults
 }
 
 func newDesign(b *emu.Board, m *bitstreams.Manifest) (emu.Design, error) {
@@ -109,6 +110,9 @@ func newDesign(b *emu.Board, m *bitstreams.Manifest) (emu.Design, error) {
 	d.rm = newRMAEP(d)
 	d.gen.init(d)
 	d.resetRegs()
+	if err := d.subtle.parse(d); err != nil {
+		return nil, err
+	}
 	if err := d.faults.parse(d); err != nil {
 		return nil, err
 	}
@@ -301,7 +305,7 @@ func (d *device) readCtrl(addr uint32) (uint32, error) {
 	case regInjectMbps:
 		return injectMbps, nil
 	case regFallthroughNS:
-		return fallThroughCycles * cyclePS / 1000, nil
+		return d.fallThroughReads(), nil
 	case regPCSNS:
 		return pcsPS / 1000, nil
 	case regFECNS:
@@ -605,7 +609,7 @@ func (d *device) readPort(p int, o uint32) (uint32, error) {
 		if !out.isUp(d.f.now) {
 			return 0, nil
 		}
-		return uint32(out.credInit), nil
+		return uint32(creditInitReads(out.peer, out.peerPort, out.credInit)), nil
 	}
 	return 0, errNoReg(uint32(portBase + p*portStride + int(o)))
 }

@@ -145,7 +145,7 @@ func (f *fabric) wire() {
 			// Credits return on the reverse link as flow-control ordered
 			// sets (§3.1): PCS, wire and FEC of the other direction.
 			ip.upDev, ip.upPort, ip.upDelay = peer, pp, pcsPS+backPS+fec
-			init := int(peer.vcFifo)
+			init := peer.creditsFor(pp)
 			if !op.up || op.peer != peer || op.peerPort != pp || op.credInit != init {
 				for v := range op.cred {
 					op.cred[v] = init

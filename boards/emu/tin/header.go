@@ -173,7 +173,7 @@ const (
 	// address (RPTR, below).
 	DataPerCell = MaxCell - HeaderSize - DataTag // 152
 	// DataTag: bytes between a data cell's header and its packet bytes
-	// (CELL_FORMAT.DATA_TAG): none (lead ruling on §6).
+	// (CELL_FORMAT.DATA_TAG): none (reading A1, Aquila §6).
 	DataTag = 0
 	// RespTag: a Resp cell carries 4 bytes after its header, the request
 	// tag and the segment index: the initiator "lands the individual
@@ -194,7 +194,7 @@ const (
 	OCtlCell = 16
 )
 
-// The reassembly pointer of a data cell (lead ruling on §3.3 and §6). The
+// The reassembly pointer of a data cell (reading A2, Aquila §3.3 and §6). The
 // CTS carries "a pointer to the allocated location in the egress
 // cell-to-packet reassemble buffer" (§3.3); the source writes it, with the
 // cell's position in the packet, into the SRC field (bits 47:32) of every

@@ -224,7 +224,7 @@ func (o *ordEngine) readCfg(addr uint32) (uint32, bool) {
 	case regOrdTgtConns:
 		return o.tgtConns, true
 	case regOrdROBEntries:
-		return o.robEntries, true
+		return o.robEntriesReads(), true
 	case regOrdMaxOut:
 		return o.maxOut, true
 	case regOrdReplay:
@@ -712,7 +712,7 @@ func (o *ordEngine) onREQ(ci cellInfo, cnt int, now int64) {
 		if conn.rob[seq] != nil {
 			return // a copy of a REQ already waiting: answered when it runs
 		}
-		if o.robUsed >= int(o.robEntries) {
+		if o.robUsed >= o.robCapacity() {
 			o.nack(ci, nackROBFull, now)
 			return
 		}
@@ -808,7 +808,7 @@ func (o *ordEngine) onSyncREQ(conn *oconn, ci cellInfo, cnt int, now int64) {
 		o.exec(ci, 0, conn, false, now)
 		return
 	}
-	if o.robUsed >= int(o.robEntries) {
+	if o.robUsed >= o.robCapacity() {
 		o.nack(ci, nackROBFull, now)
 		return
 	}

@@ -458,10 +458,17 @@ func (d *device) arrive(p int, c *cell, now int64) {
 		if c.err&errPay != 0 {
 			in.payErrs++
 		}
+		if d.dropsArrival(p) {
+			// tin-cell-drop: lost before the FIFO; the credit comes back
+			// once the cell is past.
+			d.f.push(max(c.tail, now)+in.upDelay, event{kind: evCredit, d: up, port: uint8(in.upPort), vc: uint8(c.h.VC), n: int32(c.h.Len)})
+			d.f.freeCell(c)
+			return
+		}
 		c.err = 0
 	}
 	c.arr = now
-	c.ready = now + requestPS
+	c.ready = now + d.requestDelay()
 	c.out = -1
 	q := &in.q[c.h.VC]
 	q.push(c)
@@ -642,10 +649,10 @@ func (d *device) transfer(i, v int, now int64) {
 	// the switch's pipeline: it can leave the output a fall-through after it
 	// arrived.
 	across := now + int64((c.h.Len+xbarBytes-1)/xbarBytes)*cyclePS
-	busy := max(across, c.tail+requestPS)
+	busy := max(across, c.tail+d.requestDelay())
 	in.busy, o.xbusy = busy, busy
 	in.readVC, in.readLen = v, c.h.Len
-	c.tailOut = max(across, c.tail+fallThroughPS)
+	c.tailOut = max(across, c.tail+d.fallThrough())
 	d.returnCredit(i, v, c.h.Len, busy)
 	if c.h.Trace {
 		d.traceCell(c, i, int(c.out), now)
@@ -800,7 +807,7 @@ func (d *device) route(c *cell, i int, now int64) bool {
 		// addresses" picks the entry (§3.2). A data cell carries no source
 		// address (its SRC field is its RPTR), so it hashes on its DST
 		// alone: a pair's data cells still share one path, which is what a
-		// deterministic mode is for (docs/tin.md, "Modes"; lead ruling).
+		// deterministic mode is for (docs/tin.md, "Modes"; reading A2).
 		h := routeHash(hashSrc(&c.h), c.h.Dst)
 		if mode == modeDeterministic || nm == 0 {
 			k := int(h % uint32(nm+nn))

@@ -144,6 +144,7 @@ func init() {
 	emu.RegisterFault(emu.FaultInfo{
 		Name: FaultRTSOvertake, Scope: "board", Design: DesignName,
 		Params: map[string]string{"every": "4"},
+		Check:  emu.Checks(emu.IntIn("every", 2, 1<<30)),
 		Doc: "the IP ingress of this board holds back every `every`-th RTS of a flow (default 4) and sends it " +
 			"after the flow's next RTS, so that RTS overtakes it (§3.3: RTS arrival defines inter-packet order). " +
 			"Symptom: the destination issues CTS, and delivers, in the swapped order: IP_OOO_PKTS counts packets " +
@@ -153,6 +154,7 @@ func init() {
 	emu.RegisterFault(emu.FaultInfo{
 		Name: FaultCreditLeak, Scope: "link", Design: DesignName,
 		Params: map[string]string{"count": "1", "vc": "any"},
+		Check:  emu.Checks(emu.IntIn("count", 0, 1<<30), vcCheck),
 		Doc: "the input FIFOs behind this cage (board:port) never return the credits of the first `count` cells " +
 			"(default 1) that leave them on VC `vc` (default any VC): a credit that is never returned (§3.1). " +
 			"Symptom: once the fabric is at rest the peer's CREDITS for that VC stay below CREDIT_INIT (the " +
@@ -163,6 +165,7 @@ func init() {
 	emu.RegisterFault(emu.FaultInfo{
 		Name: FaultROBEarly, Scope: "board", Design: DesignName,
 		Params: map[string]string{"hold": "1"},
+		Check:  emu.Checks(emu.IntIn("hold", 1, 1<<16)),
 		Doc: "the ordering engine's reorder buffer on this (target) board releases the lowest buffered REQ of a " +
 			"connection as soon as the connection holds `hold` REQs (default 1: at once) instead of waiting for " +
 			"its missing predecessors; the sync operation of a synchronized transfer runs before its data " +
@@ -173,6 +176,7 @@ func init() {
 	emu.RegisterFault(emu.FaultInfo{
 		Name: FaultLinkDown, Scope: "link", Design: DesignName,
 		Params: map[string]string{"after_ns": "0"},
+		Check:  emu.Checks(emu.IntIn("after_ns", 0, 1<<40)),
 		Doc: "the cable fails after_ns of emulated time into each run (default at once): PHY down ordered sets " +
 			"(§3.1) take PORT_STATUS.UP down at both ends, cells on the wire or queued for it are lost " +
 			"(LINK_DROPS). Symptom: until the runner rewrites the routing tables (the SDN's job, §4.2) cells " +

@@ -101,7 +101,7 @@ func repoRoot() (string, error) {
 	}
 	for {
 		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.HasPrefix(strings.TrimSpace(string(b)), "module labrunner") {
+		if err == nil && strings.HasPrefix(strings.TrimSpace(string(b)), "module github.com/labrunner/labrunner") {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/labrunner/labrunner/selftest"
+)
+
+// usageError is a mistake on the command line: exit 2, one line, and the
+// form that would have worked. It never prints a page of help.
+func usageError(format string, args ...any) error {
+	return &exitError{code: selftest.ExitConfig, err: fmt.Errorf(format, args...)}
+}
+
+// labFileArg takes a command's single positional argument as its --lab
+// (`labrunner lab check mylab.yaml`).
+func labFileArg(c *cli.Context) error {
+	switch {
+	case c.NArg() == 0:
+		return nil
+	case c.NArg() > 1:
+		return usageError("%s takes one lab file, got %d arguments", commandName(c.Command), c.NArg())
+	case c.IsSet("lab") && c.String("lab") != c.Args().First():
+		return usageError("%s: two lab files, --lab %s and %s: give one", commandName(c.Command), c.String("lab"), c.Args().First())
+	}
+	return c.Set("lab", c.Args().First())
+}
+
+// normalizeArgs rewrites a command line into the order urfave/cli parses:
+// global flags first, then the command path, then the command's flags, then
+// its positional arguments. Users of git and kubectl write flags after
+// positional arguments (`labrunner regs read ID --board exa-00`) and global
+// flags after the command (`labrunner nightly --log-level debug`); urfave/cli
+// would take such flags as arguments. "--" ends flag parsing: what follows
+// stays positional.
+//
+// It also refuses an unknown command with a did-you-mean, which urfave/cli
+// answers with "No help topic" and the infrastructure exit code.
+func normalizeArgs(app *cli.App, args []string) ([]string, error) {
+	if len(args) == 0 {
+		return args, nil
+	}
+	global := flagIndex(app.Flags)
+	// The built-in --help/-h and --version/-v.
+	global["help"], global["h"], global["version"], global["v"] = false, false, false, false
+
+	var globals, path, flags, positional []string
+	cmds := app.Commands
+	var leaf *cli.Command
+	local := map[string]bool{"help": false, "h": false}
+	rest := args[1:]
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			positional = append(positional, rest[i+1:]...)
+			break
+		}
+		if name, hasValue, ok := flagName(a); ok {
+			takesValue, isLocal := local[name]
+			isGlobal := false
+			if !isLocal {
+				takesValue, isGlobal = global[name]
+			}
+			var taken []string
+			taken = append(taken, a)
+			if (isLocal || isGlobal) && takesValue && !hasValue {
+				if i+1 >= len(rest) || rest[i+1] == "--" {
+					return nil, usageError("%s needs a value (%s=VALUE or %s VALUE)", a, a, a)
+				}
+				taken = append(taken, rest[i+1])
+				i++
+			}
+			switch {
+			case isGlobal:
+				globals = append(globals, taken...)
+			default:
+				// Unknown flags stay with the command, whose parser
+				// names them.
+				flags = append(flags, taken...)
+			}
+			continue
+		}
+		// A word: a (sub)command while the path is still open, else a
+		// positional argument.
+		if len(positional) == 0 && cmds != nil && (leaf == nil || len(leaf.Subcommands) > 0) {
+			if c := findCommand(cmds, a); c != nil {
+				path = append(path, a)
+				leaf = c
+				cmds = c.Subcommands
+				for k, v := range flagIndex(c.Flags) {
+					local[k] = v
+				}
+				continue
+			}
+			if a != "help" && (leaf == nil || leaf.Action == nil) {
+				return nil, unknownCommand(leaf, cmds, a)
+			}
+		}
+		positional = append(positional, a)
+	}
+	out := append([]string{args[0]}, globals...)
+	out = append(out, path...)
+	out = append(out, flags...)
+	if len(positional) > 0 {
+		// Positional arguments that look like flags (a negative number)
+		// must not be parsed as flags.
+		for _, p := range positional {
+			if strings.HasPrefix(p, "-") {
+				out = append(out, "--")
+				break
+			}
+		}
+		out = append(out, positional...)
+	}
+	return out, nil
+}
+
+// flagName returns the name of a flag token ("--lab=x" -> "lab", true).
+// A lone "-" and negative numbers are not flags.
+func flagName(a string) (name string, hasValue, ok bool) {
+	if len(a) < 2 || a[0] != '-' || isNumber(a) {
+		return "", false, false
+	}
+	name = strings.TrimLeft(a, "-")
+	if name == "" {
+		return "", false, false
+	}
+	if i := strings.IndexByte(name, '='); i >= 0 {
+		return name[:i], true, true
+	}
+	return name, false, true
+}
+
+// flagIndex maps every name and alias of flags to whether it takes a value.
+func flagIndex(fs []cli.Flag) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range fs {
+		takes := true
+		if _, isBool := f.(*cli.BoolFlag); isBool {
+			takes = false
+		}
+		for _, n := range f.Names() {
+			out[n] = takes
+		}
+	}
+	return out
+}
+
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.Name == name {
+			return c
+		}
+		for _, a := range c.Aliases {
+			if a == name {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+func unknownCommand(parent *cli.Command, cmds []*cli.Command, name string) error {
+	var names []string
+	for _, c := range cmds {
+		if !c.Hidden {
+			names = append(names, c.Name)
+		}
+	}
+	where := "labrunner"
+	if parent != nil {
+		where = commandName(parent)
+	}
+	msg := fmt.Sprintf("unknown command %q", name)
+	if parent != nil {
+		msg = fmt.Sprintf("%s has no command %q", where, name)
+	}
+	if near := nearest(name, names); len(near) > 0 {
+		msg += fmt.Sprintf(": did you mean %s?", strings.Join(near, " or "))
+	} else {
+		sort.Strings(names)
+		msg += fmt.Sprintf(" (commands: %s)", strings.Join(names, ", "))
+	}
+	return usageError("%s (`%s --help` lists them)", msg, where)
+}
+
+// commandName is the command as a user types it: "labrunner lab check".
+func commandName(c *cli.Command) string {
+	if c == nil {
+		return "labrunner"
+	}
+	if c.HelpName != "" {
+		return c.HelpName
+	}
+	return "labrunner " + c.Name
+}
+
+// nearest returns the candidates within a small edit distance of s (or that
+// s is a prefix of), closest first.
+func nearest(s string, candidates []string) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	var cs []cand
+	for _, c := range candidates {
+		d := editDistance(s, c)
+		if d <= max(1, len(s)/3) || (len(s) >= 3 && strings.HasPrefix(c, s)) {
+			cs = append(cs, cand{c, d})
+		}
+	}
+	sort.Slice(cs, func(i, j int) bool {
+		if cs[i].d != cs[j].d {
+			return cs[i].d < cs[j].d
+		}
+		return cs[i].name < cs[j].name
+	})
+	var out []string
+	for i, c := range cs {
+		if i == 3 {
+			break
+		}
+		out = append(out, c.name)
+	}
+	return out
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			// A transposition ("nightyl") costs one edit.
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev[j-1])
+			}
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// checkArgs is a command's Before hook: a command that takes no positional
+// arguments refuses them (a lab file given without --lab is the common
+// case), and a command with a fixed form refuses the wrong count.
+func checkArgs(c *cli.Context) error {
+	cmd := c.Command
+	if cmd == nil || cmd.Action == nil || c.NArg() == 0 {
+		return nil
+	}
+	if cmd.ArgsUsage == "" {
+		first := c.Args().First()
+		hint := ""
+		if strings.HasSuffix(first, ".yaml") || strings.HasSuffix(first, ".yml") {
+			hint = fmt.Sprintf(": a lab file goes with --lab (%s --lab %s)", commandName(cmd), first)
+		}
+		return usageError("%s takes no arguments, got %q%s", commandName(cmd), strings.Join(c.Args().Slice(), " "), hint)
+	}
+	return nil
+}
+
+// parsedKey holds, in the app's Metadata, the function that tells run() the
+// command line has been parsed (see parseMu).
+const parsedKey = "labrunner.parsed"
+
+// forgiving sets, on every command of the tree, the hooks that make the
+// command line forgiving of habits and strict about mistakes: one-line
+// usage errors, and positional arguments only where a command takes them.
+func forgiving(cmds []*cli.Command) {
+	for _, c := range cmds {
+		c.OnUsageError = onUsageError
+		if c.Action != nil {
+			before := c.Before
+			c.Before = func(ctx *cli.Context) error {
+				if f, ok := ctx.App.Metadata[parsedKey].(func()); ok {
+					f()
+				}
+				if err := checkArgs(ctx); err != nil {
+					return err
+				}
+				if before != nil {
+					return before(ctx)
+				}
+				return nil
+			}
+		}
+		forgiving(c.Subcommands)
+	}
+}
+
+// onUsageError turns a flag parsing error ("flag provided but not defined",
+// "invalid value") into one line naming the command and where its help is.
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	name := "labrunner"
+	if c.Command != nil && c.Command.Name != "" {
+		name = commandName(c.Command)
+	}
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		if f := strings.TrimLeft(rest, "-"); len(f) > 1 {
+			rest = "--" + f
+		}
+		msg = "unknown flag " + rest
+	}
+	return usageError("%s: %s; `%s --help` lists its flags", name, msg, name)
+}

@@ -1,0 +1,246 @@
+package all_test
+
+import (
+	"bufio"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards/emu"
+	_ "github.com/labrunner/labrunner/boards/emu/designs" // the emulated designs (test only)
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+	_ "github.com/labrunner/labrunner/selftest/all"
+)
+
+// No golden input is read from a board under test (readings A60, E62, P60,
+// S60): the default lab's plans run twice on the emulated rack, once clean
+// and once with every configuration register the manifests declare
+// answering a wrong value on every board (a bus between the runner and the
+// board flips the lowest bit of each declared field on every read; the
+// design behind it is unchanged). The expectations recorded must be the
+// same, line for line, and every registers.config verdict of the
+// corrupted run must fail while the clean run's pass.
+func TestGoldenInputsNeverComeFromTheBoard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the default lab's plans twice")
+	}
+	cat := bitstreams.Default()
+	clean := runDefaultLab(t, cat, false)
+	bad := runDefaultLab(t, cat, true)
+
+	ce, be := expectations(t, clean), expectations(t, bad)
+	if len(ce) == 0 {
+		t.Fatal("the clean run recorded no expectation")
+	}
+	if !slices.Equal(ce, be) {
+		onlyClean, onlyBad := diff(ce, be), diff(be, ce)
+		for i, l := range onlyClean {
+			if i < 5 {
+				t.Errorf("only in the clean run: %s", l)
+			}
+		}
+		for i, l := range onlyBad {
+			if i < 5 {
+				t.Errorf("only with the configuration registers corrupted: %s", l)
+			}
+		}
+		t.Fatalf("%d expectations differ (%d clean, %d corrupted): a golden input came from a board's register", len(onlyClean)+len(onlyBad), len(ce), len(be))
+	}
+
+	cv, bv := configVerdicts(t, clean), configVerdicts(t, bad)
+	if len(cv) == 0 || len(cv) != len(bv) {
+		t.Fatalf("%d registers.config verdicts clean, %d corrupted", len(cv), len(bv))
+	}
+	designs := map[string]bool{}
+	for k, v := range cv {
+		if v.Status != results.Pass {
+			t.Errorf("clean run: %s on %s: %s %s", k, v.Board, v.Status, v.Message)
+		}
+		if w := bv[k]; w.Status != results.Fail || w.Class != "design" {
+			t.Errorf("corrupted run: %s on %s: %s (%s), want a design failure", k, w.Board, w.Status, w.Class)
+		}
+		designs[v.Design] = true
+	}
+	for _, d := range []string{"exanet", "prr", "shoal", "tin"} {
+		if !designs[d] {
+			t.Errorf("no registers.config verdict for design %s", d)
+		}
+	}
+}
+
+// runDefaultLab runs the default lab's nightly in process and returns its
+// run directory. Every emulated board's bus is the emulator's own (no UART
+// bridge, for speed); with corrupt, reads of the declared configuration
+// fields come back with their lowest bit flipped.
+func runDefaultLab(t *testing.T, cat *bitstreams.Catalogue, corrupt bool) string {
+	t.Helper()
+	lab, err := labconfig.Default(labconfig.Known{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	design := map[string]*bitstreams.Manifest{}
+	for _, p := range lab.Plans {
+		m, err := cat.Design(p.Design)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pb := range p.Boards {
+			design[pb.Board] = m
+		}
+	}
+	for i := range lab.Boards {
+		if lab.Boards[i].Emulated != nil {
+			lab.Boards[i].Bus = labconfig.Bus{Emulated: &struct{}{}}
+		}
+	}
+	rack, err := emu.Start(lab, emu.Options{Catalogue: cat, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rack.Close()
+	root := t.TempDir()
+	dir, err := results.Create(root, results.Run{Lab: lab.Name, Seed: lab.Seed, Start: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var em selftest.Nightly
+	em = selftest.Nightly{Lab: lab, Catalogue: cat, Emulator: rack, Dir: dir, Log: slog.New(slog.DiscardHandler)}
+	if corrupt {
+		em.Emulator = corrupting{Rack: rack, design: design}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	out := em.Run(ctx)
+	dir.Close()
+	if !corrupt && out.ExitCode != 0 {
+		t.Fatalf("clean run: exit %d (%s)", out.ExitCode, out.Status)
+	}
+	return dir.Path
+}
+
+// corrupting serves the emulated rack with a bus that lies about the
+// declared configuration registers.
+type corrupting struct {
+	*emu.Rack
+	design map[string]*bitstreams.Manifest
+}
+
+func (c corrupting) Bus(board string) (drivers.RegisterBus, error) {
+	b, err := c.Rack.Bus(board)
+	if err != nil || c.design[board] == nil {
+		return b, err
+	}
+	return newLyingBus(b, c.design[board])
+}
+
+// lyingBus flips the lowest bit of every declared configuration field on
+// every read; writes pass.
+type lyingBus struct {
+	drivers.RegisterBus
+	flip map[uint64]uint32 // word address -> bits to flip
+}
+
+func newLyingBus(b drivers.RegisterBus, m *bitstreams.Manifest) (*lyingBus, error) {
+	l := &lyingBus{RegisterBus: b, flip: map[uint64]uint32{}}
+	for _, c := range m.Config {
+		if c.Register == "" {
+			continue
+		}
+		names, field, err := m.ConfigRegisters(c.Register)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			r, addr, err := m.Lookup(n)
+			if err != nil {
+				return nil, err
+			}
+			bit := uint32(1)
+			for _, f := range r.Fields {
+				if f.Name == field {
+					lo, _, err := bitstreams.ParseBits(f.Bits)
+					if err != nil {
+						return nil, err
+					}
+					bit = 1 << lo
+				}
+			}
+			l.flip[addr] |= bit
+		}
+	}
+	return l, nil
+}
+
+func (l *lyingBus) Read32(ctx context.Context, addr uint64) (uint32, error) {
+	v, err := l.RegisterBus.Read32(ctx, addr)
+	return v ^ l.flip[addr], err
+}
+
+func (l *lyingBus) ReadBurst(ctx context.Context, addr uint64, dst []uint32) error {
+	err := l.RegisterBus.ReadBurst(ctx, addr, dst)
+	for i := range dst {
+		dst[i] ^= l.flip[addr+4*uint64(i)]
+	}
+	return err
+}
+
+// expectations returns the run's expectations.jsonl lines, sorted (plans
+// run in parallel, so lines interleave differently from run to run).
+func expectations(t *testing.T, dir string) []string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, results.ExpectationsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" {
+			out = append(out, l)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func diff(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if _, found := slices.BinarySearch(b, x); !found {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// configVerdicts indexes a run's registers.config verdicts by board and
+// case name.
+func configVerdicts(t *testing.T, dir string) map[string]results.Verdict {
+	t.Helper()
+	d, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	out := map[string]results.Verdict{}
+	for _, v := range d.Verdicts() {
+		if v.Test == "registers.config" {
+			out[v.Board+" "+v.Name()] = v
+		}
+	}
+	return out
+}

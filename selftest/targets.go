@@ -1,0 +1,79 @@
+package selftest
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// TargetsParam is the test parameter that says which boards a per-target
+// test (ordering, fallback, a victim of incast ...) runs on: "all" (every
+// board of the plan, the default), a number k (k boards a night, taken in
+// turn so that every board is covered every ceil(n/k) nights), or a list
+// of board names. A fault on one board must not escape because a test
+// only ever targets the plan's last board.
+const TargetsParam = "targets"
+
+// TargetsDoc documents TargetsParam for Test.Params.
+const TargetsDoc = "all (every board), k (k boards a night in rotation: every board within ceil(n/k) nights), or board names"
+
+// Rotation is the set of boards a per-target test covers tonight.
+type Rotation struct {
+	Boards []string
+	// Night and Nights: tonight is night Night of an Nights-night
+	// rotation (0 of 1 when every board runs every night).
+	Night, Nights int
+}
+
+// String describes the rotation for a measurement's text.
+func (r Rotation) String() string {
+	if r.Nights <= 1 {
+		return "every board every night"
+	}
+	return fmt.Sprintf("night %d of a %d-night rotation over every board", r.Night+1, r.Nights)
+}
+
+// Targets resolves the targets parameter of the running test against the
+// boards the test could target (in plan order): every one by default.
+// now decides tonight's share of a rotation (days since the Unix epoch,
+// UTC).
+func (e *Env) Targets(all []string, now time.Time) (Rotation, error) {
+	v, err := e.Test.Params.Strings(TargetsParam, []string{"all"})
+	if err != nil {
+		return Rotation{}, err
+	}
+	if len(all) == 0 {
+		return Rotation{}, fmt.Errorf("%s: test %s: no board to target", e.Test.Pos, e.Test.Name)
+	}
+	if len(v) == 1 && v[0] == "all" {
+		return Rotation{Boards: append([]string(nil), all...), Nights: 1}, nil
+	}
+	if len(v) == 1 {
+		if k, err := strconv.Atoi(v[0]); err == nil {
+			if k < 1 {
+				return Rotation{}, fmt.Errorf("%s: test %s: %s %d: want at least one board a night", e.Test.Pos, e.Test.Name, TargetsParam, k)
+			}
+			if k >= len(all) {
+				return Rotation{Boards: append([]string(nil), all...), Nights: 1}, nil
+			}
+			nights := (len(all) + k - 1) / k
+			night := int(now.UTC().Unix()/86400) % nights
+			var out []string
+			for i := 0; i < k; i++ {
+				out = append(out, all[(night*k+i)%len(all)])
+			}
+			return Rotation{Boards: out, Night: night, Nights: nights}, nil
+		}
+	}
+	in := map[string]bool{}
+	for _, b := range all {
+		in[b] = true
+	}
+	for _, b := range v {
+		if !in[b] {
+			return Rotation{}, fmt.Errorf("%s: test %s: %s names %q, which is not a working board of the plan (%s)", e.Test.Pos, e.Test.Name, TargetsParam, b, strings.Join(all, ", "))
+		}
+	}
+	return Rotation{Boards: v, Nights: 1}, nil
+}
