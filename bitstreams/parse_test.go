@@ -526,3 +526,49 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	}
 }
+
+// Each programmer gets the byte order it loads, whatever file it was given:
+// Image.Bin has fpga_manager's swapped words, Image.Raw the .bit's own
+// order (what openFPGALoader and xsdb load from a .bin), from a .bit or a
+// .bin of either order.
+func TestImageByteOrders(t *testing.T) {
+	c := Default()
+	m, f, bit, err := c.FileFor("exanet", tebf0808Part, "bit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromBit, err := c.Check(m, c.FilePath(m, f), bit, tebf0808Part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := ParseBit(bit)
+	if !bytes.Equal(fromBit.Raw, h.Payload) || !bytes.Equal(fromBit.Bin, SwapWords(h.Payload)) {
+		t.Fatal(".bit: Raw is not the payload or Bin not its swapped words")
+	}
+	for name, data := range map[string][]byte{"swapped": fromBit.Bin, "bit order": fromBit.Raw} {
+		img, err := c.Check(m, "exanet.bin", data, tebf0808Part)
+		if err != nil {
+			t.Fatalf("%s .bin: %v", name, err)
+		}
+		if !bytes.Equal(img.Bin, fromBit.Bin) || !bytes.Equal(img.Raw, fromBit.Raw) {
+			t.Errorf("%s .bin: the byte orders handed on differ from the .bit's", name)
+		}
+	}
+	// .rbf and .sof carry neither: their loaders take the file as it is.
+	m, f, sof, err := c.FileFor("shoal", de5netPart, "sof")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := c.Check(m, c.FilePath(m, f), sof, de5netPart)
+	if err != nil || img.Bin != nil || img.Raw != nil || !bytes.Equal(img.Data, sof) {
+		t.Errorf(".sof: %v", err)
+	}
+	// A programmer that loads only .sof gets the .sof; one that loads
+	// only formats the design lacks gets an error naming what there is.
+	if _, f, _, _ := c.FileFor("shoal", de5netPart, "rbf"); f == nil || f.Format != "rbf" {
+		t.Errorf("rbf: %+v", f)
+	}
+	if _, _, _, err := c.FileFor("shoal", de5netPart, "bit", "bin"); err == nil || !strings.Contains(err.Error(), "has only .sof, .rbf") {
+		t.Errorf("no file in the programmer's formats: %v", err)
+	}
+}

@@ -537,3 +537,25 @@ func BenchmarkParseDefault(b *testing.B) {
 		}
 	}
 }
+
+// quartus_pgm names a cable with its USB port ("DE5-Net [1-1.2]"): that
+// binds it, and two boards cannot name the same port.
+func TestQuartusCableNameBindsTheCable(t *testing.T) {
+	lab := func(c0, c1 string) string {
+		return "lab: q\nboards:\n" +
+			"  - {name: d0, kind: de5net, bus: {mmio: {device: /dev/x, size: 0x1000}}, programmer: {type: quartus_pgm, cable: \"" + c0 + "\"}}\n" +
+			"  - {name: d1, kind: de5net, bus: {mmio: {device: /dev/y, size: 0x1000}}, programmer: {type: quartus_pgm, cable: \"" + c1 + "\"}}\n"
+	}
+	k := labconfig.Known{Kinds: []string{"de5net"}}
+	if _, err := labconfig.Parse("q.yaml", []byte(lab("DE5-Net [1-1.2]", "DE5-Net [1-1.4]")), k); err != nil {
+		t.Errorf("two cables named with their ports: %v", err)
+	}
+	_, err := labconfig.Parse("q.yaml", []byte(lab("DE5-Net [1-1.2]", "DE5-Net [1-1.2]")), k)
+	if err == nil || !strings.Contains(err.Error(), "USB path 1-1.2 is also bound to board d0") {
+		t.Errorf("one port named twice: %v", err)
+	}
+	_, err = labconfig.Parse("q.yaml", []byte(lab("DE5-Net", "DE5-Net")), k)
+	if err == nil || !strings.Contains(err.Error(), "each cable must be bound") {
+		t.Errorf("cables without ports: %v", err)
+	}
+}

@@ -20,6 +20,9 @@ func (p Pos) String() string {
 	if p.File == "" {
 		return fmt.Sprintf("line %d", p.Line)
 	}
+	if p.Line == 0 {
+		return p.File // not from a file's line: a command-line flag
+	}
 	return fmt.Sprintf("%s:%d", p.File, p.Line)
 }
 

@@ -41,8 +41,9 @@ const (
 )
 
 var (
-	nameRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	pciDevRE = regexp.MustCompile(`^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$`)
+	nameRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	portInName = regexp.MustCompile(`\[[^\[\]]+\]\s*$`)
+	pciDevRE   = regexp.MustCompile(`^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$`)
 )
 
 // checker validates a decoded lab, collecting every problem.
@@ -414,7 +415,9 @@ func (c *checker) cables(l *Lab) {
 		}
 		for _, i := range idx {
 			g := &l.Boards[i].Programmer
-			if g.USBPath == "" && g.Serial == "" {
+			// quartus_pgm's cable name carries its USB port: "DE5-Net [1-1.2]".
+			bracketed := tool == "quartus_pgm" && portInName.MatchString(g.Cable)
+			if g.USBPath == "" && g.Serial == "" && !bracketed {
 				c.add(fmt.Sprintf("boards[%d].programmer", i), g.Pos, fmt.Sprintf("%d boards use %s, so each cable must be bound", len(idx), tool), "add usb_path: (e.g. 1-1.3) or serial: of the cable; enumeration order changes between boots")
 			}
 		}
@@ -429,10 +432,14 @@ func (c *checker) cables(l *Lab) {
 		b := &l.Boards[i]
 		g := &b.Programmer
 		if jtagTools[g.Type] {
-			if prev, dup := usb[g.USBPath]; dup && g.USBPath != "" {
-				c.add(fmt.Sprintf("boards[%d].programmer.usb_path", i), g.Pos, fmt.Sprintf("USB path %s is also bound to board %s (line %d)", g.USBPath, l.Boards[prev.board].Name, prev.line), "each board has its own cable")
-			} else if g.USBPath != "" {
-				usb[g.USBPath] = claim{i, g.Pos.Line}
+			port := g.USBPath
+			if m := portInName.FindString(g.Cable); port == "" && g.Type == "quartus_pgm" && m != "" {
+				port = strings.Trim(strings.TrimSpace(m), "[]")
+			}
+			if prev, dup := usb[port]; dup && port != "" {
+				c.add(fmt.Sprintf("boards[%d].programmer.usb_path", i), g.Pos, fmt.Sprintf("USB path %s is also bound to board %s (line %d)", port, l.Boards[prev.board].Name, prev.line), "each board has its own cable")
+			} else if port != "" {
+				usb[port] = claim{i, g.Pos.Line}
 			}
 			if prev, dup := ser[g.Serial]; dup && g.Serial != "" {
 				c.add(fmt.Sprintf("boards[%d].programmer.serial", i), g.Pos, fmt.Sprintf("cable serial %s is also bound to board %s (line %d)", g.Serial, l.Boards[prev.board].Name, prev.line), "each board has its own cable")

@@ -195,6 +195,14 @@ func (n *Nightly) Run(ctx context.Context) Outcome {
 				runner.OpenErrors[name] = err
 			}
 			bmu.Unlock()
+			for name, err := range openErr {
+				// `labrunner boards` shows why the board sat this run out.
+				if n.leased(name) {
+					n.Locks.UpdateState(name, func(s *lease.State) {
+						s.Health, s.HealthReason, s.HealthChecked = "unhealthy", "did not open: "+err.Error(), time.Now()
+					})
+				}
+			}
 			for _, p := range g {
 				if err := boardsOpenFor(p, openErr); err != nil && len(openErr) == len(p.Boards) {
 					env := &Env{Lab: n.Lab, Plan: p, Log: log, rec: n.Dir}

@@ -13,6 +13,7 @@ import (
 	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/boards"
 	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/program"
 	"github.com/labrunner/labrunner/drivers/regmap"
 	"github.com/labrunner/labrunner/labconfig"
 	"github.com/labrunner/labrunner/results"
@@ -422,7 +423,7 @@ func (r *Runner) imageFor(plan *labconfig.Plan, m *bitstreams.Manifest, b *board
 			return image{}, drivers.Setup(b.Name, "read bitstream", fmt.Sprintf("fix `bitstream:` at %s", plan.Pos), err)
 		}
 	} else {
-		_, f, d, err := r.Catalogue.FileFor(m.Name, b.Kind.Part)
+		_, f, d, err := r.Catalogue.FileFor(m.Name, b.Kind.Part, program.Formats(b.Config.Programmer.Type, b.Kind.Vendor)...)
 		if err != nil {
 			return image{}, drivers.Setup(b.Name, "find bitstream", "", err)
 		}

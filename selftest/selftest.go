@@ -200,12 +200,27 @@ type Test struct {
 	// Design the test belongs to; "" means any design (generic checks).
 	Design string
 	Doc    string
-	// Params documents the parameters the test reads, with defaults.
+	// Params lists every parameter the test reads (from the plan's test
+	// entry), each with its default, and nothing else: `lab check` and the
+	// nightly refuse, before touching a board, any parameter not listed
+	// (CheckParams), so a typo such as "batchs" is an error, never a
+	// silently ignored setting. A test without Params takes none.
 	Params map[string]string
 	// Run measures and records verdicts through env. An error returned is
 	// recorded as an error verdict for the test as a whole (nothing else
 	// recorded it): use it for infrastructure and setup trouble.
 	Run func(ctx context.Context, env *Env) error
+}
+
+// CheckParams refuses every parameter of a plan's test entry that the test
+// does not list in Params, with file:line and the nearest name it takes.
+func (t Test) CheckParams(ps labconfig.Params) error {
+	allowed := make([]string, 0, len(t.Params))
+	for k := range t.Params {
+		allowed = append(allowed, k)
+	}
+	sort.Strings(allowed)
+	return ps.Check(allowed...)
 }
 
 // Setup prepares boards after programming, before a design's tests run

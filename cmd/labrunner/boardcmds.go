@@ -20,6 +20,7 @@ import (
 	"github.com/labrunner/labrunner/boards"
 	"github.com/labrunner/labrunner/boards/emu"
 	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/program"
 	"github.com/labrunner/labrunner/drivers/regmap"
 	"github.com/labrunner/labrunner/labconfig"
 	"github.com/labrunner/labrunner/selftest"
@@ -127,7 +128,7 @@ func (s *session) program(c *cli.Context, m *bitstreams.Manifest) error {
 		}
 	} else {
 		var file *bitstreams.File
-		if _, file, data, err = s.cat.FileFor(m.Name, s.board.Kind.Part); err != nil {
+		if _, file, data, err = s.cat.FileFor(m.Name, s.board.Kind.Part, program.Formats(s.board.Config.Programmer.Type, s.board.Kind.Vendor)...); err != nil {
 			return withCode(selftest.ExitConfig, err)
 		}
 		path = s.cat.FilePath(m, file)

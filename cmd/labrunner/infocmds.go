@@ -311,15 +311,23 @@ func labCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name:      "check",
-				Usage:     "load and validate a lab file; every problem is listed with file:line",
+				Usage:     "load and validate a lab file and everything the nightly needs of it; every problem is listed with file:line and the fix",
 				ArgsUsage: "[FILE] (the same as --lab FILE)",
-				Flags:     []cli.Flag{labFlag()},
+				Description: "Checks the file itself, then, touching no board: each plan's bitstream for each board (it exists,\n" +
+					"parses, was built for the board's part, is in a format the board's programmer loads, and the programmer\n" +
+					"supports the part), each test's parameters, each fault's target and parameters (also those of --fault).\n" +
+					"labrunner doctor checks the host and the boards themselves.",
+				Flags: []cli.Flag{labFlag(), faultFlag()},
 				Action: func(c *cli.Context) error {
 					if err := labFileArg(c); err != nil {
 						return err
 					}
-					lab, err := loadLab(c, bitstreams.Default())
+					cat := bitstreams.Default()
+					lab, err := loadLab(c, cat)
 					if err != nil {
+						return err
+					}
+					if err := checkLab(c, lab, cat, c.StringSlice("fault"), nil); err != nil {
 						return err
 					}
 					fmt.Printf("%s: lab %s: %d boards, %d links, %d plans: ok\n", lab.Pos.File, lab.Name, len(lab.Boards), len(lab.Links), len(lab.Plans))

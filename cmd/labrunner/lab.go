@@ -13,6 +13,8 @@ import (
 	"github.com/labrunner/labrunner/boards"
 	"github.com/labrunner/labrunner/boards/emu"
 	_ "github.com/labrunner/labrunner/boards/emu/designs" // every emulated design
+	"github.com/labrunner/labrunner/drivers/program"
+	"github.com/labrunner/labrunner/labcheck"
 	"github.com/labrunner/labrunner/labconfig"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/selftest"
@@ -209,4 +211,63 @@ func writeServedLab(path string, lab *labconfig.Lab, rack *emu.Rack) error {
 		b.WriteString("plans:\n" + plans.String())
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// checkLab checks the lab against everything the nightly needs before it
+// touches a board (labcheck): bitstreams, programmers, test and fault
+// parameters, the --fault flags given. Problems are a configuration error
+// (exit 2) listing each with file:line and the fix. What openFPGALoader
+// supports comes from the installed tool when a board uses it and it
+// answers, else from the list labrunner embeds (a note says which).
+func checkLab(c *cli.Context, lab *labconfig.Lab, cat *bitstreams.Catalogue, flagFaults []string, plans []string) error {
+	var fs []labconfig.Fault
+	for _, s := range flagFaults {
+		f, err := labconfig.ParseFault(s)
+		if err != nil {
+			return withCode(selftest.ExitConfig, err)
+		}
+		fs = append(fs, f)
+	}
+	faults := map[string]labcheck.Fault{}
+	for _, f := range emu.Faults() {
+		var ps []string
+		for k := range f.Params {
+			ps = append(ps, k)
+		}
+		sort.Strings(ps)
+		faults[f.Name] = labcheck.Fault{Scope: f.Scope, Params: ps}
+	}
+	o := labcheck.Options{
+		Catalogue: cat, Faults: faults, FlagFaults: fs, Plans: plans,
+		CheckTest: func(design, name string, ps labconfig.Params) (bool, error) {
+			t, ok := selftest.Lookup(design, name)
+			if !ok {
+				return false, nil
+			}
+			return true, t.CheckParams(ps)
+		},
+		OpenFPGALoader: openFPGALoaderParts(c, lab),
+	}
+	if err := labcheck.Check(lab, o); err != nil {
+		return withCode(selftest.ExitConfig, err)
+	}
+	return nil
+}
+
+// openFPGALoaderParts asks the installed openFPGALoader (the first board's
+// tool:, else PATH's) what it supports; nil (the embedded list) when no
+// board uses it or it does not answer.
+func openFPGALoaderParts(c *cli.Context, lab *labconfig.Lab) *program.PartList {
+	for _, b := range lab.Boards {
+		if b.Programmer.Type != "openfpgaloader" {
+			continue
+		}
+		l, err := program.ListOpenFPGALoader(c.Context, b.Programmer.Tool)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "note: what openFPGALoader supports is taken from its %s release (the installed one did not answer: %v)\n", program.OpenFPGALoaderListVersion, oneLine(err.Error(), 200))
+			return nil
+		}
+		return l
+	}
+	return nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -58,8 +60,8 @@ func TestMissingDevicesBoardCommands(t *testing.T) {
 // of the others gets its own driver's message as an infrastructure error,
 // the run exits 3 and its directory is finished.
 func TestMissingDevicesNightly(t *testing.T) {
-	out := t.TempDir()
-	code, text := runCLI(t, "--log-level", "error", "nightly", "--lab", missingLab, "--out", out, "--locks", t.TempDir())
+	out, locks := t.TempDir(), t.TempDir()
+	code, text := runCLI(t, "--log-level", "error", "nightly", "--lab", missingLab, "--out", out, "--locks", locks)
 	noCrash(t, text)
 	if code != 3 {
 		t.Fatalf("exit %d, want 3:\n%s", code, text)
@@ -106,6 +108,11 @@ func TestMissingDevicesNightly(t *testing.T) {
 			t.Errorf("no verdict for %s", b)
 		}
 	}
+	// The lock directory records why each board sat the run out.
+	code, text = runCLI(t, "boards", "--lab", missingLab, "--locks", locks, "--json")
+	if code != 0 || !strings.Contains(text, `"health":"unhealthy"`) || !strings.Contains(text, "did not open: te-1: power gpio LABRUNNER_TEST_ABSENT_RELAY") {
+		t.Errorf("boards after the nightly: exit %d:\n%s", code, text)
+	}
 }
 
 func TestMissingDevicesBringup(t *testing.T) {
@@ -123,5 +130,60 @@ func TestMissingDevicesBringup(t *testing.T) {
 	run, err := results.ReadRun(onlyRunDir(t, out))
 	if err != nil || run.Status == "running" {
 		t.Errorf("run directory not finished: %v %v", run, err)
+	}
+}
+
+// power switches only the board's supply (a board that is off may have no
+// USB-UART to open): with a command switch, on, off and cycle run its
+// commands; a missing GPIO line is the driver's error, exit 3.
+func TestPowerCommand(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	lab := filepath.Join(dir, "lab.yaml")
+	os.WriteFile(lab, []byte(`lab: pdu
+boards:
+  - name: b0
+    kind: zcu102
+    bus: {uart_bridge: {port: /nonexistent-labrunner-test/ttyUSB0}}
+    programmer: {type: fpga_manager}
+    power: {type: command, on: [sh, -c, "echo on >> `+state+`"], off: [sh, -c, "echo off >> `+state+`"]}
+`), 0o644)
+	for _, args := range [][]string{{"on"}, {"off"}, {"cycle", "--wait", "10ms"}} {
+		cmd := append([]string{"power", args[0], "--lab", lab, "--board", "b0"}, args[1:]...)
+		if code, out := runCLI(t, cmd...); code != 0 {
+			t.Fatalf("%v: exit %d:\n%s", args, code, out)
+		}
+	}
+	if b, _ := os.ReadFile(state); string(b) != "on\noff\noff\non\n" {
+		t.Errorf("the switch ran %q", b)
+	}
+	code, out := runCLI(t, "power", "on", "--lab", missingLab, "--board", "te-1")
+	noCrash(t, out)
+	if code != 3 || !strings.Contains(out, "LABRUNNER_TEST_ABSENT_RELAY") {
+		t.Errorf("a missing GPIO line: exit %d:\n%s", code, out)
+	}
+	if code, out := runCLI(t, "power", "on", "--board", "exa-00"); code != 2 || !strings.Contains(out, "emulated board") {
+		t.Errorf("an emulated board: exit %d:\n%s", code, out)
+	}
+}
+
+// labrunner doctor on the default lab (the emulated rack: all ok) and on
+// a lab of missing devices (every problem named, exit 3).
+func TestDoctorCommand(t *testing.T) {
+	code, out := runCLI(t, "doctor", "--locks", t.TempDir())
+	if code != 0 || !strings.Contains(out, "every check passed") {
+		t.Fatalf("doctor on the default lab: exit %d:\n%s", code, out)
+	}
+	t.Setenv("PATH", t.TempDir())
+	code, out = runCLI(t, "doctor", "--lab", missingLab, "--locks", t.TempDir(), "--json")
+	noCrash(t, out)
+	if code != 3 {
+		t.Fatalf("doctor on missing devices: exit %d:\n%s", code, out)
+	}
+	for _, s := range []string{"usb-FTDI_labrunner-test-absent-if01-port0", "usb-FTDI_labrunner-test-absent-if00-port0", "LABRUNNER_TEST_ABSENT_RELAY",
+		"uio0", "resource0", "xsdb is not installed", "quartus_pgm is not installed", `"exit_code":3`} {
+		if !strings.Contains(out, s) {
+			t.Errorf("doctor --json does not say %q:\n%s", s, out)
+		}
 	}
 }

@@ -93,6 +93,16 @@ func runNightly(c *cli.Context, plans []string) (err error) {
 	if err := knownPlans(lab, plans); err != nil {
 		return withCode(selftest.ExitConfig, err)
 	}
+	// Everything lab check checks, before a board is touched or a run
+	// directory made: a typo in a parameter is refused here, not found by
+	// the test after the rack was programmed.
+	flagFaults := c.StringSlice("fault")
+	if resumed != nil {
+		flagFaults = resumed.Faults
+	}
+	if err := checkLab(c, lab, cat, flagFaults, plans); err != nil {
+		return err
+	}
 	var shard selftest.Shard
 	if s := c.String("shard"); s != "" {
 		if shard, err = selftest.ParseShard(s); err != nil {

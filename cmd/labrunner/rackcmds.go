@@ -27,6 +27,16 @@ const defaultLocks = "/tmp/labrunner-locks"
 // locksDir opens the lock directory named by --locks, the lab file or the
 // default.
 func locksDir(c *cli.Context, lab *labconfig.Lab) (*lease.Dir, error) {
+	d, err := lease.Open(locksPath(c, lab), logger(c))
+	if err != nil {
+		return nil, withCode(selftest.ExitConfig, err)
+	}
+	return d, nil
+}
+
+// locksPath is the lock directory named by --locks, the lab file or the
+// default.
+func locksPath(c *cli.Context, lab *labconfig.Lab) string {
 	path := c.String("locks")
 	if path == "" && lab.Locks != nil && lab.Locks.Dir != "" {
 		path = lab.Locks.Dir
@@ -34,11 +44,7 @@ func locksDir(c *cli.Context, lab *labconfig.Lab) (*lease.Dir, error) {
 	if path == "" {
 		path = defaultLocks
 	}
-	d, err := lease.Open(path, logger(c))
-	if err != nil {
-		return nil, withCode(selftest.ExitConfig, err)
-	}
-	return d, nil
+	return path
 }
 
 func boardsCommand() *cli.Command {

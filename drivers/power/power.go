@@ -1,6 +1,7 @@
 // Package power switches a board's supply: not at all (None), through a
-// relay on a GPIO pin (GPIO, periph.io), or by running a program (Command:
-// a smart PDU's CLI, a USB relay tool, an IPMI client ...).
+// relay on a GPIO line of the host (GPIO: the line is held by a small
+// process of its own while the power is on, see gpio.go), or by running a
+// program (Command: a smart PDU's CLI, a USB relay tool, an IPMI client ...).
 package power
 
 import (
@@ -8,15 +9,10 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-
-	"periph.io/x/conn/v3/gpio"
-	"periph.io/x/conn/v3/gpio/gpioreg"
-	"periph.io/x/host/v3"
 
 	"github.com/labrunner/labrunner/drivers"
 )
@@ -41,71 +37,6 @@ func (None) Set(ctx context.Context, on bool) error {
 
 // Name returns "none".
 func (None) Name() string { return "none" }
-
-// GPIO drives a relay from a GPIO pin of the host running labrunner.
-type GPIO struct {
-	board     string
-	pin       gpio.PinOut
-	activeLow bool
-}
-
-var (
-	hostOnce sync.Once
-	hostErr  error
-)
-
-// NewGPIO finds pin (a periph.io name such as "GPIO17") after initialising
-// periph.io's host drivers. activeLow: the relay closes (power on) when the
-// pin is driven low.
-func NewGPIO(board, pin string, activeLow bool) (*GPIO, error) {
-	op := "power gpio " + pin
-	hostOnce.Do(func() { _, hostErr = host.Init() })
-	if hostErr != nil {
-		return nil, drivers.Infra(board, op, "periph.io could not initialise this host's drivers", hostErr)
-	}
-	p := gpioreg.ByName(pin)
-	if p == nil {
-		// The lab file may be right and the GPIO chip not there (a USB
-		// GPIO expander unplugged, a driver not loaded): infrastructure,
-		// like any other missing device.
-		return nil, drivers.Infra(board, op, "check that the GPIO chip the relay hangs on is present (gpiodetect, gpioinfo), or fix power.pin in the lab file", fmt.Errorf("no GPIO line named %q on this host; %s", pin, availablePins()))
-	}
-	return &GPIO{board: board, pin: p, activeLow: activeLow}, nil
-}
-
-func availablePins() string {
-	var names []string
-	for _, p := range gpioreg.All() {
-		names = append(names, p.Name())
-	}
-	if len(names) == 0 {
-		return "this host has no GPIO pins periph.io knows (no /sys/class/gpio or gpiochip driver): run labrunner on the host the relay is wired to"
-	}
-	sort.Strings(names)
-	const show = 40
-	more := ""
-	if len(names) > show {
-		more = fmt.Sprintf(" and %d more", len(names)-show)
-		names = names[:show]
-	}
-	return "available: " + strings.Join(names, ", ") + more
-}
-
-// Set switches the relay.
-func (g *GPIO) Set(ctx context.Context, on bool) error {
-	op := fmt.Sprintf("power %s via gpio %s", onOff(on), g.pin.Name())
-	if err := ctx.Err(); err != nil {
-		return drivers.Infra(g.board, op, "", err)
-	}
-	level := gpio.Level(on != g.activeLow)
-	if err := g.pin.Out(level); err != nil {
-		return drivers.Infra(g.board, op, "check that the pin is not claimed by another driver and that labrunner may write it (root or the gpio group)", err)
-	}
-	return nil
-}
-
-// Name returns "gpio PIN".
-func (g *GPIO) Name() string { return "gpio " + g.pin.Name() }
 
 // Command runs one program to switch the supply on and another to switch it
 // off. The argument vectors run without a shell, so no quoting or

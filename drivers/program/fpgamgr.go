@@ -415,3 +415,17 @@ func (m *FPGAManager) loadError(op, name, state string, elapsed time.Duration, e
 	return &drivers.Error{Class: class, Board: m.Board, Op: op, Hint: hint,
 		Err: fmt.Errorf("loading %s failed (state %q after %s): %w", name, state, elapsed, err)}
 }
+
+// State reads the manager's state ("operating", "unknown" ...) without
+// loading anything, for `labrunner doctor`.
+func (m *FPGAManager) State() (string, error) {
+	dir, err := m.managerDir()
+	if err != nil {
+		return "", err
+	}
+	st, err := readState(dir)
+	if err != nil {
+		return "", drivers.Infra(m.Board, "fpga_manager "+m.manager(), "check the kernel's FPGA manager driver (dmesg)", err)
+	}
+	return st, nil
+}

@@ -228,3 +228,16 @@ func (o *OpenFPGALoader) Program(ctx context.Context, img drivers.Image) error {
 		rules: openFPGALoaderRules, op: op,
 		hint: "see openFPGALoader's output; check the cable, the board's power and the bitstream"}.do(ctx)
 }
+
+// ToolPath finds openFPGALoader (the lab file's tool:, else PATH).
+func (o *OpenFPGALoader) ToolPath() (string, error) { return o.tool().resolve(o.Board) }
+
+// BusDevice is the bus and device number the cable at USBPath has now
+// (from sysfs), for matching it against openFPGALoader --scan-usb.
+func (o *OpenFPGALoader) BusDevice() (bus, dev int, err error) {
+	port, err := ParseUSBPath(o.USBPath)
+	if err != nil {
+		return 0, 0, err
+	}
+	return busDev(o.Sysfs, port)
+}

@@ -2,11 +2,19 @@ package program
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	_ "embed"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
+
+	"github.com/labrunner/labrunner/drivers"
 )
 
 // What the programming tools say about themselves and about the cables
@@ -244,4 +252,69 @@ func ParseJTAGConfig(out string) ([]JTAGCable, error) {
 		}
 	}
 	return cables, nil
+}
+
+// Query runs a tool read-only (a listing, its version) and returns what it
+// printed on stdout and stderr together, at most 1 MiB. It never waits
+// beyond ctx's deadline (default 10 s): the tool's whole process group is
+// killed then. A tool that exits non-zero returns its output with the error.
+func Query(ctx context.Context, path string, args ...string) (string, error) {
+	ctx, cancel := drivers.Deadline(ctx, 10*time.Second)
+	defer cancel()
+	var out limitedOutput
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = waitDelay
+	ownProcessGroup(cmd)
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return out.String(), fmt.Errorf("%s %s did not answer in time: %w (%w)", filepath.Base(path), strings.Join(args, " "), drivers.ErrTimeout, ctx.Err())
+	}
+	if err != nil {
+		return out.String(), fmt.Errorf("%s %s: %w", filepath.Base(path), strings.Join(args, " "), err)
+	}
+	return out.String(), nil
+}
+
+// limitedOutput keeps the first MiB a tool prints.
+type limitedOutput struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *limitedOutput) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if room := 1<<20 - l.b.Len(); room > 0 {
+		l.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (l *limitedOutput) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// ListOpenFPGALoader asks an installed openFPGALoader (tool: a path, or ""
+// for the one on PATH) what it supports: its version and --list-fpga.
+func ListOpenFPGALoader(ctx context.Context, tool string) (*PartList, error) {
+	path, err := (&OpenFPGALoader{Tool: tool}).tool().resolve("")
+	if err != nil {
+		return nil, err
+	}
+	v, err := Query(ctx, path, "--Version")
+	if err != nil {
+		return nil, err
+	}
+	out, err := Query(ctx, path, "--list-fpga")
+	if err != nil {
+		return nil, err
+	}
+	l, err := ParseListFPGA(out)
+	if err != nil {
+		return nil, err
+	}
+	return &PartList{Version: ParseVersion(v), FPGAs: l}, nil
 }

@@ -209,3 +209,6 @@ func (q *QuartusPGM) Program(ctx context.Context, img drivers.Image) error {
 	}
 	return q.hotplug(pciAddr).around(ctx, program)
 }
+
+// ToolPath finds quartus_pgm (the lab file's tool:, else PATH).
+func (q *QuartusPGM) ToolPath() (string, error) { return q.tool().resolve(q.Board) }

@@ -189,3 +189,15 @@ func (x *XSDB) Program(ctx context.Context, img drivers.Image) error {
 		rules: xsdbRules, op: op,
 		hint: "see xsdb's output; check hw_server, the cable and the bitstream"}.do(ctx)
 }
+
+// ToolPath finds xsdb (the lab file's tool:, else PATH).
+func (x *XSDB) ToolPath() (string, error) { return x.tool().resolve(x.Board) }
+
+// HWServerAddr is hw_server's host:port.
+func (x *XSDB) HWServerAddr() (string, error) {
+	u, err := parseHWServer(x.hwServer())
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimPrefix(u, "tcp:"), nil
+}
