@@ -3,6 +3,7 @@ package all_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -56,6 +57,8 @@ func TestGoldenInputsNeverComeFromTheBoard(t *testing.T) {
 		t.Fatalf("%d expectations differ (%d clean, %d corrupted): a golden input came from a board's register", len(onlyClean)+len(onlyBad), len(ce), len(be))
 	}
 
+	checkBudgets(t, clean)
+
 	cv, bv := configVerdicts(t, clean), configVerdicts(t, bad)
 	if len(cv) == 0 || len(cv) != len(bv) {
 		t.Fatalf("%d registers.config verdicts clean, %d corrupted", len(cv), len(bv))
@@ -73,6 +76,55 @@ func TestGoldenInputsNeverComeFromTheBoard(t *testing.T) {
 	for _, d := range []string{"exanet", "prr", "shoal", "tin"} {
 		if !designs[d] {
 			t.Errorf("no registers.config verdict for design %s", d)
+		}
+	}
+}
+
+// selftestBands are the metrics whose expectations the plan tests build
+// themselves (from golden simulations, the paper's bounds, or what the
+// runner asked for); golden models' own expectations get their budgets
+// from golden/.
+var selftestBands = []string{
+	"exanet.dor_path",
+	"prr.latency.avg", "prr.latency.max", "prr.sim_throughput", "prr.drop_rate",
+	"shoal.incast.fct_us", "shoal.incast.max_queue", "shoal.permutation.throughput", "shoal.failed_slots.fraction",
+	"shoal.corruption.corrupt_cells",
+	"ordering.fallbacks", "tin.ip.rtsq_hwm", "tin.rma.latency_alone", "tin.rma.hipri_ratio", "tin.rma.lopri_ratio",
+}
+
+// checkBudgets: every expectation the plan tests build says what its
+// width is made of (Budget), and one wider than ±10%, one-sided, or
+// reaching 0 says why (Wide). Each metric of selftestBands must appear.
+func checkBudgets(t *testing.T, dir string) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, results.ExpectationsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var e results.Expectation
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(selftestBands, e.Metric) {
+			continue
+		}
+		seen[e.Metric] = true
+		if e.Budget == "" {
+			t.Errorf("%s: no budget (what the band's width is made of)", e.Key())
+		}
+		if e.NeedsReason() && e.Wide == "" {
+			below, above, _ := e.RelativeBand()
+			t.Errorf("%s: band -%.0f%% +%.0f%% (%s) without a reason", e.Key(), 100*below, 100*above, e.Describe())
+		}
+	}
+	for _, m := range selftestBands {
+		if !seen[m] {
+			t.Errorf("no expectation of %s in the default lab's run", m)
 		}
 	}
 }
