@@ -130,17 +130,40 @@ func checkBudgets(t *testing.T, dir string) {
 }
 
 // runDefaultLab runs the default lab's nightly in process and returns its
-// run directory. Every emulated board's bus is the emulator's own (no UART
-// bridge, for speed); with corrupt, reads of the declared configuration
-// fields come back with their lowest bit flipped.
+// run directory. With corrupt, reads of the declared configuration fields
+// come back with their lowest bit flipped.
 func runDefaultLab(t *testing.T, cat *bitstreams.Catalogue, corrupt bool) string {
+	t.Helper()
+	r := runLab(t, cat, labRun{corrupt: corrupt})
+	if !corrupt && r.out.ExitCode != 0 {
+		t.Fatalf("clean run: exit %d (%s)", r.out.ExitCode, r.out.Status)
+	}
+	return r.dir
+}
+
+// labRun says how to run the default lab in process.
+type labRun struct {
+	plans   []string            // only these plans (all when empty)
+	tests   map[string][]string // plan -> only these tests, in the plan's order (all when absent)
+	faults  []string            // emulator faults, as --fault takes them
+	corrupt bool
+}
+
+type labResult struct {
+	dir string
+	out selftest.Outcome
+}
+
+// runLab runs the default lab's nightly in process. Every emulated board's
+// bus is the emulator's own (no UART bridge, for speed).
+func runLab(t *testing.T, cat *bitstreams.Catalogue, o labRun) labResult {
 	t.Helper()
 	lab, err := labconfig.Default(labconfig.Known{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	design := map[string]*bitstreams.Manifest{}
-	for _, p := range lab.Plans {
+	for i, p := range lab.Plans {
 		m, err := cat.Design(p.Design)
 		if err != nil {
 			t.Fatal(err)
@@ -148,35 +171,48 @@ func runDefaultLab(t *testing.T, cat *bitstreams.Catalogue, corrupt bool) string
 		for _, pb := range p.Boards {
 			design[pb.Board] = m
 		}
+		if only, ok := o.tests[p.Name]; ok {
+			var keep []labconfig.Test
+			for _, pt := range p.Tests {
+				if slices.Contains(only, pt.Name) {
+					keep = append(keep, pt)
+				}
+			}
+			lab.Plans[i].Tests = keep
+		}
 	}
 	for i := range lab.Boards {
 		if lab.Boards[i].Emulated != nil {
 			lab.Boards[i].Bus = labconfig.Bus{Emulated: &struct{}{}}
 		}
 	}
-	rack, err := emu.Start(lab, emu.Options{Catalogue: cat, Log: slog.New(slog.DiscardHandler)})
+	var faults []labconfig.Fault
+	for _, f := range o.faults {
+		lf, err := labconfig.ParseFault(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		faults = append(faults, lf)
+	}
+	rack, err := emu.Start(lab, emu.Options{Catalogue: cat, Faults: faults, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rack.Close()
 	root := t.TempDir()
-	dir, err := results.Create(root, results.Run{Lab: lab.Name, Seed: lab.Seed, Start: time.Now()})
+	dir, err := results.Create(root, results.Run{Lab: lab.Name, Seed: lab.Seed, Start: time.Now(), Faults: o.faults})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var em selftest.Nightly
-	em = selftest.Nightly{Lab: lab, Catalogue: cat, Emulator: rack, Dir: dir, Log: slog.New(slog.DiscardHandler)}
-	if corrupt {
-		em.Emulator = corrupting{Rack: rack, design: design}
+	n := selftest.Nightly{Lab: lab, Catalogue: cat, Emulator: rack, Dir: dir, Log: slog.New(slog.DiscardHandler), Plans: o.plans}
+	if o.corrupt {
+		n.Emulator = corrupting{Rack: rack, design: design}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	out := em.Run(ctx)
+	out := n.Run(ctx)
 	dir.Close()
-	if !corrupt && out.ExitCode != 0 {
-		t.Fatalf("clean run: exit %d (%s)", out.ExitCode, out.Status)
-	}
-	return dir.Path
+	return labResult{dir: dir.Path, out: out}
 }
 
 // corrupting serves the emulated rack with a bus that lies about the
