@@ -94,6 +94,13 @@ func (e *Env) Record(name string, m results.Measurement, exp results.Expectation
 		}
 		exp.Min, exp.Max = nil, nil
 		exp.Source += " (tolerance from the lab file)"
+		// The band is the lab file's, not the model's: say so, and why it
+		// may be wide (whoever wrote the lab file chose it).
+		exp.Budget = fmt.Sprintf("the lab file's tolerance for test %s at %s (rel %g, abs %g), in place of the model's band", e.Test.Name, e.Test.Pos, exp.RelTol, exp.AbsTol)
+		exp.Wide = ""
+		if exp.NeedsReason() {
+			exp.Wide = "chosen in the lab file at " + e.Test.Pos.String()
+		}
 	}
 	// The expectation is recorded under the measurement's own parameters
 	// (which add the board's link, peer or hop pair to the model's key), so
