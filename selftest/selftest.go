@@ -55,6 +55,25 @@ type Env struct {
 	mu       sync.Mutex
 	count    int
 	fails    int
+	// parent, for an Env made by WithDesign, is told of every verdict too.
+	parent *Env
+}
+
+// WithDesign returns an Env that records as e does (the same plan,
+// recorder and plan step, its verdicts counted in e's too) for another
+// design's registers: the management block checked within a plan.
+func (e *Env) WithDesign(m *bitstreams.Manifest) *Env {
+	return &Env{Lab: e.Lab, Plan: e.Plan, Test: e.Test, Design: m, Boards: e.Boards, Deadlines: e.Deadlines, Log: e.Log,
+		Shared: map[string]any{}, Unhealthy: e.Unhealthy, rec: e.rec, step: e.step, parent: e}
+}
+
+// Note records a measurement that no verdict judges (a figure a person
+// reads: a retransmission count, a bootstrap time), under the test name.
+func (e *Env) Note(name string, m results.Measurement) {
+	m = e.fill(name, m)
+	if err := e.rec.AddMeasurement(m); err != nil {
+		e.Log.Error("recording a measurement failed", "test", m.Test, "err", err)
+	}
 }
 
 // Board returns the plan's board of that name, or nil.
@@ -169,12 +188,14 @@ func (e *Env) write(m results.Measurement, exp *results.Expectation, v results.V
 	if err := e.rec.AddVerdict(v); err != nil {
 		e.Log.Error("recording a verdict failed", "test", m.Test, "err", err)
 	}
-	e.mu.Lock()
-	e.count++
-	if v.Status != results.Pass {
-		e.fails++
+	for x := e; x != nil; x = x.parent {
+		x.mu.Lock()
+		x.count++
+		if v.Status != results.Pass {
+			x.fails++
+		}
+		x.mu.Unlock()
 	}
-	e.mu.Unlock()
 	lvl := slog.LevelInfo
 	if v.Status != results.Pass {
 		lvl = slog.LevelWarn
