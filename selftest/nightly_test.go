@@ -68,4 +68,7 @@ func TestStepsCountsTheSetup(t *testing.T) {
 	if got := Steps(withSetup, false); got != 6 {
 		t.Errorf("plan with setup: %d steps, want 6", got)
 	}
+	if got := Steps(withSetup, true); got != 7 {
+		t.Errorf("plan with setup and the management check: %d steps, want 7", got)
+	}
 }

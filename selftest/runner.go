@@ -425,12 +425,15 @@ func (pr *planRun) tests(ctx context.Context) bool {
 		tctx, cancel := drivers.Deadline(ctx, dl)
 		before, _ := env.Verdicts()
 		t0 := time.Now()
+		env.startTest(tctx)
 		err := runGuarded(tctx, test, env)
-		cancel()
-		after, _ := env.Verdicts()
 		if err != nil {
 			env.Error(t.Name, "", nil, err)
-		} else if after == before && len(env.Boards) > 0 {
+		}
+		env.endTest()
+		cancel()
+		after, _ := env.Verdicts()
+		if err == nil && after == before && len(env.Boards) > 0 {
 			env.Error(t.Name, "", nil, fmt.Errorf("test %s recorded no verdict: it measured nothing", t.Name))
 		}
 		if ctx.Err() == nil {
