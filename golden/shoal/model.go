@@ -364,25 +364,16 @@ func (p *predictor) permutation() error {
 		// Long enough for the new-flow rule to have let go (log2 N epochs,
 		// §3.3.3) and for the average to settle; on a large rack every
 		// epoch already averages over N(N-1) subflows.
-		warm, meas := 200, 2000
+		w := PermutationWindow{Warmup: 200, Epochs: 2000}
 		if c.Nodes > 64 {
-			warm, meas = 15, 40
+			w = PermutationWindow{Warmup: 15, Epochs: 40}
 		}
-		r, err := Permutation(c, pairs, p.seed, warm, meas)
+		b, err := NewPermutationBand(c, permutationFlows(c.Nodes, pairs, p.seed), w)
 		if err != nil {
 			return err
 		}
-		hi, err := permutationCeiling(c, pairs, p.seed)
-		if err != nil {
-			return err
-		}
-		// 2% over the fluid ceiling for the edges of a finite counting
-		// window (a cell per subflow more or less).
-		hi = math.Max(hi, r.Throughput) * 1.02
-		p.add(bounded("shoal.permutation.throughput", params, r.Throughput, results.Float(0.8*r.Throughput), results.Float(hi), "fraction",
-			src, fmt.Sprintf("useful cells per destination per slot and channel; golden slot simulation (%d epochs after %d); ceiling: max-min fair share per subflow capped by its feedback loop "+
-				"(feedback used once the reply's header is in, %d slots after the reply's send slot: the best the mechanism allows), +2%% for the window's edges (%.3f); floor: 80%% of the simulation",
-				meas, warm, c.FeedbackSlots(), hi)))
+		p.add(b.Expectation(params, src, fmt.Sprintf("useful cells per destination per slot and channel; golden slot simulation of the seed-%d permutation (%d epochs after %d): %.4f",
+			p.seed, w.Epochs, w.Warmup, b.Value)))
 		return nil
 	}
 	for _, sc := range p.permSlots {
