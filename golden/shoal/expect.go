@@ -186,10 +186,17 @@ type IncastBand struct {
 // NewIncastBand simulates the flows in the three timing cases.
 func NewIncastBand(c Config, flows []Flow) (IncastBand, error) {
 	b := IncastBand{FCT: map[string][3]float64{}}
+	// Long enough for any incast: three times the epochs its cells need
+	// through the destination's N-1 slots per epoch, plus the default.
+	var cells int64
+	for _, f := range flows {
+		cells += f.Cells
+	}
+	until := float64(1000+3*(cells/int64(c.Nodes-1)+int64(len(flows))+10)) * c.EpochNS()
 	for k, dp := range []float64{-1, 0, 1} {
 		cc := c
 		cc.PropNS = math.Max(0, c.PropNS+dp*c.SlotNS)
-		r, err := Simulate(cc, flows, SimOptions{})
+		r, err := Simulate(cc, flows, SimOptions{UntilNS: until + 2*cc.PropNS})
 		if err != nil {
 			return b, fmt.Errorf("incast band: %w", err)
 		}

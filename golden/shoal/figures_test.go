@@ -32,3 +32,27 @@ func TestFigures(t *testing.T) {
 		}
 	}
 }
+
+// Every expectation Predict gives, on the prototype and on a smaller rack
+// with the workload simulations, has a budget, and a reason when its band is
+// wider than ±10%, one-sided or reaches 0.
+func TestEveryBandHasABudget(t *testing.T) {
+	for _, set := range []map[string]string{
+		{"list_schedule": "on"},
+		{"config": "rack", "nodes": "64", "senders": "8,32", "perm_pairs": "1,64", "sim": "uniform,skewed", "flows": "1500", "load": "0.5", "list_schedule": "off"},
+	} {
+		es, err := Model{}.Predict(set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			if e.Budget == "" {
+				t.Errorf("%v %s: no budget", set["config"], e.Key())
+			}
+			if e.NeedsReason() && e.Wide == "" {
+				b, a, _ := e.RelativeBand()
+				t.Errorf("%v %s: band -%.1f%%..+%.1f%% without a reason", set["config"], e.Key(), 100*b, 100*a)
+			}
+		}
+	}
+}
