@@ -58,3 +58,21 @@ func TestSection51Quick(t *testing.T) {
 		}
 	}
 }
+
+// Every expectation Predict gives has a budget, and a reason when its band
+// is wider than ±10%, one-sided or reaches 0.
+func TestEveryBandHasABudget(t *testing.T) {
+	es, err := Model{}.Predict(map[string]string{"p": "8", "cycles": "3000", "replicas": "3", "depths": "1,64", "load": "0.7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if e.Budget == "" {
+			t.Errorf("%s: no budget", e.Key())
+		}
+		if e.NeedsReason() && e.Wide == "" {
+			b, a, _ := e.RelativeBand()
+			t.Errorf("%s: band -%.1f%%..+%.1f%% without a reason", e.Key(), 100*b, 100*a)
+		}
+	}
+}
