@@ -4,13 +4,14 @@
 #   make build   the labrunner binary into bin/, its version from git describe
 #   make install the labrunner binary into $(go env GOBIN), else $(go env GOPATH)/bin
 #   make bench   the benchmarks named in the closing notes
+#   make figures the golden models' reproductions of the papers' figures that take seconds of CPU (docs/figures.md)
 #   make fuzz    every fuzz target for FUZZTIME each (default 60s)
 
 GO       ?= go
 CACHE    := $(CURDIR)/.cache
 FUZZTIME ?= 60s
 
-.PHONY: all build install test fmt-check vet unit bench fuzz clean influxd
+.PHONY: all build install test fmt-check vet unit bench figures fuzz clean influxd
 
 all: build
 
@@ -48,6 +49,11 @@ $(INFLUXD):
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./drivers/uartbridge ./drivers/mmio ./boards/emu/... ./golden/...
+
+# The figures of docs/figures.md that the normal suite covers only with quicker tests of the same code: the
+# 512-node Shoal rack (§7.2 Fig. 12, §7.3 Fig. 16) and the 32 runs of the PRR §5.1 reproduction (about a minute).
+figures:
+	$(GO) test -count=1 -run 'Figure' ./golden/shoal ./golden/prr -args -figures
 
 # Each fuzz target runs alone (go test allows one -fuzz pattern per package run).
 fuzz:

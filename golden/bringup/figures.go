@@ -36,7 +36,7 @@ func AquilaFigures() []golden.Figure {
 			Compute: func() (float64, error) { return MOSDataBytes, nil }},
 		{Section: "§4.4: bring-up of a Clique in waves (a full-sized Clique: about 2.5 hours)", Unit: "ms", Paper: 2.5 * 3600 * 1000, Golden: 6.832,
 			Compute: figure(map[string]string{}, "bringup.time_ms"),
-			Reason: "a different rack: golden's figure is the lab's 2x4 Clique (8 boards, 3 waves) at the lab's 10^6 MOS words/s and 16 KB per board; the paper's Clique has hundreds of TiNs and states neither its MOS rate nor what it sends a TiN, only a spread of 3 to 48 minutes per TiN"},
+			Reason:  "a different rack: golden's figure is the lab's 2x4 Clique (8 boards, 3 waves) at the lab's 10^6 MOS words/s and 16 KB per board; the paper's Clique has hundreds of TiNs and states neither its MOS rate nor what it sends a TiN, only a spread of 3 to 48 minutes per TiN"},
 	}
 }
 
