@@ -4,6 +4,7 @@
 #   make build   the labrunner binary into bin/, its version from git describe
 #   make install the labrunner binary into $(go env GOBIN), else $(go env GOPATH)/bin
 #   make bench   the benchmarks of the hot paths (bus round trips, emulator and golden throughput, export)
+#   make figures the golden models' reproductions of the papers' figures that take seconds of CPU (docs/figures.md)
 #   make fuzz    every fuzz target for FUZZTIME each (default 60s)
 #   make rtl-tools  Verilator and yosys from Debian's packages, when missing (the RTL tests need them)
 #   make rtl-synth  the UART bridge RTL's synthesis figures into docs/uart-bridge.md
@@ -12,7 +13,7 @@ GO       ?= go
 CACHE    := $(CURDIR)/.cache
 FUZZTIME ?= 60s
 
-.PHONY: all build install test fmt-check vet unit bench fuzz clean influxd rtl-tools rtl-synth
+.PHONY: all build install test fmt-check vet unit bench figures fuzz clean influxd rtl-tools rtl-synth
 
 all: build
 
@@ -58,6 +59,11 @@ rtl-synth: rtl-tools
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./drivers/uartbridge ./drivers/mmio ./boards/emu/... ./golden/...
+
+# The figures of docs/figures.md that the normal suite covers only with quicker tests of the same code: the
+# 512-node Shoal rack (§7.2 Fig. 12, §7.3 Fig. 16) and the 32 runs of the PRR §5.1 reproduction (about a minute).
+figures:
+	$(GO) test -count=1 -run 'Figure' ./golden/shoal ./golden/prr -args -figures
 
 # Each fuzz target runs alone (go test allows one -fuzz pattern per package run).
 fuzz:

@@ -156,7 +156,8 @@ type subflow struct {
 	t      int64 // send slot of the reply carrying its last feedback (Eq. 2)
 	len    int32 // that feedback's queue length; -1: none yet
 	state  uint8
-	inList bool // an entry of the subflow is on its candidate list
+	inList bool  // an entry of the subflow is on its candidate list
+	clear  int64 // reading S40: the slot the subflow's last cell leaves the intermediate
 }
 
 // candEntry is an entry of a candidate list: a Shoal flow whose subflow
@@ -178,6 +179,9 @@ type feedback struct {
 	to, from int32
 	flow     int32 // Shoal flow
 	length   int32
+	// clear is the slot in which the subflow's previous cell leaves the
+	// intermediate's queue, 0 when it has left already (reading S40).
+	clear int64
 }
 
 // sim holds the flat arrays of one run. Per ordered pair (a, b) the index is
@@ -649,6 +653,13 @@ func (m *sim) eligible(s *shoalFlow, sf, x int, slot int64) bool {
 	if m.sub[sf].len >= 0 && (slot-m.sub[sf].t)+qlen*E < int64(m.sub[sf].len)*E {
 		return false
 	}
+	// The cell would leave behind the qlen cells of Q_ij, one an epoch,
+	// and reach the intermediate d slots later: not before the previous
+	// cell of its subflow has left the intermediate's queue (§3.3.2, the
+	// invariant behind Eq. 3 and 5; reading S40).
+	if cl := m.sub[sf].clear; cl > 0 && m.nextSlot(int(s.src), sf-int(s.slab)*m.n, slot+qlen*E)+int64(m.d) <= cl {
+		return false
+	}
 	if !m.o.NoNewFlowRule {
 		if age := (slot - s.startSlot) / E; age < 40 && qlen > int64(1)<<age {
 			return false
@@ -771,19 +782,47 @@ func (m *sim) transmit(i, j, x int, slot int64, out *[]dataCell, fbOut *[]feedba
 	}
 	if f := pp.recvFlow; f >= 0 {
 		// Rate-limit feedback about the queue the last local cell from j
-		// went into (Eq. 1; Eq. 6 with ready queues): what stands in
-		// front of j's subflow on the link i→k.
+		// went into (reading S40): Eq. 1, len(Q_ik), without ready queues;
+		// with them Eq. 6, len(Q_ik) + len(R_ik) - 1, and, while j's own
+		// cell is still in Q_ik, the slot by which it will have left, so
+		// that j's next cell of the subflow reaches i after it.
 		fb := feedback{to: int32(j), from: int32(i), flow: f}
 		if k := pp.recvQueue; k >= 0 {
 			y := m.idx(i, int(k))
 			fb.length = m.p[y].qLen
 			if !m.o.NoReadyQueues {
-				fb.length += m.ready(int(k), y, slot)
+				fb.length = max(fb.length+m.ready(int(k), y, slot)-1, 0)
+				if at := m.place(y, f); at > 0 {
+					fb.clear = m.nextSlot(i, int(k), slot+1) + int64(at-1)*int64(m.E)
+				}
 			}
 		}
 		pp.recvFlow = -1
 		*fbOut = append(*fbOut, fb)
 	}
+}
+
+// place is the position, counted from 1 at the head, of the last cell of
+// Shoal flow f among the forwarded cells of queue y, 0 when none is there:
+// Q_y serves one cell an epoch, so that cell leaves in the place-th slot of
+// the queue's link from now.
+func (m *sim) place(y int, f int32) int32 {
+	var at, n int32
+	for e := m.p[y].qHead; e >= 0; e = m.cells[e].next {
+		n++
+		if c := &m.cells[e]; !c.local && m.wf[c.flow].owner == f {
+			at = n
+		}
+	}
+	return at
+}
+
+// nextSlot is the first slot at or after from in which node a sends to node
+// b: the static schedule repeats every epoch.
+func (m *sim) nextSlot(a, b int, from int64) int64 {
+	w, _, _ := m.s.When(a, b)
+	E := int64(m.E)
+	return from + ((int64(w)-from)%E+E)%E
 }
 
 // feedback acts on the rate-limit feedback in a header that node fb.to has
@@ -800,7 +839,7 @@ func (m *sim) feedback(fb feedback, slot int64) {
 	if m.sub[sf].state != sfOutstanding {
 		return
 	}
-	m.sub[sf].t, m.sub[sf].len = slot-int64(m.fb), fb.length
+	m.sub[sf].t, m.sub[sf].len, m.sub[sf].clear = slot-int64(m.fb), fb.length, fb.clear
 	s.waiting--
 	if s.unassigned > 0 {
 		m.sub[sf].state = sfListed
