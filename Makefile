@@ -8,12 +8,14 @@
 #   make fuzz    every fuzz target for FUZZTIME each (default 60s)
 #   make rtl-tools  Verilator and yosys from Debian's packages, when missing (the RTL tests need them)
 #   make rtl-synth  the UART bridge RTL's synthesis figures into docs/uart-bridge.md
+#   make report-check  the HTML report in headless Chromium at 1400 px, for a passing nightly and one with
+#                faults (not part of make test: it needs Chromium, which it installs from Debian's packages)
 
 GO       ?= go
 CACHE    := $(CURDIR)/.cache
 FUZZTIME ?= 60s
 
-.PHONY: all build install test fmt-check vet unit bench figures fuzz clean influxd rtl-tools rtl-synth
+.PHONY: all build install test fmt-check vet unit bench figures fuzz clean influxd rtl-tools rtl-synth report-check chromium
 
 all: build
 
@@ -73,6 +75,25 @@ fuzz:
 			echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
 		done; \
 	done
+
+# The report as people see it: a passing nightly and one with well over 100 failures on the emulated rack,
+# each opened by scripts/check-report.sh in headless Chromium 1400 px wide (every plot decodes, no table or
+# number cell wider than the window), with screenshots left in $(REPORT_CHECK_DIR)/*.png to look at.
+REPORT_CHECK_DIR ?= $(CACHE)/report-check
+REPORT_FAULTS    := --fault credit-leak@exa-10:sfp0 --fault tin-adaptive-stuck@tin-p0b0 --fault sort-unstable@prr-0 \
+                    --fault wrong-slot@shoal-sw0 --fault tin-credit-leak@tin-p0b1:sfp0,count=4
+
+report-check: chromium
+	rm -rf $(REPORT_CHECK_DIR) && mkdir -p $(REPORT_CHECK_DIR)
+	$(GO) run ./cmd/labrunner --log-level error nightly --out $(REPORT_CHECK_DIR)/passing > $(REPORT_CHECK_DIR)/passing.txt
+	$(GO) run ./cmd/labrunner --log-level error nightly --out $(REPORT_CHECK_DIR)/faults $(REPORT_FAULTS) > $(REPORT_CHECK_DIR)/faults.txt; \
+		code=$$?; if [ $$code -eq 0 ]; then echo "the nightly with faults passed"; exit 1; fi
+	scripts/check-report.sh $(REPORT_CHECK_DIR)/passing/* $(REPORT_CHECK_DIR)/passing.png
+	scripts/check-report.sh $(REPORT_CHECK_DIR)/faults/* $(REPORT_CHECK_DIR)/faults.png
+
+# Chromium for report-check, from Debian's packages when it is missing.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-liberation; }
 
 clean:
 	rm -rf bin $(CACHE)
