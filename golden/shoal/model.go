@@ -365,10 +365,9 @@ func (p *predictor) permutation() error {
 		// Long enough for the new-flow rule to have let go (log2 N epochs,
 		// §3.3.3) and for the average to settle; on a large rack every
 		// epoch already averages over N(N-1) subflows.
-		w := PermutationWindow{Warmup: 200, Epochs: 2000}
-		if c.Nodes > 64 {
-			w = PermutationWindow{Warmup: 15, Epochs: 40}
-		}
+		// On a larger rack each epoch already averages over N(N-1)
+		// subflows: the window shrinks as 1/N, to the prototype's at 8.
+		w := PermutationWindow{Warmup: max(15, 1600/c.Nodes), Epochs: max(40, 16000/c.Nodes)}
 		b, err := NewPermutationBand(c, permutationFlows(c.Nodes, pairs, p.seed), w)
 		if err != nil {
 			return err
