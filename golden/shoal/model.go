@@ -169,10 +169,10 @@ func (p *predictor) parse(s map[string]string) error {
 	if p.fair, err = ParseFlows(def("fair_flows", "1>0,2>0,3>0,4>5", ""), p.c.Nodes); err != nil {
 		return fmt.Errorf("parameter fair_flows: %w", err)
 	}
-	if p.failures, err = parseNames(s["failures"], ParseFailureKind); err != nil {
+	if p.failures, err = param.List(s["failures"], ParseFailureKind); err != nil {
 		return fmt.Errorf("parameter failures: %w", err)
 	}
-	if p.workloads, err = parseNames(s["sim"], ParseWorkloadKind); err != nil {
+	if p.workloads, err = param.List(s["sim"], ParseWorkloadKind); err != nil {
 		return fmt.Errorf("parameter sim: %w", err)
 	}
 	if p.loads, err = param.Floats(s["load"], 1e-3, 10); err != nil {
@@ -190,9 +190,9 @@ func (p *predictor) parse(s map[string]string) error {
 	if p.flows, err = param.Int(s["flows"], 1, 10_000_000); err != nil {
 		return fmt.Errorf("parameter flows: %w", err)
 	}
-	seed, err := strconv.ParseUint(strings.TrimSpace(s["seed"]), 10, 64)
+	seed, err := param.Uint64(s["seed"])
 	if err != nil {
-		return fmt.Errorf("parameter seed: %q is not a whole number ≥ 0", s["seed"])
+		return fmt.Errorf("parameter seed: %w", err)
 	}
 	p.seed = seed
 	return nil
