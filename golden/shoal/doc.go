@@ -327,7 +327,8 @@
 //
 // Simulation figures (tolerance bands, each with a Note):
 //
-//	shoal.incast.fct_us {senders, flow: fastest|slowest|mean}   µs, ± one epoch (Fig. 10, Fig. 13)
+//	shoal.incast.fct_us {senders, flow: fastest|slowest|mean}   µs, ± one epoch (Fig. 10, Fig. 13); incast_band=timing:
+//	                                                            golden a slot faster to a slot slower (NewIncastBand)
 //	shoal.fair_rate {flow: "s>d", model: shoal|ideal}           fraction of a link, ±10% (§7.2)
 //	shoal.sim.fct_us {workload, load, percentile: 50|99|99.9, size: short}  µs, ±25% (§7.3, Fig. 15)
 //	shoal.sim.goodput_gbps {workload, load, size: long}          Gb/s payload, ±20% (Fig. 15b)

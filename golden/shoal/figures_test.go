@@ -39,6 +39,7 @@ func TestFigures(t *testing.T) {
 func TestEveryBandHasABudget(t *testing.T) {
 	for _, set := range []map[string]string{
 		{"list_schedule": "on", "perm_slot_cycles": "12,64"},
+		{"incast_band": "timing", "perm_slot_cycles": ""},
 		{"config": "rack", "nodes": "32", "senders": "4,16", "incast_bytes": "20000", "perm_pairs": "32", "sim": "uniform,skewed", "flows": "300", "load": "0.5", "list_schedule": "off"},
 	} {
 		es, err := Model{}.Predict(set)
