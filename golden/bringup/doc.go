@@ -174,4 +174,16 @@
 // either links (+ boards, dcn; a cable's latency, asymmetry and MOS loss
 // ride on it: "a:sfp0=b:sfp0/5/2/0.01") or the clique shorthand (default
 // 2x4 with DCN boards p0t0, p0t2).
+//
+// # Faults the expectations catch
+//
+// bringup.status and bringup.wave catch mgmt-never-boots and
+// mgmt-proxy-dies (a board failed, or bootstrapped through another proxy);
+// bringup.board_ms and bringup.time_ms catch mos-lossy beyond the declared
+// loss (retransmissions past the tail) and mos-link-cut (PMOS gives up);
+// bringup.timesync.offset_ns catches slow-clock beyond the drift bound and
+// tsync-dead (clients fail: bringup.timesync.detect and the re-rooted tree);
+// bringup.timesync.link_delay_ns (±2.5 ns) catches link-asymmetric (the
+// measured delay is half the added 40 ns above the declared cable), which
+// the offset band alone (±25 ns at depth 1, half of it 20 ns) would not.
 package bringup

@@ -162,4 +162,15 @@
 // direction for the extra router to sample the packet (2.8%). The superseded
 // per-direction reading (0.92 µs per hop of the round trip), half of the
 // figure (0.23 µs) and equal hop counts (0 µs) all fail it.
+//
+// # Faults the expectations catch
+//
+// exanet.dor_path catches dor-misroute (dimensions in the wrong order);
+// exanet.bandwidth catches arbiter-starve on the two-sender path (89.5%
+// falls toward 76%) and credit-leak on the link (the stream stalls), and a
+// design a few cycles per packet slower at small payloads (one cycle is the
+// band at 32 B); exanet.rtt.per_hop catches a path one hop longer or shorter
+// (0 or 0.92 µs) and 10% more per hop; exanet.rtt catches a ping-pong off by
+// a hop at small payloads and one that beats the named costs. header-bit-flip
+// is benign (corrected by the ECC) and changes none of them.
 package exanet

@@ -138,7 +138,7 @@ func PingPong(hops, payload int) (Latency, error) {
 	serialNS := float64(extraBus*WordBytes*8/LinkBitsPerCycle) * CycleNS
 	l.SizeExtUS = (1 + RTTSlopeMargin) * 2 * (armNS + serialNS) / 1000
 	l.AnchorUS = SubMicroUS + l.HopExtUS + l.SizeExtUS
-	// What the paper does not name, each way (ping and pong): the packet
+	// What the paper does not name (reading E40), each way (ping and pong): the packet
 	// serialised at 10 Gb/s before the receiving ARM reads it (header,
 	// payload and footer, two link cycles per 128-bit word, §3.4/§4), the
 	// Magic/Start framing (2 cycles, §3.4), one 20-cycle status poll by the

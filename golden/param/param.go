@@ -54,6 +54,13 @@ func Floats(s string, lo, hi float64) ([]float64, error) {
 	return list(s, func(f string) (float64, error) { return Float(f, lo, hi) }, func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) })
 }
 
+// List reads a comma-separated list of distinct items, each read by parse
+// (which gets the item trimmed), in the order given; an empty string is an
+// empty list, an item listed twice an error.
+func List[T comparable](s string, parse func(string) (T, error)) ([]T, error) {
+	return list(s, func(f string) (T, error) { return parse(strings.TrimSpace(f)) }, func(v T) string { return fmt.Sprintf("%v", v) })
+}
+
 func list[T comparable](s string, parse func(string) (T, error), show func(T) string) ([]T, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil

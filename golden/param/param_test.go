@@ -139,5 +139,14 @@ func FuzzSettings(f *testing.F) {
 		_, _ = Names(k, []string{"a", "b"}, "all")
 		_, _ = IntSet(k, -3, 3)
 		_, _ = Count(k, 0, 1000)
+		if l, err := List(k, func(f string) (string, error) { return f, nil }); err == nil {
+			seen := map[string]bool{}
+			for _, x := range l {
+				if seen[x] {
+					t.Fatalf("List(%q) = %v: an item twice", k, l)
+				}
+				seen[x] = true
+			}
+		}
 	})
 }

@@ -27,32 +27,38 @@ func section51() (map[Case]Stats, error) {
 
 // section51Figures are §5.1's figures: what the paper reports, golden's
 // value from Section51, and the reason where they part.
+//
+// SD is the standard deviation of one run's figure over the 32 runs (for a
+// ratio, of the per-run ratio): TestSection51Quick checks two runs against
+// the documented mean with it.
 func section51Figures() []struct {
 	golden.Figure
-	F section51Figure
+	F  section51Figure
+	SD float64
 } {
 	const zeroDropReason = "an unstated parameter: Fig. 9's depth that holds every packet at input rate 1 grows with the run length (as √cycles for a switch that keeps up), and §5.1 states neither the length of Fig. 9's runs nor of the worst-case runs; at the 25,000 cycles that reproduce the worst cases golden needs %s, at 50,000 cycles %s, within 5%% of the paper's %s"
 	return []struct {
 		golden.Figure
-		F section51Figure
+		F  section51Figure
+		SD float64
 	}{
-		{golden.Figure{Section: "§5.1: worst-case latency, uniform traffic, the proposal (16×16, input rate 1)", Unit: "cycles", Paper: 375, Golden: 364.1}, worstOf(PRR, Uniform)},
-		{golden.Figure{Section: "§5.1: worst-case latency, bursty traffic, the proposal", Unit: "cycles", Paper: 2807, Golden: 2723}, worstOf(PRR, Bursty)},
-		{golden.Figure{Section: "§5.1: worst-case latency, nonuniform traffic, the proposal", Unit: "cycles", Paper: 310, Golden: 322.9}, worstOf(PRR, Nonuniform)},
-		{golden.Figure{Section: "§5.1: worst-case latency, uniform traffic, PIM (best alternative)", Unit: "cycles", Paper: 1535, Golden: 1490}, worstOf(PIM, Uniform)},
-		{golden.Figure{Section: "§5.1: worst-case latency, bursty traffic, PIM (best alternative)", Unit: "cycles", Paper: 7992, Golden: 7718}, worstOf(PIM, Bursty)},
+		{golden.Figure{Section: "§5.1: worst-case latency, uniform traffic, the proposal (16×16, input rate 1)", Unit: "cycles", Paper: 375, Golden: 364.1}, worstOf(PRR, Uniform), 59.6},
+		{golden.Figure{Section: "§5.1: worst-case latency, bursty traffic, the proposal", Unit: "cycles", Paper: 2807, Golden: 2723}, worstOf(PRR, Bursty), 530.1},
+		{golden.Figure{Section: "§5.1: worst-case latency, nonuniform traffic, the proposal", Unit: "cycles", Paper: 310, Golden: 322.9}, worstOf(PRR, Nonuniform), 48.59},
+		{golden.Figure{Section: "§5.1: worst-case latency, uniform traffic, PIM (best alternative)", Unit: "cycles", Paper: 1535, Golden: 1490}, worstOf(PIM, Uniform), 164.2},
+		{golden.Figure{Section: "§5.1: worst-case latency, bursty traffic, PIM (best alternative)", Unit: "cycles", Paper: 7992, Golden: 7718}, worstOf(PIM, Bursty), 1317},
 		{golden.Figure{Section: "§5.1: worst-case latency, nonuniform traffic, EDRRM (best alternative)", Unit: "cycles", Paper: 7212, Golden: 6095,
-			Reason: "EDRRM does not keep up with nonuniform traffic at input rate 1 (its queues grow for the whole run: 509 packets deep on average at the end), so its worst case grows linearly with the unstated run length (golden 6969 at 30,000 cycles); its exhaustive-service pointer rules come from [19], not from the paper"}, worstOf(EDRRM, Nonuniform)},
+			Reason: "EDRRM does not keep up with nonuniform traffic at input rate 1 (its queues grow for the whole run: 509 packets deep on average at the end), so its worst case grows linearly with the unstated run length (golden 6969 at 30,000 cycles); its exhaustive-service pointer rules come from [19], not from the paper"}, worstOf(EDRRM, Nonuniform), 725.4},
 		{golden.Figure{Section: "§5.1, Fig. 9: FIFO depth for zero drops, uniform traffic, the proposal", Unit: "packets", Paper: 33, Golden: 23.47,
-			Reason: fmt.Sprintf(zeroDropReason, "23.47", "33.2", "33")}, zeroDropOf(PRR, Uniform)},
+			Reason: fmt.Sprintf(zeroDropReason, "23.47", "33.2", "33")}, zeroDropOf(PRR, Uniform), 3.81},
 		{golden.Figure{Section: "§5.1, Fig. 9: FIFO depth for zero drops, uniform traffic, PIM", Unit: "packets", Paper: 153, Golden: 99.12,
-			Reason: fmt.Sprintf(zeroDropReason, "99.12", "147.9", "153")}, zeroDropOf(PIM, Uniform)},
-		{golden.Figure{Section: "§5.1, Fig. 9: drop rate at FIFO depth 1, uniform traffic, the proposal", Unit: "", Paper: 0.052, Golden: 0.05178}, dropRateOf(PRR, Uniform, 1)},
-		{golden.Figure{Section: "§5.1, Fig. 9: drop rate at FIFO depth 1, uniform traffic, PIM", Unit: "", Paper: 0.161, Golden: 0.1608}, dropRateOf(PIM, Uniform, 1)},
-		{golden.Figure{Section: "§5.1, Fig. 7: average latency of PIM over the proposal's, uniform traffic, input rate 1 (\"2x\")", Unit: "", Paper: 2, Golden: 2.027}, avgRatio(PIM, Uniform)},
-		{golden.Figure{Section: "§5.1, Fig. 7: average latency of PIM over the proposal's, bursty traffic (\"1.4x\")", Unit: "", Paper: 1.4, Golden: 1.385}, avgRatio(PIM, Bursty)},
+			Reason: fmt.Sprintf(zeroDropReason, "99.12", "147.9", "153")}, zeroDropOf(PIM, Uniform), 10.68},
+		{golden.Figure{Section: "§5.1, Fig. 9: drop rate at FIFO depth 1, uniform traffic, the proposal", Unit: "", Paper: 0.052, Golden: 0.05178}, dropRateOf(PRR, Uniform, 1), 0.0005835},
+		{golden.Figure{Section: "§5.1, Fig. 9: drop rate at FIFO depth 1, uniform traffic, PIM", Unit: "", Paper: 0.161, Golden: 0.1608}, dropRateOf(PIM, Uniform, 1), 0.0003647},
+		{golden.Figure{Section: "§5.1, Fig. 7: average latency of PIM over the proposal's, uniform traffic, input rate 1 (\"2x\")", Unit: "", Paper: 2, Golden: 2.027}, avgRatio(PIM, Uniform), 0.1138},
+		{golden.Figure{Section: "§5.1, Fig. 7: average latency of PIM over the proposal's, bursty traffic (\"1.4x\")", Unit: "", Paper: 1.4, Golden: 1.385}, avgRatio(PIM, Bursty), 0.06506},
 		{golden.Figure{Section: "§5.1, Fig. 7: average latency of EDRRM over the proposal's, nonuniform traffic (\"6x\")", Unit: "", Paper: 6, Golden: 4.83,
-			Reason: "as for EDRRM's worst case: its queues grow for the whole run, so its average latency, and the ratio, grow with the unstated run length"}, avgRatio(EDRRM, Nonuniform)},
+			Reason: "as for EDRRM's worst case: its queues grow for the whole run, so its average latency, and the ratio, grow with the unstated run length"}, avgRatio(EDRRM, Nonuniform), 0.311},
 	}
 }
 

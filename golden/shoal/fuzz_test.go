@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/labrunner/labrunner/golden/param"
 )
 
 func parseSet(s string) map[string]string {
@@ -148,9 +150,9 @@ func FuzzParseNames(f *testing.F) {
 				t.Fatalf("switch %q -> %v -> %v, %v", s, id, back, err)
 			}
 		}
-		if ks, err := parseNames(s, ParseFailureKind); err == nil {
+		if ks, err := param.List(s, ParseFailureKind); err == nil {
 			for _, k := range ks {
-				if k < FailNode || k > FailSpine {
+				if k < FailNode || k > FailLeafSpineDown {
 					t.Fatalf("failures %q -> %v", s, ks)
 				}
 			}

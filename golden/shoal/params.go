@@ -8,28 +8,6 @@ import (
 	"github.com/labrunner/labrunner/golden/param"
 )
 
-// parseNames reads a comma-separated list of distinct names, each checked by
-// parse.
-func parseNames[T comparable](s string, parse func(string) (T, error)) ([]T, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var out []T
-	seen := map[T]bool{}
-	for _, f := range strings.Split(s, ",") {
-		v, err := parse(f)
-		if err != nil {
-			return nil, err
-		}
-		if seen[v] {
-			return nil, fmt.Errorf("%q is listed twice", strings.TrimSpace(f))
-		}
-		seen[v] = true
-		out = append(out, v)
-	}
-	return out, nil
-}
-
 // Config parameters of Predict and their meaning; prototype-only and
 // rack-only knobs are refused under the other configuration, so that a slot
 // set in cycles is never silently ignored.
