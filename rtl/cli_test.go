@@ -167,6 +167,9 @@ func TestRegsCommands(t *testing.T) {
 	for _, baud := range Bauds {
 		t.Run(fmt.Sprint(baud), func(t *testing.T) {
 			lab := cosimLab(t, baud)
+			if out, code := labrunner(t, "lab", "check", "--lab", lab); code != 0 {
+				t.Fatalf("labrunner lab check of the lab file cosim wrote: exit %d\n%s", code, out)
+			}
 			for _, args := range shown {
 				args = slices.Clone(args)
 				for i := range args {
