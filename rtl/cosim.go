@@ -59,17 +59,18 @@ func Sources() ([]string, error) {
 	return files, nil
 }
 
-// RequireTools checks that Verilator and yosys are installed, and says how
-// to install them when not.
+// RequireTools checks that Verilator and yosys are installed, with the C++
+// compiler and make that Verilator's builds need, and says how to install
+// them when not.
 func RequireTools() error {
 	var missing []string
-	for _, t := range []string{"verilator", "yosys"} {
+	for _, t := range []string{"verilator", "yosys", "g++", "make"} {
 		if _, err := exec.LookPath(t); err != nil {
 			missing = append(missing, t)
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%s not installed: run `%s` (it installs Verilator and yosys from Debian's packages)",
+		return fmt.Errorf("%s not installed: run `%s` (it installs Verilator, yosys, g++ and make from Debian's packages)",
 			strings.Join(missing, " and "), ToolsTarget)
 	}
 	return nil
