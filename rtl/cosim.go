@@ -359,8 +359,9 @@ func (s *Sim) Close() error {
 // Board is the co-simulated board's name in the lab file LabFile writes.
 const Board = "rtl-sim"
 
-// LabFile is a lab with the co-simulated board on port at baud, and a plan
-// naming its design (so that `labrunner regs` needs no --design).
+// LabFile is a lab with the co-simulated board on port at baud. It has no
+// plan: a plan programs its boards, and this one's design is fixed, so
+// commands name the design (--design bridge-example).
 func LabFile(port string, baud int) string {
 	return fmt.Sprintf(`# The Verilator co-simulation of rtl/ (go run ./rtl/cosim), as a board.
 lab: rtl-cosim
@@ -370,11 +371,5 @@ boards:
     dcn: true
     bus: {uart_bridge: {port: %s, baud: %d}}
     programmer: {type: none}
-plans:
-  - name: bridge-example
-    design: bridge-example
-    boards: [{board: %s}]
-    tests:
-      - test: registers
-`, Board, port, baud, Board)
+`, Board, port, baud)
 }
