@@ -111,23 +111,37 @@ func cosimLab(t *testing.T, baud int) string {
 	}
 }
 
-// labrunner runs the labrunner binary and returns its output and exit code.
+// labrunner runs the labrunner binary and returns its standard output (its
+// log lines, on standard error, are appended after a marker line, for
+// messages) and its exit code.
 func labrunner(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	out, stderr, code := labrunnerOut(t, args...)
+	if stderr != "" {
+		out += "\n--- stderr:\n" + stderr
+	}
+	return out, code
+}
+
+// labrunnerOut is labrunner with standard output and error apart.
+func labrunnerOut(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	bin, _ := binaries(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	out, err := cmd.CombinedOutput()
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
-		return string(out), 0
+		return o.String(), e.String(), 0
 	case errors.As(err, &ee):
-		return string(out), ee.ExitCode()
+		return o.String(), e.String(), ee.ExitCode()
 	}
-	t.Fatalf("labrunner %s: %v\n%s", strings.Join(args, " "), err, out)
-	return "", -1
+	t.Fatalf("labrunner %s: %v\n%s%s", strings.Join(args, " "), err, o.String(), e.String())
+	return "", "", -1
 }
 
 // docCommands returns the commands docs/uart-bridge.md shows for the
@@ -167,6 +181,9 @@ func TestRegsCommands(t *testing.T) {
 	for _, baud := range Bauds {
 		t.Run(fmt.Sprint(baud), func(t *testing.T) {
 			lab := cosimLab(t, baud)
+			if out, code := labrunner(t, "lab", "check", "--lab", lab); code != 0 {
+				t.Fatalf("labrunner lab check of the lab file cosim wrote: exit %d\n%s", code, out)
+			}
 			for _, args := range shown {
 				args = slices.Clone(args)
 				for i := range args {
@@ -178,7 +195,7 @@ func TestRegsCommands(t *testing.T) {
 					t.Fatalf("labrunner %s (docs/uart-bridge.md): exit %d\n%s", strings.Join(args, " "), code, out)
 				}
 			}
-			board := []string{"--lab", lab, "--board", "rtl-sim"}
+			board := []string{"--lab", lab, "--board", "rtl-sim", "--design", "bridge-example"}
 			regs := func(sub string, args ...string) (string, int) {
 				return labrunner(t, append(append([]string{"regs", sub}, board...), args...)...)
 			}
@@ -193,10 +210,10 @@ func TestRegsCommands(t *testing.T) {
 			if out, code := regs("write", "TG_PAYLOAD", "0x3c"); code != 0 {
 				t.Fatalf("regs write TG_PAYLOAD: exit %d\n%s", code, out)
 			}
-			out, code = regs("read", "--json", "SCRATCH", "TG_PAYLOAD", "TG_STATUS.DONE", "0x8")
+			out, stderr, code := labrunnerOut(t, append(append([]string{"regs", "read"}, board...), "--json", "SCRATCH", "TG_PAYLOAD", "TG_STATUS.DONE", "0x8")...)
 			var got map[string]string
 			if code != 0 || json.Unmarshal([]byte(out), &got) != nil {
-				t.Fatalf("regs read --json: exit %d\n%s", code, out)
+				t.Fatalf("regs read --json: exit %d\n%s%s", code, out, stderr)
 			}
 			want := map[string]string{"SCRATCH": "0x00001234", "TG_PAYLOAD": "0x0000003c", "TG_STATUS.DONE": "0x00000000", "0x8": "0x00001234"}
 			for k, v := range want {
@@ -205,17 +222,17 @@ func TestRegsCommands(t *testing.T) {
 				}
 			}
 
-			out, code = regs("dump", "--json")
+			out, stderr, code = labrunnerOut(t, append(append([]string{"regs", "dump"}, board...), "--json")...)
 			var dump []struct {
 				Name    string `json:"name"`
 				Value   uint32 `json:"value"`
 				Skipped string `json:"skipped"`
 			}
 			if code != 0 {
-				t.Fatalf("regs dump: exit %d\n%s", code, out)
+				t.Fatalf("regs dump: exit %d\n%s%s", code, out, stderr)
 			}
 			if err := json.Unmarshal([]byte(out), &dump); err != nil {
-				t.Fatalf("regs dump --json: %v\n%s", err, out)
+				t.Fatalf("regs dump --json: %v\n%s%s", err, out, stderr)
 			}
 			seen := map[string]bool{}
 			for _, v := range dump {

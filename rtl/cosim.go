@@ -59,17 +59,18 @@ func Sources() ([]string, error) {
 	return files, nil
 }
 
-// RequireTools checks that Verilator and yosys are installed, and says how
-// to install them when not.
+// RequireTools checks that Verilator and yosys are installed, with the C++
+// compiler and make that Verilator's builds need, and says how to install
+// them when not.
 func RequireTools() error {
 	var missing []string
-	for _, t := range []string{"verilator", "yosys"} {
+	for _, t := range []string{"verilator", "yosys", "g++", "make"} {
 		if _, err := exec.LookPath(t); err != nil {
 			missing = append(missing, t)
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%s not installed: run `%s` (it installs Verilator and yosys from Debian's packages)",
+		return fmt.Errorf("%s not installed: run `%s` (it installs Verilator, yosys, g++ and make from Debian's packages)",
 			strings.Join(missing, " and "), ToolsTarget)
 	}
 	return nil
@@ -79,6 +80,15 @@ func RequireTools() error {
 type Config struct {
 	Baud       int // the line rate, and BAUD of the design
 	ClksPerBit int // CLK_HZ = Baud * ClksPerBit; 0 means DefaultClksPerBit
+	MaxCount   int // the bridge's MAX_COUNT; 0 means its default, 256
+}
+
+// name tells builds apart in the cache.
+func (c Config) name() string {
+	if c.MaxCount > 0 {
+		return fmt.Sprintf("%d-max%d", c.Baud, c.MaxCount)
+	}
+	return fmt.Sprint(c.Baud)
 }
 
 func (c Config) clksPerBit() int {
@@ -117,7 +127,7 @@ func Build(ctx context.Context, cfg Config) (string, error) {
 		return "", fmt.Errorf("verilator --version: %w", err)
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "%s baud=%d clk=%d\n", strings.TrimSpace(string(ver)), cfg.Baud, cfg.ClkHz())
+	fmt.Fprintf(h, "%s baud=%d clk=%d max=%d\n", strings.TrimSpace(string(ver)), cfg.Baud, cfg.ClkHz(), cfg.MaxCount)
 	for _, f := range append(srcs, tb) {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -127,7 +137,7 @@ func Build(ctx context.Context, cfg Config) (string, error) {
 		h.Write(data)
 	}
 	key := hex.EncodeToString(h.Sum(nil))[:16]
-	dir := filepath.Join(cacheDir(), fmt.Sprintf("sim-%d-%s", cfg.Baud, key))
+	dir := filepath.Join(cacheDir(), fmt.Sprintf("sim-%s-%s", cfg.name(), key))
 	bin := filepath.Join(dir, "tb")
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
@@ -160,6 +170,9 @@ func Build(ctx context.Context, cfg Config) (string, error) {
 		"-GCLK_HZ=" + strconv.Itoa(cfg.ClkHz()), "-GBAUD=" + strconv.Itoa(cfg.Baud),
 		"-CFLAGS", fmt.Sprintf("-O2 -DTB_CLK_HZ=%d -DTB_BAUD=%d", cfg.ClkHz(), cfg.Baud),
 		"-Mdir", tmp, "-o", filepath.Join(tmp, "tb")}
+	if cfg.MaxCount > 0 {
+		args = append(args, "-GMAX_COUNT="+strconv.Itoa(cfg.MaxCount))
+	}
 	args = append(args, srcs...)
 	args = append(args, tb)
 	cmd := exec.CommandContext(ctx, "verilator", args...)
@@ -173,8 +186,8 @@ func Build(ctx context.Context, cfg Config) (string, error) {
 	if err := os.Rename(filepath.Join(tmp, "tb"), bin); err != nil {
 		return "", err
 	}
-	// Builds of this baud from other sources are of no more use.
-	old, _ := filepath.Glob(filepath.Join(cacheDir(), fmt.Sprintf("sim-%d-*", cfg.Baud)))
+	// Builds of this configuration from other sources are of no more use.
+	old, _ := filepath.Glob(filepath.Join(cacheDir(), fmt.Sprintf("sim-%s-*", cfg.name())))
 	for _, o := range old {
 		if o != dir {
 			os.RemoveAll(o)
@@ -346,8 +359,9 @@ func (s *Sim) Close() error {
 // Board is the co-simulated board's name in the lab file LabFile writes.
 const Board = "rtl-sim"
 
-// LabFile is a lab with the co-simulated board on port at baud, and a plan
-// naming its design (so that `labrunner regs` needs no --design).
+// LabFile is a lab with the co-simulated board on port at baud. It has no
+// plan: a plan programs its boards, and this one's design is fixed, so
+// commands name the design (--design bridge-example).
 func LabFile(port string, baud int) string {
 	return fmt.Sprintf(`# The Verilator co-simulation of rtl/ (go run ./rtl/cosim), as a board.
 lab: rtl-cosim
@@ -357,11 +371,5 @@ boards:
     dcn: true
     bus: {uart_bridge: {port: %s, baud: %d}}
     programmer: {type: none}
-plans:
-  - name: bridge-example
-    design: bridge-example
-    boards: [{board: %s}]
-    tests:
-      - test: registers
-`, Board, port, baud, Board)
+`, Board, port, baud)
 }

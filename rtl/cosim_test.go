@@ -14,7 +14,7 @@ import (
 // usual rate and the bridge's default.
 var Bauds = []int{115200, 921600}
 
-var builds sync.Map // baud -> *build
+var builds sync.Map // Config -> *build
 
 type build struct {
 	once sync.Once
@@ -25,16 +25,20 @@ type build struct {
 // simBinary builds (once per test binary, and only when the cache has no
 // build of these sources) the co-simulation for baud.
 func simBinary(t testing.TB, baud int) string {
+	return simBuild(t, Config{Baud: baud})
+}
+
+func simBuild(t testing.TB, cfg Config) string {
 	t.Helper()
 	if err := RequireTools(); err != nil {
 		t.Fatal(err)
 	}
-	v, _ := builds.LoadOrStore(baud, &build{})
+	v, _ := builds.LoadOrStore(cfg, &build{})
 	b := v.(*build)
 	b.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		b.bin, b.err = Build(ctx, Config{Baud: baud})
+		b.bin, b.err = Build(ctx, cfg)
 	})
 	if b.err != nil {
 		t.Fatal(b.err)
@@ -46,8 +50,14 @@ func simBinary(t testing.TB, baud int) string {
 // starts from its reset state, as after configuration.
 func startSim(t testing.TB, baud int) *Sim {
 	t.Helper()
-	bin := simBinary(t, baud)
-	s, err := Start(context.Background(), bin, Config{Baud: baud})
+	return startConfig(t, Config{Baud: baud})
+}
+
+func startConfig(t testing.TB, cfg Config) *Sim {
+	t.Helper()
+	baud := cfg.Baud
+	bin := simBuild(t, cfg)
+	s, err := Start(context.Background(), bin, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

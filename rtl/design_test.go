@@ -250,3 +250,67 @@ func TestTrafficGenerator(t *testing.T) {
 		}
 	})
 }
+
+// TestSmallBuild: a bridge built with MAX_COUNT 16 says so in INFO, the
+// host splits its bursts to fit, and a burst above 16 words, read or
+// write, is BAD_COUNT and runs nothing (its data words beyond 16 are
+// parsed for the CRC but have nowhere to go).
+func TestSmallBuild(t *testing.T) {
+	s := startConfig(t, Config{Baud: 921600, MaxCount: 16})
+	br, _ := openRegs(t, s)
+	ctx := ctxT(t)
+	info, err := br.Info(ctx)
+	if err != nil || info.MaxCount != 16 {
+		t.Fatalf("INFO of a MAX_COUNT 16 build: %+v, %v", info, err)
+	}
+	words := make([]uint32, 40)
+	for i := range words {
+		words[i] = 0xC0DE0000 + uint32(i)
+	}
+	r0 := br.Stats().Requests
+	if err := br.WriteBurst(ctx, 0x800, words); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]uint32, len(words))
+	if err := br.ReadBurst(ctx, 0x800, got); err != nil {
+		t.Fatal(err)
+	}
+	for i := range words {
+		if got[i] != words[i] {
+			t.Fatalf("word %d: wrote 0x%x, read 0x%x", i, words[i], got[i])
+		}
+	}
+	if n := br.Stats().Requests - r0; n != 6 {
+		t.Fatalf("40 words each way took %d requests, want 6 (16 + 16 + 8, twice)", n)
+	}
+	br.Close()
+
+	p, err := bridgetest.OpenPort(s.Port, s.Baud)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	raw := &bridgetest.Raw{P: p}
+	big := make([]uint32, 17)
+	for i := range big {
+		big[i] = 0xBAD00000 + uint32(i)
+	}
+	for i, f := range [][]byte{
+		bridgetest.Frame(0x50, 0x03, 0x800, 17),         // READ_BURST of 17
+		bridgetest.Frame(0x51, 0x04, 0x800, 17, big...), // WRITE_BURST of 17
+	} {
+		r, err := raw.Do(nil, f, 5*time.Second)
+		if err != nil || r.Status != 0x03 || len(r.Words) != 0 {
+			t.Fatalf("burst %d of 17 words: %+v, %v; want BAD_COUNT", i, r, err)
+		}
+	}
+	r, err := raw.Do(nil, bridgetest.Frame(0x52, 0x03, 0x800, 16), 5*time.Second)
+	if err != nil || r.Status != 0 || len(r.Words) != 16 {
+		t.Fatalf("READ_BURST of 16: %+v, %v", r, err)
+	}
+	for i, w := range r.Words {
+		if w != words[i] {
+			t.Fatalf("word %d is 0x%x after a refused WRITE_BURST of 17, want 0x%x", i, w, words[i])
+		}
+	}
+}

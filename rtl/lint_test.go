@@ -62,3 +62,16 @@ func TestToolsTarget(t *testing.T) {
 		t.Fatalf("make -s rtl-tools with the tools installed: %v\n%s", err, out)
 	}
 }
+
+// TestToolsMissing: without the tools, every RTL test fails saying which
+// tool is missing and the make target that installs it.
+func TestToolsMissing(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	err := RequireTools()
+	if err == nil || !strings.Contains(err.Error(), "verilator and yosys and g++ and make not installed") || !strings.Contains(err.Error(), ToolsTarget) {
+		t.Fatalf("RequireTools with an empty PATH: %v", err)
+	}
+	if _, err := Build(context.Background(), Config{Baud: 115200}); err == nil || !strings.Contains(err.Error(), ToolsTarget) {
+		t.Fatalf("Build with an empty PATH: %v", err)
+	}
+}

@@ -59,7 +59,10 @@ func registersOn(t *testing.T, baud int, prep func(ctx context.Context, r *regma
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := &lab.Plans[0]
+	// The plan the register test runs in: the design on the co-simulated
+	// board (a lab file cannot hold it, as a plan programs its boards).
+	plan := &labconfig.Plan{Name: "bridge-example", Design: "bridge-example",
+		Boards: []labconfig.PlanBoard{{Board: lab.Boards[0].Name}}}
 	m, err := cat.Design(plan.Design)
 	if err != nil {
 		t.Fatal(err)

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # rtl-tools.sh: make sure Verilator and yosys are installed, from Debian's
 # packages (apt), for the RTL tests (rtl/) and the synthesis script
-# (scripts/rtl-synth.sh). Quick and silent when both are already there.
+# (scripts/rtl-synth.sh), with the C++ compiler and make that Verilator's
+# builds need (its package does not depend on them). Quick and silent when
+# everything is already there.
 #
 # It installs only when a tool is missing, which needs root and apt (CI runs
-# as root). Exit 0 when both tools run, 3 when they could not be installed
+# as root). Exit 0 when the tools run, 3 when they could not be installed
 # (infrastructure), 2 on bad usage.
 set -euo pipefail
 
@@ -16,6 +18,8 @@ fi
 missing=()
 command -v verilator >/dev/null 2>&1 || missing+=(verilator)
 command -v yosys >/dev/null 2>&1 || missing+=(yosys)
+command -v g++ >/dev/null 2>&1 || missing+=(g++)
+command -v make >/dev/null 2>&1 || missing+=(make)
 if [ ${#missing[@]} -eq 0 ]; then
 	exit 0
 fi

@@ -6,7 +6,8 @@
 // the simulated baud; bits the design drives on uart_txd are sampled in the
 // middle of each bit time and the bytes written to the pty. Simulated time
 // is held to wall-clock time: the simulation runs TB_CLK_HZ cycles a second
-// of wall time, sleeping (in poll) when it is ahead. When it cannot keep up
+// of wall time, a chunk of 50 us at a time, sleeping (in ppoll)
+// when it is more than a chunk ahead. When it cannot keep up
 // it runs flat out and lets simulated time fall behind, by at most
 // kMaxBehindNs (then it forgets the debt rather than later running faster
 // than real time, which would shorten the design's timeouts as the host
@@ -54,7 +55,12 @@ constexpr uint64_t kBaud = TB_BAUD;
 // As lbrb_bridge computes it.
 constexpr uint64_t kClksPerBit = (kClkHz + kBaud / 2) / kBaud;
 constexpr int64_t kMaxBehindNs = 2000000;  // 2 ms
-constexpr uint64_t kChunk = 2048;          // cycles between looks at the pty and the clock
+// Cycles between looks at the pty and the clock: 50 us of simulated time,
+// so that a byte waits at most that long to enter or leave the simulation
+// (a byte time is 87 us at 115200 baud, 11 us at 921600), while the looks
+// (a few system calls, 20000 a second) stay a small part of the work.
+constexpr uint64_t kChunk = kClkHz / 20000 > 0 ? kClkHz / 20000 : 1;
+constexpr int64_t kChunkNs = int64_t(kChunk * 1000000000ull / kClkHz);
 
 int64_t clockNs(clockid_t id) {
     struct timespec ts;
@@ -207,12 +213,15 @@ int main(int argc, char** argv) {
             debt += wall - sim - kMaxBehindNs;
             wall = sim + kMaxBehindNs;
         }
-        int timeout = 0;
-        if (sim > wall) timeout = int((sim - wall) / 1000000) + 1;
-        if (timeout > 0 || !out.empty()) {
+        if (sim - wall > kChunkNs || !out.empty()) {
+            // More than a chunk ahead of the wall clock: sleep until it
+            // catches up (at most 10 ms), or until the host writes.
+            int64_t ahead = sim - wall > kChunkNs ? sim - wall : 0;
+            if (ahead > 10000000) ahead = 10000000;
+            struct timespec ts = {time_t(ahead / 1000000000), long(ahead % 1000000000)};
             struct pollfd p[2] = {{master, POLLIN, 0}, {0, POLLIN, 0}};
             if (!out.empty()) p[0].events |= POLLOUT;
-            poll(p, 2, timeout > 0 ? (timeout > 10 ? 10 : timeout) : 0);
+            ppoll(p, 2, &ts, nullptr);
         }
         // Host to design.
         for (;;) {
@@ -247,14 +256,13 @@ int main(int argc, char** argv) {
                 std::fprintf(stderr, "tb: unknown command %s\n", line.c_str());
             }
         }
-        // Simulate up to the wall clock, a chunk at a time.
+        // Simulate a chunk, unless that would take the simulation more
+        // than a chunk ahead of the wall clock.
         wall = nowNs() - t0 - debt;
         sim = int64_t(cycles * 1000000000ull / kClkHz);
-        if (sim <= wall) {
-            uint64_t n = uint64_t(wall - sim) * kClkHz / 1000000000ull + 1;
-            if (n > kChunk) n = kChunk;
+        if (sim - wall <= kChunkNs) {
             int64_t b0 = nowNs(), c0 = cpuNs();
-            for (uint64_t i = 0; i < n; i++) {
+            for (uint64_t i = 0; i < kChunk; i++) {
                 top->uart_rxd = uint8_t(ser.step());
                 top->clk = 0;
                 top->eval();
@@ -263,7 +271,7 @@ int main(int argc, char** argv) {
                 uint8_t byte;
                 if (des.step(top->uart_txd, &byte)) out.push_back(byte);
             }
-            cycles += n;
+            cycles += kChunk;
             busyNs += nowNs() - b0;
             simCpuNs += cpuNs() - c0;
         }

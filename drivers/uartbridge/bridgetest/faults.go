@@ -10,18 +10,20 @@ import (
 	"github.com/labrunner/labrunner/drivers/uartbridge"
 )
 
-// Fault is damage a FaultLine does to the next frame going one way.
+// Fault is damage a FaultLine does to a frame.
 type Fault int
 
 const (
-	// DropResponse loses the next response frame: the host times out.
+	// DropResponse loses an answer to the next request: the host times
+	// out.
 	DropResponse Fault = iota
-	// CorruptResponse flips one bit of the next response frame's eighth
-	// byte (the first data byte, or the CRC of an answer without data):
-	// the host sees a CRC mismatch.
+	// CorruptResponse flips one bit of an answer to the next request, in
+	// its eighth byte (the first data byte, or the CRC of an answer
+	// without data): the host sees a CRC mismatch.
 	CorruptResponse
 	// StaleResponse sends a copy of the previous response frame (an old
-	// SEQ) before the next one, as a line that delivers a late answer.
+	// SEQ) before the answer to the next request, as a line that delivers
+	// a late answer.
 	StaleResponse
 	// CorruptRequest flips one bit of the next request's seventh byte (in
 	// ADDR): the device sees a CRC mismatch and does not answer.
@@ -33,13 +35,19 @@ const (
 // end is the FaultLine itself (an io.ReadWriteCloser for uartbridge.New).
 // Responses are passed on whole frames at a time; bytes that are not part
 // of a frame pass as they come.
+//
+// Faults on answers are bound to the SEQ of the first request written
+// after Arm, so that a late copy of an earlier answer (a host that retried
+// a slow request gets two) cannot take the damage meant for the next one.
 type FaultLine struct {
 	dev *Port
 	pr  *io.PipeReader
 	pw  *io.PipeWriter
 
 	mu    sync.Mutex
-	armed map[Fault]int
+	armed map[Fault]int // waiting for the next request
+	bound map[Fault]int // for answers with SEQ seq
+	seq   byte
 	prev  []byte // the last response frame passed on, undamaged
 	done  chan struct{}
 }
@@ -47,26 +55,35 @@ type FaultLine struct {
 // NewFaultLine starts passing bytes between the host and dev.
 func NewFaultLine(dev *Port) *FaultLine {
 	pr, pw := io.Pipe()
-	f := &FaultLine{dev: dev, pr: pr, pw: pw, armed: map[Fault]int{}, done: make(chan struct{})}
+	f := &FaultLine{dev: dev, pr: pr, pw: pw, armed: map[Fault]int{}, bound: map[Fault]int{}, done: make(chan struct{})}
 	go f.pump()
 	return f
 }
 
-// Arm applies fault to the next n frames it concerns.
+// Arm applies fault n times: to the next request (CorruptRequest: n
+// requests), or to the answers to the next request.
 func (f *FaultLine) Arm(fault Fault, n int) {
 	f.mu.Lock()
 	f.armed[fault] += n
 	f.mu.Unlock()
 }
 
-// take consumes one armed fault of that kind, if any.
-func (f *FaultLine) take(fault Fault) bool {
+// Disarm drops every fault not yet applied.
+func (f *FaultLine) Disarm() {
+	f.mu.Lock()
+	clear(f.armed)
+	clear(f.bound)
+	f.mu.Unlock()
+}
+
+// take consumes one fault of that kind meant for an answer with SEQ seq.
+func (f *FaultLine) take(fault Fault, seq byte) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.armed[fault] == 0 {
+	if f.bound[fault] == 0 || seq != f.seq {
 		return false
 	}
-	f.armed[fault]--
+	f.bound[fault]--
 	return true
 }
 
@@ -74,10 +91,28 @@ func (f *FaultLine) Read(p []byte) (int, error) { return f.pr.Read(p) }
 
 // Write passes a request on. The driver writes each frame in one call.
 func (f *FaultLine) Write(p []byte) (int, error) {
-	if len(p) > 6 && f.take(CorruptRequest) {
-		q := bytes.Clone(p)
-		q[6] ^= 0x08
-		p = q
+	if len(p) > 6 && p[0] == 0xA5 && p[1] == 0x5A {
+		f.mu.Lock()
+		if p[2] != f.seq || f.bound[DropResponse]+f.bound[CorruptResponse]+f.bound[StaleResponse] == 0 {
+			// A new request (not a retry of the one the faults are bound
+			// to): faults armed since take it.
+			for _, k := range []Fault{DropResponse, CorruptResponse, StaleResponse} {
+				if f.armed[k] > 0 {
+					f.seq = p[2]
+					f.bound[k], f.armed[k] = f.armed[k], 0
+				}
+			}
+		}
+		corrupt := f.armed[CorruptRequest] > 0
+		if corrupt {
+			f.armed[CorruptRequest]--
+		}
+		f.mu.Unlock()
+		if corrupt {
+			q := bytes.Clone(p)
+			q[6] ^= 0x08
+			p = q
+		}
 	}
 	return f.dev.Write(p)
 }
@@ -133,13 +168,14 @@ func (f *FaultLine) pass(frame []byte) {
 	prev := f.prev
 	f.prev = frame
 	f.mu.Unlock()
-	if prev != nil && f.take(StaleResponse) {
+	seq := frame[2]
+	if prev != nil && f.take(StaleResponse, seq) {
 		f.pw.Write(prev)
 	}
-	if f.take(DropResponse) {
+	if f.take(DropResponse, seq) {
 		return
 	}
-	if len(frame) > 7 && f.take(CorruptResponse) {
+	if len(frame) > 7 && f.take(CorruptResponse, seq) {
 		frame = bytes.Clone(frame)
 		frame[7] ^= 0x10
 	}

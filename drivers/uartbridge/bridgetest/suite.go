@@ -3,7 +3,6 @@ package bridgetest
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"strings"
@@ -336,7 +335,9 @@ func (s *suite) testStatusErrors(t *testing.T) {
 	if !errors.Is(err, uartbridge.ErrRefused) || drivers.ClassOf(err) != drivers.ClassDesign {
 		t.Fatalf("pop of the empty FIFO: %v, want REFUSED as a design failure", err)
 	}
-	if st := br.Stats(); st.Retries-st.Busy != 0 || st.Failures != 4 {
+	// Each final status failed its request at once: the only retries are
+	// the ones the line or the soft reset's BUSY explain.
+	if st := br.Stats(); st.Failures != 4 || st.Retries > st.Timeouts+st.CRCErrors+st.BadHeaders+st.Busy {
 		t.Fatalf("final statuses were retried or miscounted: %+v", st)
 	}
 }
@@ -658,7 +659,7 @@ func (s *suite) testCorruptResponse(t *testing.T) {
 	}
 	st := br.Stats()
 	if st.CRCErrors-st0.CRCErrors < 1 || st.Retries-st0.Retries < 1 {
-		t.Fatalf("a corrupted answer was not seen and retried: %+v", st)
+		t.Fatalf("a corrupted answer was not seen and re-requested: %+v (before: %+v)", st, st0)
 	}
 	s.level(t, ctx, regs, 1, "after one pop whose answer was corrupted")
 }
@@ -670,9 +671,11 @@ func (s *suite) testCorruptRequest(t *testing.T) {
 	if err := regs.Write(ctx, "FIFO_PUSH", 0xCD01); err != nil {
 		t.Fatal(err)
 	}
-	st := br.Stats()
-	if st.Timeouts-st0.Timeouts < 1 || st.Retries-st0.Retries < 1 {
-		t.Fatalf("a request the device dropped was not retried after a timeout: %+v", st)
+	// The device dropped the damaged copy: the host had to send it again
+	// (after a timeout, or at once if a late copy of an earlier answer came
+	// meanwhile: how it noticed is the driver's business).
+	if st := br.Stats(); st.Retries-st0.Retries < 1 {
+		t.Fatalf("a request the device dropped was not sent again: %+v (before: %+v)", st, st0)
 	}
 	s.level(t, ctx, regs, 1, "after one push whose first copy was corrupted")
 }
@@ -685,9 +688,8 @@ func (s *suite) testLostResponse(t *testing.T) {
 	if err != nil || v != 0xEF01 {
 		t.Fatalf("pop with a lost answer: 0x%x, %v; want 0xEF01", v, err)
 	}
-	st := br.Stats()
-	if st.Timeouts-st0.Timeouts < 1 || st.Retries-st0.Retries < 1 {
-		t.Fatalf("a lost answer was not retried after a timeout: %+v", st)
+	if st := br.Stats(); st.Retries-st0.Retries < 1 {
+		t.Fatalf("a lost answer was not re-requested: %+v (before: %+v)", st, st0)
 	}
 	s.level(t, ctx, regs, 1, "after one pop whose answer was lost")
 }
@@ -701,21 +703,27 @@ func (s *suite) testStale(t *testing.T) {
 		t.Fatalf("pop after a stale answer: 0x%x, %v; want 0x57A1", v, err)
 	}
 	if st := br.Stats(); st.Stale-st0.Stale < 1 {
-		t.Fatalf("the stale answer was not discarded as stale: %+v", st)
+		t.Fatalf("the stale answer was not discarded as stale: %+v (before: %+v)", st, st0)
 	}
 	s.level(t, ctx, regs, 1, "after one pop preceded by a stale answer")
 }
 
 func (s *suite) testAllLost(t *testing.T) {
 	br, line, regs, ctx := s.faultHost(t)
-	line.Arm(DropResponse, uartbridge.DefaultMaxAttempts)
-	err := regs.Write(ctx, "FIFO_PUSH", 0x1057)
-	if err == nil || drivers.ClassOf(err) != drivers.ClassInfra || !strings.Contains(err.Error(), fmt.Sprintf("after %d attempts", uartbridge.DefaultMaxAttempts)) {
-		t.Fatalf("push with every answer lost: %v; want an infrastructure error after %d attempts", err, uartbridge.DefaultMaxAttempts)
+	// Every answer lost: the driver gives up, as an infrastructure error,
+	// at the caller's deadline at the latest (its last attempt waits that
+	// long for a device executing something slow).
+	line.Arm(DropResponse, 1<<20)
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	err := regs.Write(pctx, "FIFO_PUSH", 0x1057)
+	if err == nil || drivers.ClassOf(err) != drivers.ClassInfra {
+		t.Fatalf("push with every answer lost: %v; want an infrastructure error", err)
 	}
-	if st := br.Stats(); st.Timeouts < uint64(uartbridge.DefaultMaxAttempts) {
-		t.Fatalf("every answer lost, yet %d timeouts: %+v", st.Timeouts, st)
+	if st := br.Stats(); st.Timeouts < 2 || st.Failures != 1 {
+		t.Fatalf("every answer lost, yet %d timeouts and %d failures: %+v", st.Timeouts, st.Failures, st)
 	}
 	// The write took effect once, whatever was lost.
+	line.Disarm()
 	s.level(t, ctx, regs, 1, "after a push whose every answer was lost")
 }
