@@ -64,7 +64,10 @@ func (Model) Params() []golden.Param {
 		{Name: "bytes", Default: "1500", Doc: "request packet size of the simulation in bytes"},
 		{Name: "reply", Default: "64", Doc: "reply packet size of the simulation in bytes (the RTT's return leg)"},
 		{Name: "sim_mode", Default: "fully-adaptive", Doc: "routing mode of the simulated data cells"},
-		{Name: "cts_window", Default: "8", Doc: "outstanding packet fetches per destination (§3.3's CTS window; the paper gives no value)"},
+		{Name: "cts_window", Default: "0", Doc: "outstanding packet fetches per destination, the window §3.3's CTS scheduler \"may\" throttle with (0: none; the egress buffer bounds fetches)"},
+		{Name: "egress_bytes", Default: "0", Doc: "egress reassembly buffer per destination in bytes (0: §3.3's sizing, the port's bandwidth-delay product over the fabric round trip plus one packet, reading A21)"},
+		{Name: "buffer_bytes", Default: "1280", Doc: "input FIFO of a VC in bytes, credited (§3.1; the paper gives no depth, reading A4: 8 cells)"},
+		{Name: "threshold", Default: "0", Doc: "adaptive routing threshold in occupancy bytes x hops a non-minimal route must save (0: one VC FIFO, reading A20)"},
 		{Name: "sim_packets", Default: "20000", Doc: "measured requests per simulation run, at least 1000 (fewer cannot tell a saturated fabric)"},
 		{Name: "warmup", Default: "2000", Doc: "requests simulated before measuring"},
 		{Name: "replicas", Default: "3", Doc: "independent seeded runs per load, 1..16: their spread widens the band"},
@@ -85,6 +88,9 @@ type Plan struct {
 	Bytes, Reply       int
 	SimMode            Mode
 	CTSWindow          int
+	EgressBytes        int
+	BufferBytes        int
+	Threshold          float64
 	SimPackets, Warmup int
 	Replicas           int
 	Seed               uint64
@@ -172,8 +178,17 @@ func ParsePlan(set map[string]string) (*Plan, error) {
 	if pl.SimMode, err = ParseMode(s["sim_mode"]); err != nil {
 		return nil, fmt.Errorf("%s: parameter sim_mode: %w", Name, err)
 	}
-	if pl.CTSWindow, err = param.Int(s["cts_window"], 1, 1<<16); err != nil {
+	if pl.CTSWindow, err = param.Int(s["cts_window"], 0, 1<<16); err != nil {
 		return nil, fmt.Errorf("%s: parameter cts_window: %w", Name, err)
+	}
+	if pl.EgressBytes, err = param.Int(s["egress_bytes"], 0, 1<<30); err != nil {
+		return nil, fmt.Errorf("%s: parameter egress_bytes: %w", Name, err)
+	}
+	if pl.BufferBytes, err = param.Int(s["buffer_bytes"], MaxCell, 1<<24); err != nil {
+		return nil, fmt.Errorf("%s: parameter buffer_bytes: %w (at least one %d-byte cell)", Name, err, MaxCell)
+	}
+	if pl.Threshold, err = strconv.ParseFloat(strings.TrimSpace(s["threshold"]), 64); err != nil || math.IsNaN(pl.Threshold) || pl.Threshold < 0 || pl.Threshold > 1e9 {
+		return nil, fmt.Errorf("%s: parameter threshold: %q: want a number of bytes x hops, 0..1e9 (0: one VC FIFO)", Name, s["threshold"])
 	}
 	if pl.SimPackets, err = param.Int(s["sim_packets"], 1000, MaxSimPackets/2); err != nil {
 		return nil, fmt.Errorf("%s: parameter sim_packets: %w", Name, err)
@@ -186,11 +201,6 @@ func ParsePlan(set map[string]string) (*Plan, error) {
 	}
 	if pl.Seed, err = strconv.ParseUint(strings.TrimSpace(s["seed"]), 10, 64); err != nil {
 		return nil, fmt.Errorf("%s: parameter seed: %q is not an unsigned 64-bit number", Name, s["seed"])
-	}
-	if len(pl.Loads) > 0 {
-		if n := pl.Clique.Pods * pl.Clique.TiNs; n < 2 || n > MaxSimNodes {
-			return nil, fmt.Errorf("%s: the simulation needs 2..%d TiNs, the %s Clique has %d (set loads= to skip it)", Name, MaxSimNodes, pl.Clique.Param(), n)
-		}
 	}
 	return pl, nil
 }
@@ -395,7 +405,8 @@ func simExpectations(pl *Plan) ([]results.Expectation, error) {
 		return nil, nil
 	}
 	base := SimConfig{Clique: pl.Clique, Timing: pl.Timing, Mode: pl.SimMode, Bytes: pl.Bytes, ReplyBytes: pl.Reply,
-		Warmup: pl.Warmup, Packets: pl.SimPackets, CTSWindow: pl.CTSWindow, Align: pl.Align, Seed: pl.Seed}
+		Warmup: pl.Warmup, Packets: pl.SimPackets, CTSWindow: pl.CTSWindow, EgressBytes: pl.EgressBytes,
+		BufferBytes: pl.BufferBytes, Threshold: pl.Threshold, Align: pl.Align, Seed: pl.Seed}
 	zero := base
 	zero.Load, zero.Warmup, zero.Packets = ZeroLoad, 0, min(pl.SimPackets, 2000)
 	z, err := Simulate(zero)
