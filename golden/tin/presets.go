@@ -54,8 +54,8 @@ func SC18Dragonfly(seed uint64) FabricConfig {
 	}
 	flit := LinkSpec{LatencyNs: 0, BytesPerNs: 1}
 	return FabricConfig{Clique: c, Endpoints: SC18Endpoints, Inject: flit, Eject: flit,
-		Local:  LinkSpec{LatencyNs: SC18LocalNs, BytesPerNs: 1},
-		Global: LinkSpec{LatencyNs: SC18GlobalNs, BytesPerNs: 1},
+		Local:       LinkSpec{LatencyNs: SC18LocalNs, BytesPerNs: 1},
+		Global:      LinkSpec{LatencyNs: SC18GlobalNs, BytesPerNs: 1},
 		BufferBytes: SC18BufferFlits, Levels: 6, Rule: LevelHops, Threshold: SC18Threshold, Seed: seed}
 }
 
