@@ -933,3 +933,32 @@ func (f *Fabric) hashedCandidate(s, d int32) plan {
 	}
 	panic("tin: hashed candidate out of range")
 }
+
+// MinimalLatencyNs is the unloaded head latency from endpoint s to
+// endpoint d over the hashed minimal route: the injection link, every
+// fabric hop and the ejection link, without serialization (a packet of B
+// bytes arrives whole B/rate later on links of one rate).
+func (f *Fabric) MinimalLatencyNs(s, d int32) float64 {
+	lat := f.links[s].lat
+	r, dr := f.RouterOf(s), f.RouterOf(d)
+	c := fcell{dstR: dr, mid: -1}
+	c.g = f.minimalFor(r, dr).g
+	for r != dr {
+		var l int32
+		if c.g[0] >= 0 {
+			g := &f.gls[c.g[0]]
+			if g.from == r {
+				l = g.link
+				c.g[0] = -1
+			} else {
+				l = f.local(r, g.from)
+			}
+		} else {
+			l = f.local(r, dr)
+		}
+		lat += f.links[l].lat
+		r = f.links[l].to
+	}
+	lat += f.links[int32(f.nEP)+d].lat
+	return float64(lat) / float64(Ns)
+}
