@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/labrunner/labrunner/golden/figure"
 	"github.com/labrunner/labrunner/golden/tin"
 )
 
@@ -41,56 +42,14 @@ func (x SC18) endpoint(g, r, e int) int {
 	return (g*c.TiNs+r)*x.Fabric.Endpoints + e
 }
 
-// Series is one curve of a figure.
-type Series struct {
-	Name string    `json:"name"`
-	X    []float64 `json:"x"`
-	Y    []float64 `json:"y"`
-	// SD is the population standard deviation of each point where the
-	// paper's bar charts show one.
-	SD []float64 `json:"sd,omitempty"`
-}
+// Series, Check and Figure are golden/figure's.
+type (
+	Series = figure.Series
+	Check  = figure.Check
+	Figure = figure.Figure
+)
 
-// Check is one reproduced figure next to the paper's: the value the paper
-// gives (read from its text; the figures are plots), the simulation's,
-// and the band a test holds the simulation in.
-type Check struct {
-	What   string  `json:"what"`
-	Paper  string  `json:"paper"`
-	Value  float64 `json:"value"`
-	Lo     float64 `json:"lo"`
-	Hi     float64 `json:"hi"`
-	Unit   string  `json:"unit,omitempty"`
-	Budget string  `json:"budget"`
-	Pass   bool    `json:"pass"`
-}
-
-func check(what, paper string, v, lo, hi float64, unit, budget string) Check {
-	return Check{What: what, Paper: paper, Value: v, Lo: lo, Hi: hi, Unit: unit, Budget: budget, Pass: v >= lo && v <= hi}
-}
-
-// Figure is a reproduced figure of SC'18 §IV.
-type Figure struct {
-	ID     string   `json:"id"`
-	Title  string   `json:"title"`
-	Source string   `json:"source"`
-	XLabel string   `json:"x_label"`
-	YLabel string   `json:"y_label"`
-	Series []Series `json:"series"`
-	Checks []Check  `json:"checks"`
-	Notes  []string `json:"notes,omitempty"`
-}
-
-// Failed lists the checks outside their band.
-func (f Figure) Failed() []Check {
-	var out []Check
-	for _, c := range f.Checks {
-		if !c.Pass {
-			out = append(out, c)
-		}
-	}
-	return out
-}
+var check = figure.NewCheck
 
 func mean(v []float64) float64 {
 	s, n := 0.0, 0
@@ -136,16 +95,17 @@ func (x SC18) run(cfg NetConfig, streams []NetStream) (NetResult, error) {
 // streams of 10 REQs, each to a random one of the 32 endpoints of another
 // group, as fast as the protocol lets it, by packet length and mode.
 func (x SC18) Fig8a() (Figure, error) {
-	fig := Figure{ID: "fig8a", Title: "Accepted load by ordering mode (SC'18 Fig. 8a)", Source: "SC'18 §IV-A, Fig. 8(a)",
+	fig := Figure{ID: "sc18-fig8a", Title: "Accepted load by ordering mode (SC'18 Fig. 8a)", Source: "SC'18 §IV-A, Fig. 8(a)",
 		XLabel: "packet length (flits)", YLabel: "accepted load (fraction of link)"}
 	lengths := []int{8, 16, 24, 32}
 	modes := []Mode{Unordered, Slow, Fast}
 	got := map[Mode][]float64{}
 	slowBound := map[int]float64{}
+	slack := map[Mode][]float64{}
 	for _, m := range modes {
 		s := Series{Name: modeLabel(m, false)}
 		for _, L := range lengths {
-			streams := x.n(60, 6)
+			streams := x.n(200, 60)
 			if m == Slow {
 				streams = x.n(6, 2)
 			}
@@ -168,6 +128,10 @@ func (x SC18) Fig8a() (Figure, error) {
 				last = max(last, st.LastExecNs)
 			}
 			acc := float64(r.ReqFlitsExecuted-int64(L)) / (last - first) / x.Fabric.Inject.BytesPerNs
+			// The destinations' paths differ by up to two local channels:
+			// the first and last executions can be that much closer than
+			// the REQs' injections.
+			slack[m] = append(slack[m], 2*x.Fabric.Local.LatencyNs/(last-first))
 			if m == Slow {
 				var rtts []float64
 				for _, st := range ss {
@@ -175,8 +139,10 @@ func (x SC18) Fig8a() (Figure, error) {
 				}
 				// One REQ per round trip within a stream; the next stream
 				// (its own ordering domain) starts as its predecessor's
-				// last REQ leaves: 10 REQs per 9 round trips.
-				slowBound[L] = 10.0 / 9 * float64(L) / mean(rtts)
+				// last REQ leaves, so S streams of 10 execute their REQs
+				// after the first in 9·S round trips.
+				S := float64(len(ss))
+				slowBound[L] = (10*S - 1) / (9 * S) * float64(L) / mean(rtts)
 			}
 			s.X = append(s.X, float64(L))
 			s.Y = append(s.Y, acc)
@@ -186,8 +152,8 @@ func (x SC18) Fig8a() (Figure, error) {
 	}
 	for i, L := range lengths {
 		fig.Checks = append(fig.Checks,
-			check(fmt.Sprintf("fast mode, %d flits", L), "close to the maximum link throughput (≈1)", got[Fast][i], 0.95, 1.0, "of link",
-				"the FIN per 10-REQ stream takes 1/(10L+1) of the link, at most 1.2%; -5% for the network's spread over the run"),
+			check(fmt.Sprintf("fast mode, %d flits", L), "close to the maximum link throughput (≈1)", got[Fast][i], 0.95, 1+slack[Fast][i], "of link",
+				fmt.Sprintf("the FIN per 10-REQ stream takes 1/(10L+1) of the link, at most 1.2%%; -5%% for the network's spread over the run; +%.1f%%: the destinations' paths differ by up to two local channels over the run", 100*slack[Fast][i])),
 			check(fmt.Sprintf("fast / no ordering, %d flits", L), "similar throughput (ratio ≈1)", got[Fast][i]/got[Unordered][i], 0.95, 1.05, "",
 				"±5%: the FIN-ACK exchange and the network's own spread over a run of 60 streams"),
 			check(fmt.Sprintf("slow mode, %d flits", L), fmt.Sprintf("a small fraction of the link: one REQ per round trip in a stream, %.4f", slowBound[L]),
@@ -245,7 +211,7 @@ func (x SC18) single(m Mode, n int, sourceSync bool) (lat, ooo, d float64, err e
 // Fig8b is §IV-A's Fig. 8(b): the latency of one stream of 16-flit REQs,
 // alone in the network, from its first REQ injected to its last delivered.
 func (x SC18) Fig8b() (Figure, error) {
-	fig := Figure{ID: "fig8b", Title: "Single-stream latency by ordering mode (SC'18 Fig. 8b)", Source: "SC'18 §IV-A, Fig. 8(b)",
+	fig := Figure{ID: "sc18-fig8b", Title: "Single-stream latency by ordering mode (SC'18 Fig. 8b)", Source: "SC'18 §IV-A, Fig. 8(b)",
 		XLabel: "stream length (packets)", YLabel: "latency (ns)"}
 	lengths := []int{10, 20, 30, 40}
 	got := map[Mode][]float64{}
@@ -287,7 +253,7 @@ func (x SC18) Fig8b() (Figure, error) {
 // REQs to their own destination in another group, as 1, 2, 4 or 8 fast
 // streams; total latency per source, mean REQ latency, out-of-order share.
 func (x SC18) Fig9() (Figure, error) {
-	fig := Figure{ID: "fig9", Title: "Ordering granularity (SC'18 Fig. 9)", Source: "SC'18 §IV-B, Fig. 9",
+	fig := Figure{ID: "sc18-fig9", Title: "Ordering granularity (SC'18 Fig. 9)", Source: "SC'18 §IV-B, Fig. 9",
 		XLabel: "packets per stream", YLabel: "latency (ns)"}
 	total := Series{Name: "total latency (all 128 packets)"}
 	per := Series{Name: "mean request latency"}
@@ -338,7 +304,7 @@ func (x SC18) Fig9() (Figure, error) {
 // operation delivered, for source- and target-side synchronization and
 // target-side ordering.
 func (x SC18) Fig10() (Figure, error) {
-	fig := Figure{ID: "fig10", Title: "Source- vs target-side synchronization (SC'18 Fig. 10)", Source: "SC'18 §IV-C, Fig. 10",
+	fig := Figure{ID: "sc18-fig10", Title: "Source- vs target-side synchronization (SC'18 Fig. 10)", Source: "SC'18 §IV-C, Fig. 10",
 		XLabel: "stream length (packets)", YLabel: "latency (ns)"}
 	lengths := []int{10, 20, 30, 40}
 	var src, tgt, ord []float64
@@ -386,8 +352,11 @@ type ROBResult struct {
 	// Shares of the REQs that arrived: inserted into the buffer, dropped
 	// for a full buffer (NACKed, resent), NACKed for want of a connection.
 	Inserted, Drops, NoConn float64
-	SkewNs                  float64 // p99 - min of the REQs' network latency
-	Res                     NetResult
+	// SkewNs: the spread of the REQs' network latencies, max - min ("the
+	// difference in end-to-end packet latencies", §IV-D); SkewP99Ns the
+	// 99th percentile minus the minimum.
+	SkewNs, SkewP99Ns float64
+	Res               NetResult
 }
 
 // ROBCapacityPaper and WindowPaper are §IV-D's figures: a 50-packet
@@ -457,7 +426,8 @@ func (x SC18) robExperiment(rr robRun) (ROBResult, error) {
 	}
 	lat := slices.Clone(r.NetLatencyNs)
 	slices.Sort(lat)
-	out.SkewNs = lat[int(0.99*float64(len(lat)-1))] - lat[0]
+	out.SkewNs = lat[len(lat)-1] - lat[0]
+	out.SkewP99Ns = lat[int(0.99*float64(len(lat)-1))] - lat[0]
 	return out, nil
 }
 
@@ -475,7 +445,7 @@ func occSeries(name string, o Occupancy) Series {
 // and 128 REQs, and (c) two sources sending bursts with adaptive routing
 // made less likely.
 func (x SC18) Fig11() (Figure, []ROBResult, error) {
-	fig := Figure{ID: "fig11", Title: "Reorder buffer with unlimited connections (SC'18 Fig. 11)", Source: "SC'18 §IV-D, Fig. 11",
+	fig := Figure{ID: "sc18-fig11", Title: "Reorder buffer with unlimited connections (SC'18 Fig. 11)", Source: "SC'18 §IV-D, Fig. 11",
 		XLabel: "time (µs)", YLabel: "reorder buffer occupancy (packets)"}
 	var all []ROBResult
 	runs := []robRun{{Sources: 4, Length: 32}, {Sources: 4, Length: 128}, {Sources: 16, Length: 32}, {Sources: 16, Length: 128}}
@@ -516,7 +486,7 @@ func (x SC18) Fig11() (Figure, []ROBResult, error) {
 // REQs that find the buffer full are dropped (NACKed and resent); (c)
 // outstanding REQs limited to 25 per stream.
 func (x SC18) Fig12() (Figure, []ROBResult, error) {
-	fig := Figure{ID: "fig12", Title: "Reorder buffer with two connections (SC'18 Fig. 12)", Source: "SC'18 §IV-D, Fig. 12",
+	fig := Figure{ID: "sc18-fig12", Title: "Reorder buffer with two connections (SC'18 Fig. 12)", Source: "SC'18 §IV-D, Fig. 12",
 		XLabel: "time (µs)", YLabel: "reorder buffer occupancy (packets)"}
 	var all []ROBResult
 	for _, rr := range []robRun{{Sources: 4, Length: 128, Conns: 2}, {Sources: 4, Length: 128, Conns: 2, Window: WindowPaper}} {
@@ -542,11 +512,12 @@ func (x SC18) Fig12() (Figure, []ROBResult, error) {
 }
 
 // Sizing derives §IV-D's reorder buffer capacity and window from the
-// simulated network instead of the paper's round figures: the skew, p99
-// minus minimum of the REQs' network latency in the Fig. 11 setup (4
-// streams of 128), in packets, is the capacity ("large enough to absorb
-// packets from the network for a duration that is equivalent to the
-// network skew"); the window is half of it (Fig. 12c).
+// simulated network instead of the paper's round figures (reading O6): the
+// skew, the spread (max - min) of the REQs' network latencies in the
+// Fig. 11 setup (4 streams of 128, 0.7 of a link through one global
+// channel), in packets, is the capacity ("large enough to absorb packets
+// from the network for a duration that is equivalent to the network
+// skew"); the window is half of it (Fig. 12c).
 func (x SC18) Sizing() (rob, window int, skewNs float64, err error) {
 	res, err := x.robExperiment(robRun{Sources: 4, Length: 128})
 	if err != nil {
@@ -555,4 +526,28 @@ func (x SC18) Sizing() (rob, window int, skewNs float64, err error) {
 	tp := float64(x.ReqFlits) / x.Fabric.Inject.BytesPerNs
 	rob = int(math.Ceil(res.SkewNs/tp - 1e-9))
 	return rob, rob / 2, res.SkewNs, nil
+}
+
+// SizingFigure puts Sizing next to §IV-D's 50 packets and 25.
+func (x SC18) SizingFigure() (Figure, error) {
+	rob, win, skew, err := x.Sizing()
+	if err != nil {
+		return Figure{}, err
+	}
+	tp := float64(x.ReqFlits) / x.Fabric.Inject.BytesPerNs
+	global := x.Fabric.Global.LatencyNs / tp
+	fig := Figure{ID: "sc18-sizing", Title: "Reorder buffer and window from the simulated skew (SC'18 §IV-D)", Source: "SC'18 §IV-D, Fig. 12(c)",
+		XLabel: "", YLabel: "packets",
+		Series: []Series{{Name: "simulated", X: []float64{1, 2}, Y: []float64{float64(rob), float64(win)}},
+			{Name: "paper", X: []float64{1, 2}, Y: []float64{ROBCapacityPaper, WindowPaper}}}}
+	fig.Checks = []Check{
+		check("reorder buffer capacity (skew in packets)", fmt.Sprintf("%d: %.0f ns of extra global channel (\"30 packets\") + 20 packets of switch buffering", ROBCapacityPaper, x.Fabric.Global.LatencyNs),
+			float64(rob), math.Ceil(global), ROBCapacityPaper, "packets",
+			"from the extra global channel every detour crosses (its 31.25 packets, the skew's floor) to the paper's 50, whose 20 packets of switch buffering are an allowance the paper assumes (reading O6)"),
+		check("window (half the buffer)", fmt.Sprintf("%d outstanding REQs per connection (Fig. 12c)", WindowPaper),
+			float64(win), math.Ceil(global)/2, WindowPaper, "REQs", "half the capacity's band"),
+	}
+	fig.Notes = append(fig.Notes, fmt.Sprintf("simulated skew %.0f ns = %.1f packets of %.0f ns: the extra global channel (%.0f ns) and the two extra local channels of a Valiant route, queueing a few packets at most; the paper adds 20 packets of switch buffering it assumes, not measures (footnote 12)",
+		skew, skew/tp, tp, x.Fabric.Global.LatencyNs))
+	return fig, nil
 }
