@@ -56,6 +56,7 @@ func simulateCommand() *cli.Command {
 			&cli.IntFlag{Name: "bytes", Value: 1500, Usage: "request size of `aquila-rtt`"},
 			&cli.IntFlag{Name: "packets", Value: 20000, Usage: "measured requests per load of `aquila-rtt`"},
 			&cli.BoolFlag{Name: "json", Usage: "print the figures as JSON on stdout instead of the table"},
+			&cli.BoolFlag{Name: "tsv", Usage: "print one TSV row per load of `synthetic` (load, latency_ns, accepted, packets, hops, nonminimal, events) instead of the table, for scripts"},
 		},
 		Action: runSimulate,
 	}
@@ -122,6 +123,7 @@ func runSimulate(c *cli.Context) error {
 	}
 	prog := progress.New(os.Stderr, []progress.Plan{{Name: "simulate", Boards: []string{"golden"}, Steps: len(jobs)}}, nil)
 	var figs []figure.Figure
+	var rows []string
 	for _, j := range jobs {
 		prog.Step("simulate", j.name)
 		start := time.Now()
@@ -129,6 +131,11 @@ func runSimulate(c *cli.Context) error {
 		if err != nil {
 			prog.Close()
 			return withCode(selftest.ExitInfra, fmt.Errorf("%s: %w", j.name, err))
+		}
+		if rs, ok := detail.([]tin.SynthResult); ok && len(fs) == 1 {
+			for i, r := range rs {
+				rows = append(rows, fmt.Sprintf("%g\t%.3f\t%.5f\t%d\t%.3f\t%.4f\t%d", fs[0].Series[0].X[i], r.LatencyNs, r.Accepted, r.Packets, r.Hops, r.NonMinimal, r.Events))
+			}
 		}
 		for _, f := range fs {
 			if err := writeFigure(out, f, detail, c, time.Since(start)); err != nil {
@@ -143,13 +150,19 @@ func runSimulate(c *cli.Context) error {
 	for _, f := range figs {
 		failed += len(f.Failed())
 	}
-	if c.Bool("json") {
+	switch {
+	case c.Bool("tsv"):
+		fmt.Println("load\tlatency_ns\taccepted\tpackets\thops\tnonminimal\tevents")
+		for _, r := range rows {
+			fmt.Println(r)
+		}
+	case c.Bool("json"):
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(figs); err != nil {
 			return err
 		}
-	} else {
+	default:
 		tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "FIGURE\tCHECK\tSIMULATED\tPAPER\tBAND\tOK")
 		for _, f := range figs {
