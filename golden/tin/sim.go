@@ -38,6 +38,9 @@ type SimConfig struct {
 	Threshold float64
 	Align     int // cell granularity (CellsAlign)
 	Seed      uint64
+	// KeepSamples keeps every measured request's RTT and one-way latency,
+	// in the order the requests completed.
+	KeepSamples bool
 }
 
 // Stats summarises a latency sample in ns.
@@ -54,9 +57,12 @@ type SimResult struct {
 	// RTT"). OneWay: request entering the ingress buffer to its in-order
 	// delivery at the destination.
 	RTT, OneWay Stats
-	Cells       int64   // cells simulated
-	Events      int64   // events processed
-	SimNs       float64 // simulated time
+	// RTTSamples and OneWaySamples: with KeepSamples, each measured
+	// request's, in completion order.
+	RTTSamples, OneWaySamples []float64
+	Cells                     int64   // cells simulated
+	Events                    int64   // events processed
+	SimNs                     float64 // simulated time
 	// NonMinimal is the share of data cells routed non-minimally.
 	NonMinimal float64
 	// EgressBytes is the egress buffer the run used.
@@ -69,6 +75,10 @@ type SimResult struct {
 // Limits of a simulation run: the fabric's endpoints bound the Clique
 // (MaxFabricEndpoints), the packets the run's length.
 const MaxSimPackets = 5_000_000
+
+// ZeroLoad is a load low enough for a run to see an idle fabric (tests and
+// the unloaded figures).
+const ZeroLoad = 0.001
 
 // DefaultBufferBytes is the depth of a VC input FIFO the simulation takes
 // (reading A4: 8 full cells).
@@ -281,6 +291,9 @@ func (s *sim) finish() {
 	s.result.Cells, s.result.Events = st.Cells, st.Events
 	s.result.RTT = summarize(s.rtt)
 	s.result.OneWay = summarize(s.oneway)
+	if s.cfg.KeepSamples {
+		s.result.RTTSamples, s.result.OneWaySamples = s.rtt, s.oneway
+	}
 	if st.DataCells > 0 {
 		s.result.NonMinimal = float64(st.NonMinimal) / float64(st.DataCells)
 	}

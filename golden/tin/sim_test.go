@@ -2,6 +2,7 @@ package tin
 
 import (
 	"math"
+	"reflect"
 	"testing"
 )
 
@@ -86,7 +87,7 @@ func TestSimBehaviour(t *testing.T) {
 		t.Errorf("fully adaptive, 1500-byte packets at zero load: non-minimal share %g, want some but under half", r.NonMinimal)
 	}
 	a, b := run(t, simCfg(t, c, 0.2)), run(t, simCfg(t, c, 0.2))
-	if a != b {
+	if !reflect.DeepEqual(a, b) {
 		t.Error("two runs with one seed differ")
 	}
 	cfg := simCfg(t, c, 0.2)
