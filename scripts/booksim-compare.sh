@@ -16,6 +16,8 @@
 #
 # BOOKSIM is the booksim binary (or set $BOOKSIM); nothing is downloaded or
 # built but labrunner. Needs bash, GNU time (/usr/bin/time), awk, go.
+# (GNU time writes "Command exited with non-zero status 255" before its
+# figures when BookSim succeeds: the figures are the file's last line.)
 # Exit 0 when every load has speed >= 3, memory <= 1 and latency and
 # accepted rate within 10%; 1 otherwise; 2 on bad usage.
 set -euo pipefail
@@ -63,7 +65,7 @@ rows=$work/rows.tsv
 run_booksim() { # load rep
 	/usr/bin/time -f "%U %S %M" -o "$work/b.time" "$booksim" "$cfg" injection_rate="$1" >"$work/b.log" 2>&1 || true
 	awk -v load="$1" -v rep="$2" -v nodes=$nodes -v tf="$work/b.time" '
-		BEGIN { getline t < tf; split(t, a, " "); cpu = a[1] + a[2]; rss = a[3] }
+		BEGIN { while ((getline t < tf) > 0) last = t; split(last, a, " "); cpu = a[1] + a[2]; rss = a[3] }
 		/Time taken is/ { cyc = $4 }
 		/Overall Traffic Statistics/ { ov = 1 }
 		ov && /^Packet latency average/ { lat = $5 }
@@ -78,7 +80,7 @@ run_golden() { # load rep
 	/usr/bin/time -f "%U %S %M" -o "$work/g.time" "$work/labrunner" golden simulate --tsv --out "$work/out" \
 		--preset booksim-dragonfly --alg "$galg" --loads "$1" synthetic >"$work/g.tsv" 2>"$work/g.err"
 	awk -v load="$1" -v rep="$2" -v tf="$work/g.time" '
-		BEGIN { getline t < tf; split(t, a, " "); cpu = a[1] + a[2]; rss = a[3] }
+		BEGIN { while ((getline t < tf) > 0) last = t; split(last, a, " "); cpu = a[1] + a[2]; rss = a[3] }
 		NR == 2 { printf "golden\t%s\t%s\t%.6f\t%.3f\t%.5f\t%d\t%d\n", load, rep, cpu, $2, $3, $4, rss }' "$work/g.tsv" >>"$rows"
 }
 for l in $loads; do

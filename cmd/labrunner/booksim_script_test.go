@@ -62,6 +62,9 @@ func TestBookSimCompareScript(t *testing.T) {
 	if !strings.Contains(out, "speed(min)") || !strings.Contains(out, "0.05\t") {
 		t.Fatalf("no ratio table:\n%s", out)
 	}
+	if strings.Contains(out, "\t0.000000\t") {
+		t.Errorf("a run with no CPU time: GNU time's figures misread:\n%s", out)
+	}
 	if !strings.Contains(out, "(+0.0%)") && !strings.Contains(out, "(-0.0%)") && !strings.Contains(out, "(+0.1%)") && !strings.Contains(out, "(-0.1%)") {
 		t.Errorf("golden's latency against the stub's 124.7 ns:\n%s", out)
 	}
