@@ -91,6 +91,8 @@ func run(args []string) int {
 }
 
 func newApp() *cli.App {
+	golden := goldenCommand()
+	golden.Subcommands = append(golden.Subcommands, simulateCommand())
 	app := &cli.App{
 		Name:    "labrunner",
 		Usage:   "hardware-in-the-loop test harness for FPGA network fabrics",
@@ -117,7 +119,7 @@ func newApp() *cli.App {
 			consoleCommand(),
 			powerCommand(),
 			bitstreamsCommand(),
-			goldenCommand(),
+			golden,
 			simCommand(),
 			faultsCommand(),
 			boardsCommand(),

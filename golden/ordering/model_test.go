@@ -56,8 +56,6 @@ func TestPredictDefaults(t *testing.T) {
 		"ordering.latency{mode=sync-source,n=40}": 640 + 1741,
 		"ordering.slow.rtt":                       1177,
 		"ordering.slow.rate":                      1000.0 / 1177,
-		"ordering.rob.capacity":                   52,
-		"ordering.window":                         26,
 		"ordering.connections{conns=2}":           2,
 		"ordering.throughput{mode=fast}":          0.95,
 		"ordering.executions{case=fig4}":          3,
@@ -75,8 +73,33 @@ func TestPredictDefaults(t *testing.T) {
 			t.Errorf("%s = %s, want %g within", k, e.Describe(), v)
 		}
 	}
-	if lo, hi := es["ordering.rob.occupancy"].Bounds(); lo != 0 || hi != 52 {
+	// The buffer comes from the simulated §IV Dragonfly: at least the
+	// 500 ns extra global channel (31.25 packets), at most the paper's 50,
+	// and the window half of it.
+	capE, win := es["ordering.rob.capacity"], es["ordering.window"]
+	if capE.Value < 32 || capE.Value > ROBCapacityPaper || win.Value != float64(int(capE.Value)/2) {
+		t.Errorf("simulated sizing: capacity %s, window %s", capE.Describe(), win.Describe())
+	}
+	if lo, hi := capE.Bounds(); lo != capE.Value || hi != ROBCapacityPaper || capE.Wide == "" {
+		t.Errorf("capacity band [%g, %g], reason %q", lo, hi, capE.Wide)
+	}
+	if lo, hi := es["ordering.rob.occupancy"].Bounds(); lo != 0 || hi != capE.Value {
 		t.Errorf("occupancy bound [%g, %g]", lo, hi)
+	}
+	// A given skew keeps the closed form: §IV-D's 500 ns is 32 packets, plus
+	// 20 of switch buffering (the paper rounds 31.25 down to 30: 50).
+	num := predict(t, map[string]string{"skew_ns": "500", "cases": "", "lengths": ""})
+	if c, w := num["ordering.rob.capacity"], num["ordering.window"]; c.Value != 52 || w.Value != 26 || c.Wide != "" {
+		t.Errorf("closed-form sizing: %s, %s", c.Describe(), w.Describe())
+	}
+	// Every band says what it is made of, and a wide one why.
+	for k, e := range es {
+		if e.Budget == "" && e.Text == "" {
+			t.Errorf("%s has no budget", k)
+		}
+		if e.NeedsReason() && e.Wide == "" {
+			t.Errorf("%s is wider than ±10%% (%s) without a reason", k, e.Describe())
+		}
 	}
 	if got := es["ordering.delivery{case=fig7}"].Text; got != "1,3,2,4" {
 		t.Errorf("fig7 delivery %q", got)

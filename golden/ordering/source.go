@@ -62,6 +62,7 @@ type source struct {
 	state    []reqState
 	copies   []int // transmissions per REQ
 	out      int   // REQs outstanding (sent, neither ACKed nor NACKed)
+	avail    int   // REQs the source endpoint has made available so far (a timed run releases them over time)
 	sentAll  bool  // every REQ sent at least once
 	fin      finState
 	finCopy  int
@@ -72,7 +73,7 @@ type source struct {
 }
 
 func newSource(id int, st Stream) *source {
-	return &source{st: st, id: id, cid: -1, state: make([]reqState, st.N), copies: make([]int, st.N)}
+	return &source{st: st, id: id, cid: -1, state: make([]reqState, st.N), copies: make([]int, st.N), avail: st.N}
 }
 
 // needsConn: fast, synchronized and exactly-once streams use a source
@@ -144,7 +145,7 @@ func (s *source) pump(window int, inFlight bool, emit func(Packet)) {
 			if st == acked {
 				continue
 			}
-			if st == unsent || st == resend {
+			if (st == unsent && seq < s.avail) || st == resend {
 				s.send(seq, emit)
 			}
 			break
@@ -158,18 +159,18 @@ func (s *source) pump(window int, inFlight bool, emit func(Packet)) {
 			if s.state[seq] != acked {
 				allData = false
 			}
-			if (s.state[seq] == unsent || s.state[seq] == resend) && room() {
+			if (s.state[seq] == unsent && seq < s.avail || s.state[seq] == resend) && room() {
 				s.mode = Unordered
 				s.send(seq, emit)
 				s.mode = Sync
 			}
 		}
-		if allData && (s.state[last] == unsent || s.state[last] == resend) {
+		if allData && (s.state[last] == unsent && last < s.avail || s.state[last] == resend) {
 			s.send(last, emit)
 		}
 	default: // Fast, Sync, Unordered: burst in order, retransmit at once.
 		for seq, st := range s.state {
-			if (st == unsent || st == resend) && room() {
+			if (st == unsent && seq < s.avail || st == resend) && room() {
 				s.send(seq, emit)
 			}
 		}

@@ -1,6 +1,8 @@
 package tin
 
 import (
+	"fmt"
+	"runtime"
 	"testing"
 )
 
@@ -41,5 +43,79 @@ func BenchmarkRoutes(b *testing.B) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkBookSimDragonfly runs the network BookSim2's anchor runs (the
+// 1,056-node Dragonfly of SC'18 §IV with BookSim's channel and router
+// latencies, single-flit packets, uniform random, minimal routing) for the
+// anchor's length, and reports packets per second with the latency and
+// accepted rate BookSim prints. scripts/booksim-compare.sh runs BookSim
+// beside it and prints the ratios.
+func BenchmarkBookSimDragonfly(b *testing.B) {
+	for _, load := range []float64{0.1, 0.3, 0.5} {
+		b.Run(fmt.Sprintf("load=%g", load), func(b *testing.B) {
+			var pk int64
+			var r SynthResult
+			for i := 0; i < b.N; i++ {
+				var err error
+				r, err = RunSynthetic(SynthConfig{Fabric: BookSimDragonfly(1), Alg: AlgMinimal, Rate: load, PacketBytes: 1,
+					WarmupNs: AnchorWarmupNs, MeasureNs: AnchorMeasureNs, Seed: uint64(i + 1)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				pk += r.Packets
+			}
+			b.ReportMetric(float64(pk)/b.Elapsed().Seconds(), "packets/s")
+			b.ReportMetric(r.LatencyNs, "latency-ns")
+			b.ReportMetric(r.Accepted, "accepted")
+		})
+	}
+}
+
+// BenchmarkScale: time and memory per simulated packet as the fabric
+// grows, synthetic uniform traffic at 0.3 of the injection rate, one
+// full cell (160 B) or flit per packet: the lab's 2x4 Clique (8 TiNs), an
+// 8x8 Clique (64), 32x8 (256), the SC'18 Dragonfly (1,056 endpoints) and
+// Aquila's full Clique with its 1,152 hosts.
+func BenchmarkScale(b *testing.B) {
+	clique := func(p, t, g int) FabricConfig {
+		c, err := NewClique(p, t, g)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return AquilaFabric(c, PaperTiming(), DefaultBufferBytes, DefaultBufferBytes, 1, PaperTiming().InjectGbps, 1)
+	}
+	for _, tc := range []struct {
+		name   string
+		fab    FabricConfig
+		alg    Algorithm
+		packet int
+	}{
+		{"endpoints=8", clique(2, 4, 1), AlgFullyAdaptive, MaxCell},
+		{"endpoints=64", clique(8, 8, 1), AlgFullyAdaptive, MaxCell},
+		{"endpoints=256", clique(32, 8, 4), AlgFullyAdaptive, MaxCell},
+		{"endpoints=1056", SC18Dragonfly(1), AlgPAR, 1},
+		{"endpoints=1152", AquilaRack(1), AlgFullyAdaptive, MaxCell},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var pk int64
+			var ms0, ms1 runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&ms0)
+			for i := 0; i < b.N; i++ {
+				r, err := RunSynthetic(SynthConfig{Fabric: tc.fab, Alg: tc.alg, Rate: 0.3, PacketBytes: tc.packet,
+					WarmupNs: 10000, MeasureNs: 10000, Seed: uint64(i + 1)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				pk += r.Packets
+			}
+			runtime.ReadMemStats(&ms1)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(pk), "ns/packet")
+			b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(pk), "B/packet")
+			b.ReportMetric(float64(ms1.Sys)/(1<<20), "sys-MB")
+			b.ReportMetric(float64(pk)/float64(b.N), "packets/run")
+		})
 	}
 }

@@ -102,7 +102,26 @@
 // channel dependency graph of every route of a Clique is acyclic
 // (Clique.CheckDeadlockFree).
 //
-// # Fabric RTT (§3.3, §5.1): the reference simulation
+// # The fabric simulation (§3.1-§3.3, §5.1)
+//
+// Fabric is an event-driven, cell-level simulation of any Dragonfly of
+// Cliques: switches that cut through with the per-hop latencies above, an
+// output per link whose VC queues are served control class first and round
+// robin within, VC input FIFOs of 1280 bytes with credits (§3.1, reading
+// A4), routes computed as cells travel (at most two global links and an
+// intra-pod detour: memory grows with the network, not its square), and a
+// calendar queue keyed by the nanosecond (a heap only for events more
+// than 4 µs ahead). Its adaptive modes decide at the source TiN: two
+// sampled minimal and three sampled non-minimal candidates, each costing
+// its first output's occupancy (bytes waiting there and in the next
+// switch's FIFO) times its hops, a non-minimal one taken only when it
+// saves more than one VC FIFO (reading A20): uncongested traffic stays
+// minimal, a congested minimal route spills. The same engine runs the
+// SC'18 Dragonfly (SC18Dragonfly, PAR routing), BookSim2's configuration
+// of it (BookSimDragonfly) and Aquila's full Clique with its 1,152 hosts
+// (AquilaRack); RunSynthetic drives them with BookSim's traffic and
+// definitions (Bernoulli injection, average packet latency, accepted flit
+// rate per node per ns).
 //
 // Simulate runs uniform random IP traffic with Poisson arrivals over a
 // Clique: requests of "bytes" at "load" × inject_gbps per TiN, each
@@ -110,21 +129,27 @@
 // cells (§3.3), reassembled, then forwarded whole in CTS order per flow over
 // the egress's 100 Gb/s host port ("A packet is transmittable at egress
 // after receipt of all its data cells", §3.3), delivered when its last byte
-// is across (1500 B: 120 ns). RTT is from the request
-// entering the source's ingress buffer to its reply delivered at the source
-// (the six half round trips of §3.4 plus queuing); the one-way latency is to
-// the request's delivery. The paper's Fig. 7 figures (sub-20 µs at 70% load
-// on 576 TiNs with host congestion control) are not comparable with a small
-// Clique's; the simulation predicts the small Clique's own curve. Its
-// simplifications (output-queued links without credits or FIFO depth,
-// decisions at the source TiN, no iSLIP, no CTD) leave the unloaded latency
-// intact and change queuing, so each figure is a band: the unloaded value U
-// (a run at load 0.001) within 5%, the queuing part Q = value - U within a
-// factor of two, widened by 3 standard deviations over the replicas:
-// [0.95·U + 0.5·Q - 3sd, 1.05·U + 2·Q + 3sd]. A load that saturates the
-// Clique is refused (the 2x4 Clique's four global links carry 4/7 of every
-// TiN's uniform traffic, so with 25 Gb/s links and a 100 Gb/s injection rate
-// it saturates between loads 0.35 and 0.4).
+// is across (reading A5). The CTS scheduler issues a CTS when the packet's
+// cells fit in the egress reassembly buffer, sized as §3.3 says: the port's
+// bandwidth-delay product over the fabric round trip plus one packet
+// (reading A21); §3.3's optional window of outstanding fetches is
+// cts_window (0: none). RTT is from the request entering the source's
+// ingress buffer to its reply delivered at the source (the six half round
+// trips of §3.4 plus queuing); the one-way latency is to the request's
+// delivery. The paper's Fig. 7 figures (sub-20 µs at 70% load on 576 TiNs
+// with host congestion control) are not comparable with a small Clique's;
+// the simulation predicts the Clique's own curve.
+//
+// A measured RTT is scored against a band made of its error budget: the
+// golden value (over every request of every replica) ± three standard
+// deviations of the statistic over batches of "measured" consecutive
+// requests of the golden runs (the spread of a measurement that long), the
+// design's 5 ns timestamp cycle and 100 ppm of clock. There is no allowance
+// for a design that behaves otherwise: the simulation is the paper's
+// fabric. A load that saturates the Clique is refused (the 2x4 Clique's
+// four global links carry 4/7 of every TiN's uniform traffic, so with
+// 25 Gb/s links and a 100 Gb/s injection rate it saturates between loads
+// 0.35 and 0.4).
 //
 // # Metrics
 //

@@ -135,3 +135,36 @@ func FuzzParsePlan(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseAlgorithm: any text is an algorithm that prints back to itself
+// or an error, never a panic.
+func FuzzParseAlgorithm(f *testing.F) {
+	for _, s := range []string{"minimal", "par", "ugal", "valiant", "fully-adaptive", "minimal-deterministic", "", "PAR", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := ParseAlgorithm(s)
+		if err != nil {
+			return
+		}
+		if b, err := ParseAlgorithm(a.String()); err != nil || b != a {
+			t.Errorf("%q -> %s -> %v, %v", s, a, b, err)
+		}
+	})
+}
+
+// FuzzParsePattern: likewise for traffic patterns.
+func FuzzParsePattern(f *testing.F) {
+	for _, s := range []string{"uniform", "group-shift", " Uniform ", "", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParsePattern(s)
+		if err != nil {
+			return
+		}
+		if q, err := ParsePattern(p.String()); err != nil || q != p {
+			t.Errorf("%q -> %s -> %v, %v", s, p, q, err)
+		}
+	})
+}

@@ -64,10 +64,14 @@ func (Model) Params() []golden.Param {
 		{Name: "bytes", Default: "1500", Doc: "request packet size of the simulation in bytes"},
 		{Name: "reply", Default: "64", Doc: "reply packet size of the simulation in bytes (the RTT's return leg)"},
 		{Name: "sim_mode", Default: "fully-adaptive", Doc: "routing mode of the simulated data cells"},
-		{Name: "cts_window", Default: "8", Doc: "outstanding packet fetches per destination (§3.3's CTS window; the paper gives no value)"},
+		{Name: "cts_window", Default: "0", Doc: "outstanding packet fetches per destination, the window §3.3's CTS scheduler \"may\" throttle with (0: none; the egress buffer bounds fetches)"},
+		{Name: "egress_bytes", Default: "0", Doc: "egress reassembly buffer per destination in bytes (0: §3.3's sizing, the port's bandwidth-delay product over the fabric round trip plus one packet, reading A21)"},
+		{Name: "buffer_bytes", Default: "1280", Doc: "input FIFO of a VC in bytes, credited (§3.1; the paper gives no depth, reading A4: 8 cells)"},
+		{Name: "threshold", Default: "0", Doc: "adaptive routing threshold in occupancy bytes x hops a non-minimal route must save (0: one VC FIFO, reading A20)"},
 		{Name: "sim_packets", Default: "20000", Doc: "measured requests per simulation run, at least 1000 (fewer cannot tell a saturated fabric)"},
 		{Name: "warmup", Default: "2000", Doc: "requests simulated before measuring"},
-		{Name: "replicas", Default: "3", Doc: "independent seeded runs per load, 1..16: their spread widens the band"},
+		{Name: "replicas", Default: "3", Doc: "independent seeded runs per load, 1..16: batches of their requests give the band's sampling spread"},
+		{Name: "measured", Default: "200", Doc: "requests the measurement averages over per load (the rtt test's count): the band is the spread of runs that long"},
 		{Name: "seed", Default: "1", Doc: "seed of the simulation (unsigned 64-bit)"},
 	}
 }
@@ -85,8 +89,12 @@ type Plan struct {
 	Bytes, Reply       int
 	SimMode            Mode
 	CTSWindow          int
+	EgressBytes        int
+	BufferBytes        int
+	Threshold          float64
 	SimPackets, Warmup int
 	Replicas           int
+	Measured           int
 	Seed               uint64
 }
 
@@ -172,8 +180,17 @@ func ParsePlan(set map[string]string) (*Plan, error) {
 	if pl.SimMode, err = ParseMode(s["sim_mode"]); err != nil {
 		return nil, fmt.Errorf("%s: parameter sim_mode: %w", Name, err)
 	}
-	if pl.CTSWindow, err = param.Int(s["cts_window"], 1, 1<<16); err != nil {
+	if pl.CTSWindow, err = param.Int(s["cts_window"], 0, 1<<16); err != nil {
 		return nil, fmt.Errorf("%s: parameter cts_window: %w", Name, err)
+	}
+	if pl.EgressBytes, err = param.Int(s["egress_bytes"], 0, 1<<30); err != nil {
+		return nil, fmt.Errorf("%s: parameter egress_bytes: %w", Name, err)
+	}
+	if pl.BufferBytes, err = param.Int(s["buffer_bytes"], MaxCell, 1<<24); err != nil {
+		return nil, fmt.Errorf("%s: parameter buffer_bytes: %w (at least one %d-byte cell)", Name, err, MaxCell)
+	}
+	if pl.Threshold, err = strconv.ParseFloat(strings.TrimSpace(s["threshold"]), 64); err != nil || math.IsNaN(pl.Threshold) || pl.Threshold < 0 || pl.Threshold > 1e9 {
+		return nil, fmt.Errorf("%s: parameter threshold: %q: want a number of bytes x hops, 0..1e9 (0: one VC FIFO)", Name, s["threshold"])
 	}
 	if pl.SimPackets, err = param.Int(s["sim_packets"], 1000, MaxSimPackets/2); err != nil {
 		return nil, fmt.Errorf("%s: parameter sim_packets: %w", Name, err)
@@ -184,13 +201,14 @@ func ParsePlan(set map[string]string) (*Plan, error) {
 	if pl.Replicas, err = param.Int(s["replicas"], 1, 16); err != nil {
 		return nil, fmt.Errorf("%s: parameter replicas: %w", Name, err)
 	}
+	if pl.Measured, err = param.Int(s["measured"], 20, MaxSimPackets/2); err != nil {
+		return nil, fmt.Errorf("%s: parameter measured: %w", Name, err)
+	}
+	if pl.Measured > pl.SimPackets {
+		return nil, fmt.Errorf("%s: parameter measured: %d requests measured but sim_packets %d simulated: simulate at least as many", Name, pl.Measured, pl.SimPackets)
+	}
 	if pl.Seed, err = strconv.ParseUint(strings.TrimSpace(s["seed"]), 10, 64); err != nil {
 		return nil, fmt.Errorf("%s: parameter seed: %q is not an unsigned 64-bit number", Name, s["seed"])
-	}
-	if len(pl.Loads) > 0 {
-		if n := pl.Clique.Pods * pl.Clique.TiNs; n < 2 || n > MaxSimNodes {
-			return nil, fmt.Errorf("%s: the simulation needs 2..%d TiNs, the %s Clique has %d (set loads= to skip it)", Name, MaxSimNodes, pl.Clique.Param(), n)
-		}
 	}
 	return pl, nil
 }
@@ -214,7 +232,9 @@ func (m Model) Predict(set map[string]string) ([]results.Expectation, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(out, se...), nil
+	out = append(out, se...)
+	budgets(out)
+	return out, nil
 }
 
 func exact(metric string, p results.Params, v float64, unit, source, note string) results.Expectation {
@@ -395,16 +415,11 @@ func simExpectations(pl *Plan) ([]results.Expectation, error) {
 		return nil, nil
 	}
 	base := SimConfig{Clique: pl.Clique, Timing: pl.Timing, Mode: pl.SimMode, Bytes: pl.Bytes, ReplyBytes: pl.Reply,
-		Warmup: pl.Warmup, Packets: pl.SimPackets, CTSWindow: pl.CTSWindow, Align: pl.Align, Seed: pl.Seed}
-	zero := base
-	zero.Load, zero.Warmup, zero.Packets = ZeroLoad, 0, min(pl.SimPackets, 2000)
-	z, err := Simulate(zero)
-	if err != nil {
-		return nil, fmt.Errorf("%s: zero-load simulation: %w", Name, err)
-	}
+		Warmup: pl.Warmup, Packets: pl.SimPackets, CTSWindow: pl.CTSWindow, EgressBytes: pl.EgressBytes,
+		BufferBytes: pl.BufferBytes, Threshold: pl.Threshold, Align: pl.Align, Seed: pl.Seed, KeepSamples: true}
 	var out []results.Expectation
 	for _, load := range pl.Loads {
-		var rtt, rtt99, ow, ow99 []float64
+		var rtt, ow [][]float64
 		for r := 0; r < pl.Replicas; r++ {
 			cfg := base
 			cfg.Load, cfg.Seed = load, pl.Seed+uint64(r)*0x632be59bd9b4e019
@@ -415,42 +430,101 @@ func simExpectations(pl *Plan) ([]results.Expectation, error) {
 			if res.Saturated {
 				return nil, fmt.Errorf("%s: load %g saturates the %s Clique (%g Gb/s links, %g Gb/s injection): lower the loads", Name, load, pl.Clique.Param(), pl.Timing.LinkGbps, pl.Timing.InjectGbps)
 			}
-			rtt, rtt99 = append(rtt, res.RTT.Mean), append(rtt99, res.RTT.P99)
-			ow, ow99 = append(ow, res.OneWay.Mean), append(ow99, res.OneWay.P99)
+			rtt, ow = append(rtt, res.RTTSamples), append(ow, res.OneWaySamples)
 		}
 		ls := strconv.FormatFloat(load, 'g', -1, 64)
 		for _, b := range []struct {
-			metric, stat string
-			v            []float64
-			zero         float64
-		}{
-			{"tin.fabric.rtt", "mean", rtt, z.RTT.Mean}, {"tin.fabric.rtt", "p99", rtt99, z.RTT.P99},
-			{"tin.fabric.latency", "mean", ow, z.OneWay.Mean}, {"tin.fabric.latency", "p99", ow99, z.OneWay.P99},
-		} {
-			out = append(out, band(b.metric, results.Params{"load": ls, "bytes": strconv.Itoa(pl.Bytes), "stat": b.stat}, b.v, b.zero, pl))
+			metric string
+			runs   [][]float64
+		}{{"tin.fabric.rtt", rtt}, {"tin.fabric.latency", ow}} {
+			for _, stat := range []string{"mean", "p99"} {
+				out = append(out, band(b.metric, stat, results.Params{"load": ls, "bytes": strconv.Itoa(pl.Bytes), "stat": stat}, b.runs, pl))
+			}
 		}
 	}
 	return out, nil
 }
 
-// ZeroLoad is the load of the run that measures the unloaded latencies the
-// bands are built on.
-const ZeroLoad = 0.001
+// Error budget of a measured fabric latency besides the run's own
+// sampling spread: the design's timestamps count 5 ns cycles, and its
+// clock may be off by 100 ppm.
+const (
+	timestampQuantumNs = 5.0
+	clockPPM           = 100e-6
+)
 
-// band turns replica values into a band: the unloaded part U within 5% (the
-// paper's per-hop figures), the queueing part Q = value - U within a factor
-// of two (the model leaves out credits, VC FIFO depths and iSLIP), widened
-// by three standard deviations of the replicas.
-func band(metric string, p results.Params, v []float64, zero float64, pl *Plan) results.Expectation {
-	m, sd := meanSD(v)
-	q := math.Max(0, m-zero)
-	lo := 0.95*zero + 0.5*q - 3*sd
-	hi := 1.05*zero + 2*q + 3*sd
+// band turns the golden runs into the band a measurement of pl.Measured
+// requests must fall in: the golden value (the statistic over every
+// measured request of every replica), widened by what a run of that
+// length spreads by — three standard deviations of the statistic over
+// consecutive batches of pl.Measured requests of the golden runs, which
+// keeps the correlation between neighbouring requests — plus the timestamp
+// quantum and the clock's ppm. The band holds no allowance for a model
+// that differs from the design: golden is the paper's fabric.
+func band(metric, stat string, p results.Params, runs [][]float64, pl *Plan) results.Expectation {
+	var all, batches []float64
+	for _, v := range runs {
+		all = append(all, v...)
+		for k := 0; k+pl.Measured <= len(v); k += pl.Measured {
+			batches = append(batches, statOf(stat, v[k:k+pl.Measured]))
+		}
+	}
+	m := statOf(stat, all)
+	_, sd := meanSD(batches)
+	half := 3*sd + timestampQuantumNs + clockPPM*m
 	what := map[string]string{"tin.fabric.rtt": "request RTS in to reply delivered", "tin.fabric.latency": "request RTS in to in-order delivery"}[metric]
-	return results.Expectation{Metric: metric, Params: p, Value: m, Unit: "ns", Min: results.Float(lo), Max: results.Float(hi),
+	e := results.Expectation{Metric: metric, Params: p, Value: m, Unit: "ns", Min: results.Float(m - half), Max: results.Float(m + half),
 		Source: "Aquila §3.3, §5.1 (reference simulation)",
-		Note: fmt.Sprintf("%s, UR Poisson over the %s Clique, %d-byte requests, %d-byte replies, %s data cells, CTS window %d; %d replicas (sd %.0f ns); band: unloaded %.0f ns ±5%%, queueing %.0f ns ×[0.5, 2], ±3 sd",
-			what, pl.Clique.Param(), pl.Bytes, pl.Reply, pl.SimMode, pl.CTSWindow, len(v), sd, zero, q)}
+		Note: fmt.Sprintf("%s, UR Poisson over the %s Clique, %d-byte requests, %d-byte replies, %s data cells, egress buffer by §3.3, %d-byte VC FIFOs; %d replicas of %d requests",
+			what, pl.Clique.Param(), pl.Bytes, pl.Reply, pl.SimMode, pl.BufferBytes, len(runs), pl.SimPackets),
+		Budget: fmt.Sprintf("±%.0f ns: 3 sd of the %s over %d requests (the measurement's length; %d batches of the golden runs: %.0f ns), timestamp quantum %g ns, clock %g ppm (%.1f ns)",
+			half, stat, pl.Measured, len(batches), 3*sd, timestampQuantumNs, clockPPM*1e6, clockPPM*m)}
+	if half > results.WideBand*m {
+		e.Wide = fmt.Sprintf("the %s of %d requests spreads by ±%.0f%% between runs of that length: the measurement's own sampling error (measure more requests to narrow it)", stat, pl.Measured, 100*3*sd/m)
+	}
+	return e
+}
+
+func statOf(stat string, v []float64) float64 {
+	if stat == "p99" {
+		return summarize(v).P99
+	}
+	m, _ := meanSD(v)
+	return m
+}
+
+// budgets fills the budget of the expectations that are exact or whose
+// width is the paper's rounding, and the reason of the wide ones.
+func budgets(es []results.Expectation) {
+	for i := range es {
+		e := &es[i]
+		if e.Budget != "" {
+			continue
+		}
+		switch e.Metric {
+		case "tin.latency.fallthrough", "tin.latency.hop":
+			e.Budget = fmt.Sprintf("±%g ns: one cycle of the design's 200 MHz timestamp clock on the paper's round figure", latTol)
+			if e.NeedsReason() {
+				e.Wide = "one timestamp cycle is more than 10% of a 20 or 40 ns figure: the measurement cannot resolve less"
+			}
+		case "tin.latency.cell":
+			e.Budget = fmt.Sprintf("±(%g ns + 2%%): the timestamp cycle, and the paper's round per-hop figures along the route", latTol)
+			if e.NeedsReason() {
+				e.Wide = "one timestamp cycle is more than 10% of a cell that stays in its TiN"
+			}
+		case "tin.clique.ip_flows":
+			e.Budget = "±5%: §4.2 rounds the product's 1.99 M to \"approximately 1.9 million\""
+		case "tin.clique.gnet_flows_naive":
+			e.Budget = "±5%: §4.2's \"almost 5 million\" is rounded, the decomposition is the model's"
+		case "tin.route.distinct":
+			e.Budget = "1 to the route set's size (a hashed mode: exactly 1)"
+			if e.NeedsReason() {
+				e.Wide = "how many of the set's paths a run traces depends on its length and load; the bound catches more paths than the set holds"
+			}
+		default:
+			e.Budget = "exact: the paper's sizes and counts, integer arithmetic"
+		}
+	}
 }
 
 func meanSD(v []float64) (float64, float64) {

@@ -135,6 +135,22 @@ func TestPredictSimulation(t *testing.T) {
 		if _, ok := keys["tin.fabric.latency{bytes=1500,load="+l+",stat=p99}"]; !ok {
 			t.Errorf("no one-way p99 at load %s", l)
 		}
+		// The band is the spread of 200-request measurements: at a light
+		// load a mean's is within ±10%; it always states what it is made of.
+		if b, a, _ := e.RelativeBand(); l == "0.05" && (b > 0.1 || a > 0.1) || !strings.Contains(e.Budget, "200 requests") {
+			t.Errorf("load %s: RTT band -%.0f%%/+%.0f%%, budget %q", l, 100*b, 100*a, e.Budget)
+		}
+	}
+	// Every expectation states its budget; a band wider than ±10% (or
+	// one-sided) says why.
+	all := append(es, predict(t, map[string]string{"loads": ""})...)
+	for _, e := range all {
+		if e.Budget == "" && e.Text == "" {
+			t.Errorf("%s has no budget", e.Key())
+		}
+		if e.NeedsReason() && e.Wide == "" {
+			t.Errorf("%s: %s is wider than ±10%% without a reason", e.Key(), e.Describe())
+		}
 	}
 }
 
@@ -164,6 +180,12 @@ func TestPredictErrors(t *testing.T) {
 		{"seed": "-1"},
 		{"sim_mode": "x"},
 		{"clique": "9x8", "loads": ""},
+		{"measured": "5000", "sim_packets": "4000"},
+		{"measured": "5"},
+		{"buffer_bytes": "100"},
+		{"threshold": "-1"},
+		{"cts_window": "-1"},
+		{"egress_bytes": "-1"},
 	} {
 		if _, err := m.Predict(set); err == nil {
 			t.Errorf("Predict(%v) accepted bad parameters", set)

@@ -2,7 +2,6 @@ package tin
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -24,10 +23,24 @@ type SimConfig struct {
 	// Warmup requests are simulated but not measured; Packets are measured.
 	Warmup, Packets int
 	// CTSWindow bounds the packet fetches (CTS issued, data not all
-	// received) a destination has outstanding (§3.3).
+	// received) a destination has outstanding, the window §3.3 says the
+	// CTS scheduler "may" throttle with; 0: no such window.
 	CTSWindow int
+	// EgressBytes is the egress reassembly buffer of a destination: a CTS
+	// is issued only when the packet's data cells fit in what is free
+	// (§3.3). 0: sized as §3.3 says, EgressBDP (reading A21).
+	EgressBytes int
+	// BufferBytes is the input FIFO of a VC (credits, §3.1); 0: the
+	// reading's 1280 bytes (A4).
+	BufferBytes int
+	// Threshold is the adaptive routing threshold of reading A20 in
+	// occupancy bytes times hops; 0: one VC FIFO (BufferBytes).
+	Threshold float64
 	Align     int // cell granularity (CellsAlign)
 	Seed      uint64
+	// KeepSamples keeps every measured request's RTT and one-way latency,
+	// in the order the requests completed.
+	KeepSamples bool
 }
 
 // Stats summarises a latency sample in ns.
@@ -44,28 +57,39 @@ type SimResult struct {
 	// RTT"). OneWay: request entering the ingress buffer to its in-order
 	// delivery at the destination.
 	RTT, OneWay Stats
-	Cells       int64   // cells simulated
-	Events      int64   // events processed
-	SimNs       float64 // simulated time
+	// RTTSamples and OneWaySamples: with KeepSamples, each measured
+	// request's, in completion order.
+	RTTSamples, OneWaySamples []float64
+	Cells                     int64   // cells simulated
+	Events                    int64   // events processed
+	SimNs                     float64 // simulated time
 	// NonMinimal is the share of data cells routed non-minimally.
 	NonMinimal float64
+	// EgressBytes is the egress buffer the run used.
+	EgressBytes int
 	// Saturated: the offered load exceeds what the Clique carries; the
 	// latencies are then meaningless (they grow with the run length).
 	Saturated bool
 }
 
-// Limits of a simulation run.
-const (
-	MaxSimNodes   = 256
-	MaxSimPackets = 5_000_000
-)
+// Limits of a simulation run: the fabric's endpoints bound the Clique
+// (MaxFabricEndpoints), the packets the run's length.
+const MaxSimPackets = 5_000_000
+
+// ZeroLoad is a load low enough for a run to see an idle fabric (tests and
+// the unloaded figures).
+const ZeroLoad = 0.001
+
+// DefaultBufferBytes is the depth of a VC input FIFO the simulation takes
+// (reading A4: 8 full cells).
+const DefaultBufferBytes = 8 * MaxCell
 
 func (cfg *SimConfig) check() error {
 	if cfg.Clique == nil {
 		return fmt.Errorf("tin: simulation without a Clique")
 	}
-	if n := cfg.Clique.Pods * cfg.Clique.TiNs; n < 2 || n > MaxSimNodes {
-		return fmt.Errorf("tin: simulating a Clique of %d TiNs: want 2..%d", n, MaxSimNodes)
+	if n := cfg.Clique.Pods * cfg.Clique.TiNs; n < 2 || n > MaxFabricEndpoints {
+		return fmt.Errorf("tin: simulating a Clique of %d TiNs: want 2..%d", n, MaxFabricEndpoints)
 	}
 	if err := cfg.Timing.Check(); err != nil {
 		return err
@@ -82,563 +106,316 @@ func (cfg *SimConfig) check() error {
 	if cfg.Packets < 1 || cfg.Warmup < 0 || cfg.Packets+cfg.Warmup > MaxSimPackets {
 		return fmt.Errorf("tin: %d measured and %d warm-up requests: want at least 1 measured, at most %d in all", cfg.Packets, cfg.Warmup, MaxSimPackets)
 	}
-	if cfg.CTSWindow < 1 || cfg.CTSWindow > 1<<16 {
-		return fmt.Errorf("tin: CTS window %d: want 1..65536 outstanding packet fetches", cfg.CTSWindow)
+	if cfg.CTSWindow < 0 || cfg.CTSWindow > 1<<16 {
+		return fmt.Errorf("tin: CTS window %d: want 0 (none) or 1..65536 outstanding packet fetches", cfg.CTSWindow)
+	}
+	if cfg.EgressBytes < 0 || cfg.EgressBytes > 1<<30 {
+		return fmt.Errorf("tin: egress buffer of %d bytes: want 0 (sized by §3.3) or up to 1 GiB", cfg.EgressBytes)
+	}
+	if cfg.BufferBytes < 0 || cfg.BufferBytes > 0 && cfg.BufferBytes < MaxCell {
+		return fmt.Errorf("tin: VC buffer of %d bytes: want 0 (reading A4) or at least one %d-byte cell", cfg.BufferBytes, MaxCell)
+	}
+	if math.IsNaN(cfg.Threshold) || cfg.Threshold < 0 {
+		return fmt.Errorf("tin: adaptive threshold %g: want 0 (one VC buffer) or more", cfg.Threshold)
 	}
 	return checkAlign(cfg.Align)
 }
 
-const (
-	kRTS uint8 = iota
-	kCTS
-	kData
-)
-
-const (
-	evGen uint8 = iota
-	evHead
-	evFree
-	evDone
-	evHost // a packet has crossed the egress's host port: delivered
-)
-
-type event struct {
-	t    float64
-	seq  uint64
-	kind uint8
-	id   int32
-}
-
-type evHeap []event
-
-func (h evHeap) less(i, j int) bool {
-	return h[i].t < h[j].t || (h[i].t == h[j].t && h[i].seq < h[j].seq)
-}
-
-func (h *evHeap) push(e event) {
-	*h = append(*h, e)
-	s := *h
-	i := len(s) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !s.less(i, p) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
+// AquilaFabric returns the fabric configuration of a Clique of TiNs as the
+// reference simulation runs it: one IP endpoint per TiN at the injection
+// rate, switches cutting through with the §3.1/§3.2 per-hop latencies, VC
+// FIFOs of buffer bytes with credits, VCs numbered by global links crossed.
+func AquilaFabric(c *Clique, t Timing, buffer int, threshold float64, endpoints int, epGbps float64, seed uint64) FabricConfig {
+	return FabricConfig{
+		Clique: c, Endpoints: endpoints,
+		Inject:      LinkSpec{LatencyNs: t.FallThroughNs, BytesPerNs: epGbps / 8},
+		Eject:       LinkSpec{LatencyNs: 0, BytesPerNs: epGbps / 8},
+		Local:       LinkSpec{LatencyNs: t.HopLatency(Local), BytesPerNs: t.LinkBytesPerNs(Local)},
+		Global:      LinkSpec{LatencyNs: t.HopLatency(Global), BytesPerNs: t.LinkBytesPerNs(Global)},
+		BufferBytes: buffer, Levels: RoutingVCs, Rule: LevelGlobals, Threshold: threshold, Seed: seed,
 	}
 }
 
-func (h *evHeap) pop() event {
-	s := *h
-	top := s[0]
-	n := len(s) - 1
-	s[0] = s[n]
-	s = s[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
+// EgressBDP is the egress reassembly buffer §3.3 describes: "the bandwidth
+// delay product of the output port bandwidth and the cell fabric round
+// trip delay, plus an allowance for packet reordering delays" (reading
+// A21). The round trip is a CTS over the Clique's longest minimal route
+// and a full data cell back over its longest route; the allowance is one
+// packet of the largest size the run sends (wire bytes), so that any
+// packet can always be fetched.
+func EgressBDP(c *Clique, t Timing, maxPacket, align int) int {
+	shape := func(kinds ...LinkKind) Path {
+		p := Path{}
+		for _, k := range kinds {
+			p.Hops = append(p.Hops, Hop{Kind: k})
 		}
-		m := l
-		if r := l + 1; r < n && s.less(r, l) {
-			m = r
-		}
-		if !s.less(m, i) {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
+		return p
 	}
-	*h = s
-	return top
-}
-
-// queue is a FIFO of ids.
-type queue struct {
-	buf  []int32
-	head int
-}
-
-func (q *queue) push(v int32) { q.buf = append(q.buf, v) }
-func (q *queue) len() int     { return len(q.buf) - q.head }
-func (q *queue) peek() int32  { return q.buf[q.head] }
-func (q *queue) pop() int32 {
-	v := q.buf[q.head]
-	q.head++
-	if q.head > 64 && q.head*2 > len(q.buf) {
-		q.buf = append(q.buf[:0], q.buf[q.head:]...)
-		q.head = 0
+	longMin, longAny := shape(Local), shape(Local)
+	if c.TiNs > 2 {
+		longAny = shape(Local, Local) // an intra-pod detour
 	}
-	return v
+	if c.Pods > 1 {
+		longMin, longAny = shape(Local, Global, Local), shape(Local, Global, Local)
+	}
+	if c.Pods > 2 {
+		longAny = shape(Local, Global, Local, Global, Local)
+	}
+	rt := t.CellLatency(longMin, ControlCell) + t.CellLatency(longAny, MaxCell)
+	cells, _ := CellsAlign(maxPacket, align)
+	return int(math.Ceil(rt*t.InjectBytesPerNs())) + Sum(cells)
 }
 
-type simLink struct {
-	rate, lat float64
-	hi, lo    queue
-	busy      bool
-	waiting   int // bytes queued, not yet started
-	inService int // bytes of the cell being sent
-}
-
-type simCell struct {
-	pkt      int32
-	kind     uint8
-	bytes    int32
-	src, dst int32 // TiNs the cell travels between
-	route    []int32
-	hop      int32
-	tailArr  float64
-	minimal  bool
-}
-
-type simPacket struct {
+type ipPacket struct {
 	src, dst  int32
 	bytes     int32
+	wire      int32 // bytes of its data cells
 	created   float64
-	cellsLeft int32
 	complete  bool
 	measured  bool
 	isReply   bool
 	request   int32 // for a reply: its request
+	delivered bool
 }
 
-type routeSet struct {
-	min, non [][]int32 // link ids of the fabric hops
-	hash     uint32
-}
+// kinds of fabric packets of the IP protocol, in Packet.Tag's low bits
+const (
+	ipRTS = iota
+	ipCTS
+	ipData
+)
+
+// timer tags
+const (
+	tmGen  = 0 // request generation at a TiN
+	tmHost = 1 // a packet has crossed the egress's host port
+)
 
 type sim struct {
-	cfg     SimConfig
-	n       int
-	rng     *rand.Rand
-	ev      evHeap
-	seq     uint64
-	links   []simLink
-	inj, ej []int32
-	routes  []routeSet // [src*n+dst]
-	cells   []simCell
-	free    []int32
-	pkts    []simPacket
-	cellsOf map[int32][]int
+	cfg   SimConfig
+	f     *Fabric
+	n     int
+	rng   *rand.Rand
+	pkts  []ipPacket
+	alg   Algorithm
+	sizes map[int32][]int
 	// egress state per destination TiN
-	rtsQ        []queue
+	rtsQ        []ring[int32]
 	outstanding []int
-	flowQ       []queue   // [src*n+dst]: packets in CTS order
-	hostFree    []float64 // when each TiN's host port is free again
-	lambda      float64   // requests per ns per TiN
+	egressFree  []int
+	egressCap   int
+	flowQ       map[int64]*ring[int32] // per (source, destination) TiN pair: packets in CTS order
+	hostFree    []float64              // when each TiN's host port is free again
+	lambda      float64                // requests per ns per TiN
 	generated   int
 	delivered   int // requests delivered
-	measuredN   int
 	doneN       int // measured requests finished (reply delivered, or delivered without replies)
+	half        int
 	rtt, oneway []float64
-	dataCells   int64
-	nonMin      int64
 	result      SimResult
 }
 
-// Simulate runs the reference fabric simulation.
+// Simulate runs the reference simulation of IP traffic over the TiN fabric.
 //
 // The model: every TiN's IP endpoint sends requests of cfg.Bytes to a
 // uniformly random other TiN with Poisson arrivals at cfg.Load of its
-// injection rate. A request issues its RTS at once (16 B, high priority,
+// injection rate. A request issues its RTS at once (16 B, control class,
 // hashed minimal route); the destination queues RTSs in arrival order (one
 // RTS queue: one port, one class of service) and its CTS scheduler issues a
-// CTS (16 B, high priority) whenever fewer than cfg.CTSWindow fetches are
-// outstanding; the source then sends the packet's data cells, routed by
-// cfg.Mode; the destination reassembles them and forwards packets of a flow
-// (source TiN to destination TiN) in CTS order over its 100 Gb/s host port
-// (§3.3), and the host, once a request has crossed, sends the reply.
+// CTS (16 B, control class) when the packet's data cells fit in the free
+// egress reassembly buffer (and, if set, fewer than cfg.CTSWindow fetches
+// are outstanding); the source then sends the packet's data cells, routed
+// by cfg.Mode; the destination reassembles them and forwards packets of a
+// flow (source TiN to destination TiN) in CTS order over its 100 Gb/s host
+// port (§3.3), freeing their egress space, and the host, once a request
+// has crossed, sends the reply.
 //
-// Links are output-queued, strict priority for RTS/CTS over data, FIFO
-// within a priority, cut-through (Timing.CellLatency); endpoint ports in and
-// out of the switch run at the injection rate. Adaptive modes decide at the
-// source TiN from its output queue depths (locally adaptive, §3.2): each
-// sampled candidate costs (queued bytes + 160) × its hop count, so an idle
-// fabric takes a minimal route and a queue of a few cells tips a cell onto
-// a longer one. Not modelled: credits and the depth of the VC FIFOs, iSLIP
-// arbitration (§3.1), CTD and ECN, congestion control of the hosts.
+// The fabric (Fabric): cut-through switches with the per-hop latencies of
+// §3.1/§3.2, VC FIFOs of BufferBytes with credits, control cells before
+// data cells on every link, routes chosen at the source TiN by the mode
+// (reading A20 for the adaptive choice). Not modelled: iSLIP's arbitration
+// rounds (§3.1; outputs serve their VCs round robin), CTD and ECN,
+// congestion control of the hosts.
 func Simulate(cfg SimConfig) (SimResult, error) {
 	if err := cfg.check(); err != nil {
 		return SimResult{}, err
 	}
-	s := newSim(cfg)
-	s.run()
+	if cfg.BufferBytes == 0 {
+		cfg.BufferBytes = DefaultBufferBytes
+	}
+	if cfg.Threshold == 0 {
+		cfg.Threshold = float64(cfg.BufferBytes)
+	}
+	c := cfg.Clique
+	n := c.Pods * c.TiNs
+	s := &sim{cfg: cfg, n: n,
+		rng:         rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		rtsQ:        make([]ring[int32], n),
+		outstanding: make([]int, n),
+		egressFree:  make([]int, n),
+		flowQ:       map[int64]*ring[int32]{},
+		hostFree:    make([]float64, n),
+		sizes:       map[int32][]int{},
+		alg:         cfg.Mode.Algorithm(),
+	}
+	s.egressCap = cfg.EgressBytes
+	if s.egressCap == 0 {
+		s.egressCap = EgressBDP(c, cfg.Timing, max(cfg.Bytes, cfg.ReplyBytes), cfg.Align)
+	}
+	for i := range s.egressFree {
+		s.egressFree[i] = s.egressCap
+	}
+	if w := Sum(s.cellSizes(int32(max(cfg.Bytes, cfg.ReplyBytes)))); w > s.egressCap {
+		return SimResult{}, fmt.Errorf("tin: an egress buffer of %d bytes cannot hold one %d-byte packet's cells (%d bytes)", s.egressCap, max(cfg.Bytes, cfg.ReplyBytes), w)
+	}
+	f, err := NewFabric(AquilaFabric(c, cfg.Timing, cfg.BufferBytes, cfg.Threshold, 1, cfg.Timing.InjectGbps, cfg.Seed^0x5851f42d4c957f2d), s)
+	if err != nil {
+		return SimResult{}, err
+	}
+	s.f = f
+	s.lambda = cfg.Load * cfg.Timing.InjectBytesPerNs() / float64(cfg.Bytes)
+	s.result.EgressBytes = s.egressCap
+	for i := 0; i < n; i++ {
+		f.At(toTime(s.rng.ExpFloat64()/s.lambda), int64(i)<<2|tmGen)
+	}
+	f.Run()
+	s.finish()
 	return s.result, nil
 }
 
-func newSim(cfg SimConfig) *sim {
-	c := cfg.Clique
-	n := c.Pods * c.TiNs
-	s := &sim{
-		cfg: cfg, n: n,
-		rng:         rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
-		rtsQ:        make([]queue, n),
-		outstanding: make([]int, n),
-		flowQ:       make([]queue, n*n),
-		hostFree:    make([]float64, n),
-		routes:      make([]routeSet, n*n),
-		cellsOf:     map[int32][]int{},
-	}
-	t := cfg.Timing
-	addLink := func(rate, lat float64) int32 {
-		s.links = append(s.links, simLink{rate: rate, lat: lat})
-		return int32(len(s.links) - 1)
-	}
-	for i := 0; i < n; i++ {
-		s.inj = append(s.inj, addLink(t.InjectBytesPerNs(), t.FallThroughNs))
-	}
-	for i := 0; i < n; i++ {
-		s.ej = append(s.ej, addLink(t.InjectBytesPerNs(), 0))
-	}
-	id := func(nd Node) int { return nd.Pod*c.TiNs + nd.TiN }
-	local := make([]int32, n*n)
-	for p := 0; p < c.Pods; p++ {
-		for a := 0; a < c.TiNs; a++ {
-			for b := 0; b < c.TiNs; b++ {
-				if a != b {
-					local[id(Node{p, a})*n+id(Node{p, b})] = addLink(t.LinkBytesPerNs(Local), t.HopLatency(Local))
-				}
-			}
-		}
-	}
-	type glink struct {
-		from, to Node
-		id       int32
-	}
-	pair := make([][]glink, c.Pods*c.Pods)
-	for _, g := range c.Globals {
-		ab := addLink(t.LinkBytesPerNs(Global), t.HopLatency(Global))
-		ba := addLink(t.LinkBytesPerNs(Global), t.HopLatency(Global))
-		pair[g.A.Pod*c.Pods+g.B.Pod] = append(pair[g.A.Pod*c.Pods+g.B.Pod], glink{g.A, g.B, ab})
-		pair[g.B.Pod*c.Pods+g.A.Pod] = append(pair[g.B.Pod*c.Pods+g.A.Pod], glink{g.B, g.A, ba})
-	}
-	// seg appends the local hop from a to b, if any.
-	seg := func(r []int32, a, b Node) []int32 {
-		if a != b {
-			r = append(r, local[id(a)*n+id(b)])
-		}
-		return r
-	}
-	for _, sn := range c.Nodes() {
-		for _, dn := range c.Nodes() {
-			if sn == dn {
-				continue
-			}
-			rs := &s.routes[id(sn)*n+id(dn)]
-			h := fnv.New32a()
-			h.Write([]byte(sn.String() + ">" + dn.String()))
-			rs.hash = h.Sum32()
-			if sn.Pod == dn.Pod {
-				rs.min = append(rs.min, seg(nil, sn, dn))
-				for i := 0; i < c.TiNs; i++ {
-					if i != sn.TiN && i != dn.TiN && ParitySign(sn.TiN, i, dn.TiN) {
-						mid := Node{sn.Pod, i}
-						rs.non = append(rs.non, seg(seg(nil, sn, mid), mid, dn))
-					}
-				}
-				continue
-			}
-			for _, g := range pair[sn.Pod*c.Pods+dn.Pod] {
-				r := append(seg(nil, sn, g.from), g.id)
-				rs.min = append(rs.min, seg(r, g.to, dn))
-			}
-			for mid := 0; mid < c.Pods; mid++ {
-				if mid == sn.Pod || mid == dn.Pod {
-					continue
-				}
-				for _, in := range pair[sn.Pod*c.Pods+mid] {
-					for _, on := range pair[mid*c.Pods+dn.Pod] {
-						r := append(seg(nil, sn, in.from), in.id)
-						r = append(seg(r, in.to, on.from), on.id)
-						rs.non = append(rs.non, seg(r, on.to, dn))
-					}
-				}
-			}
-		}
-	}
-	s.lambda = cfg.Load * t.InjectBytesPerNs() / float64(cfg.Bytes)
-	return s
-}
+func (s *sim) nowNs() float64 { return float64(s.f.Now()) / float64(Ns) }
 
-func (s *sim) schedule(t float64, kind uint8, id int32) {
-	s.seq++
-	s.ev.push(event{t: t, seq: s.seq, kind: kind, id: id})
+func (s *sim) finish() {
+	st := s.f.Stats
+	s.result.SimNs = s.nowNs()
+	s.result.Cells, s.result.Events = st.Cells, st.Events
+	s.result.RTT = summarize(s.rtt)
+	s.result.OneWay = summarize(s.oneway)
+	if s.cfg.KeepSamples {
+		s.result.RTTSamples, s.result.OneWaySamples = s.rtt, s.oneway
+	}
+	if st.DataCells > 0 {
+		s.result.NonMinimal = float64(st.NonMinimal) / float64(st.DataCells)
+	}
 }
 
 func (s *sim) cellSizes(bytes int32) []int {
-	if c, ok := s.cellsOf[bytes]; ok {
+	if c, ok := s.sizes[bytes]; ok {
 		return c
 	}
 	c, _ := CellsAlign(int(bytes), s.cfg.Align) // sizes checked in check()
-	s.cellsOf[bytes] = c
+	s.sizes[bytes] = c
 	return c
 }
 
-func (s *sim) newCell(c simCell) int32 {
-	s.result.Cells++
-	if k := len(s.free); k > 0 {
-		i := s.free[k-1]
-		s.free = s.free[:k-1]
-		s.cells[i] = c
-		return i
-	}
-	s.cells = append(s.cells, c)
-	return int32(len(s.cells) - 1)
-}
-
-// linkAt returns the link a cell crosses at hop h: injection, fabric hops,
-// ejection.
-func (s *sim) linkAt(c *simCell, h int32) int32 {
-	switch {
-	case h == 0:
-		return s.inj[c.src]
-	case int(h) <= len(c.route):
-		return c.route[h-1]
-	default:
-		return s.ej[c.dst]
+// Timer implements Host.
+func (s *sim) Timer(f *Fabric, tag int64) {
+	id := int32(tag >> 2)
+	switch tag & 3 {
+	case tmGen:
+		s.generate(id)
+	case tmHost:
+		s.deliver(id)
 	}
 }
 
-func (s *sim) run() {
-	for i := 0; i < s.n; i++ {
-		s.schedule(s.rng.ExpFloat64()/s.lambda, evGen, int32(i))
-	}
-	total := s.cfg.Warmup + s.cfg.Packets
-	now, half := 0.0, 0
-	for len(s.ev) > 0 {
-		e := s.ev.pop()
-		s.result.Events++
-		now = e.t
-		switch e.kind {
-		case evGen:
-			if s.generated >= total {
-				continue
-			}
-			s.request(e.id, now)
-			switch {
-			case s.generated < total:
-				s.schedule(now+s.rng.ExpFloat64()/s.lambda, evGen, e.id)
-				if s.generated == total/2 {
-					half = s.generated - s.delivered
-				}
-			default:
-				// All requests are out. Below saturation the backlog of
-				// undelivered requests hovers around a constant (Little's
-				// law); above, it grows with the offered excess. Growth over
-				// the second half beyond what the CTS windows hold or 5% of
-				// that half's requests means the fabric does not carry the
-				// load.
-				growth := s.generated - s.delivered - half
-				if growth > max(2*s.n*s.cfg.CTSWindow, (total-total/2)/20) {
-					s.result.Saturated = true
-					s.finish(now)
-					return
-				}
-			}
-		case evHead:
-			c := &s.cells[e.id]
-			s.enqueue(e.id, s.linkAt(c, c.hop), now)
-		case evFree:
-			l := &s.links[e.id]
-			l.busy = false
-			l.inService = 0
-			s.start(e.id, now)
-		case evDone:
-			s.done(e.id, now)
-			if s.doneN == s.cfg.Packets {
-				s.finish(now)
-				return
-			}
-		case evHost:
-			s.deliver(e.id, now)
-			if s.doneN == s.cfg.Packets {
-				s.finish(now)
-				return
-			}
+// Delivered implements Host.
+func (s *sim) Delivered(f *Fabric, p *Packet) {
+	id := int32(p.Tag >> 2)
+	switch p.Tag & 3 {
+	case ipRTS:
+		q := s.pkts[id]
+		s.rtsQ[q.dst].push(id)
+		s.issueCTS(q.dst)
+	case ipCTS:
+		// At the packet's source: pull it from the ingress buffer as data
+		// cells, in order, behind any cell already on the injection port.
+		q := s.pkts[id]
+		s.send(q.src, q.dst, q.bytes, id, ipData, s.alg, 0, s.cellSizes(q.bytes))
+	case ipData:
+		q := &s.pkts[id]
+		q.complete = true
+		s.outstanding[q.dst]--
+		fq := s.flow(q.src, q.dst)
+		for fq.len() > 0 && s.pkts[fq.peek()].complete {
+			s.toHost(fq.pop())
 		}
-	}
-	s.finish(now)
-}
-
-func (s *sim) finish(now float64) {
-	s.result.SimNs = now
-	s.result.RTT = summarize(s.rtt)
-	s.result.OneWay = summarize(s.oneway)
-	if s.dataCells > 0 {
-		s.result.NonMinimal = float64(s.nonMin) / float64(s.dataCells)
+		s.issueCTS(q.dst)
 	}
 }
 
-func (s *sim) request(src int32, now float64) {
+func (s *sim) send(src, dst, bytes, id int32, kind int, alg Algorithm, class uint8, cells []int) {
+	// The sizes and endpoints are checked: Send cannot fail.
+	if err := s.f.Send(Packet{Src: src, Dst: dst, Bytes: bytes, Class: class, Alg: alg, Tag: int64(id)<<2 | int64(kind)}, cells); err != nil {
+		panic(err)
+	}
+}
+
+func (s *sim) flow(src, dst int32) *ring[int32] {
+	k := int64(src)<<32 | int64(dst)
+	q, ok := s.flowQ[k]
+	if !ok {
+		q = &ring[int32]{}
+		s.flowQ[k] = q
+	}
+	return q
+}
+
+func (s *sim) generate(src int32) {
+	total := s.cfg.Warmup + s.cfg.Packets
+	if s.generated >= total {
+		return
+	}
 	dst := int32(s.rng.IntN(s.n - 1))
 	if dst >= src {
 		dst++
 	}
-	id := s.packet(src, dst, int32(s.cfg.Bytes), now)
-	p := &s.pkts[id]
-	p.measured = s.generated >= s.cfg.Warmup
+	id := s.packet(src, dst, int32(s.cfg.Bytes))
+	s.pkts[id].measured = s.generated >= s.cfg.Warmup
 	s.generated++
-	s.sendRTS(id, now)
+	s.send(src, dst, ControlCell, id, ipRTS, AlgMinimal, 1, nil)
+	now := s.nowNs()
+	switch {
+	case s.generated < total:
+		s.f.At(toTime(now+s.rng.ExpFloat64()/s.lambda), int64(src)<<2|tmGen)
+		if s.generated == total/2 {
+			s.half = s.generated - s.delivered
+		}
+	default:
+		// All requests are out. Below saturation the backlog of
+		// undelivered requests hovers around a constant (Little's law);
+		// above, it grows with the offered excess. Growth over the second
+		// half beyond what the egress buffers hold or 5% of that half's
+		// requests means the fabric does not carry the load.
+		growth := s.generated - s.delivered - s.half
+		held := s.n * max(1, s.egressCap/max(1, Sum(s.cellSizes(int32(s.cfg.Bytes)))))
+		if growth > max(2*held, (total-total/2)/20) {
+			s.result.Saturated = true
+			s.f.Stop()
+		}
+	}
 }
 
-func (s *sim) packet(src, dst, bytes int32, now float64) int32 {
-	s.pkts = append(s.pkts, simPacket{src: src, dst: dst, bytes: bytes, created: now})
+func (s *sim) packet(src, dst, bytes int32) int32 {
+	s.pkts = append(s.pkts, ipPacket{src: src, dst: dst, bytes: bytes, wire: int32(Sum(s.cellSizes(bytes))), created: s.nowNs()})
 	return int32(len(s.pkts) - 1)
 }
 
-func (s *sim) hashed(src, dst int32) []int32 {
-	rs := &s.routes[int(src)*s.n+int(dst)]
-	return rs.min[rs.hash%uint32(len(rs.min))]
-}
-
-func (s *sim) sendRTS(pkt int32, now float64) {
-	p := &s.pkts[pkt]
-	c := s.newCell(simCell{pkt: pkt, kind: kRTS, bytes: ControlCell, src: p.src, dst: p.dst, route: s.hashed(p.src, p.dst), minimal: true, tailArr: math.Inf(-1)})
-	s.enqueue(c, s.inj[p.src], now)
-}
-
-func (s *sim) enqueue(ci int32, li int32, now float64) {
-	c := &s.cells[ci]
-	if c.kind == kData && c.hop == 1 && c.route == nil {
-		c.route, c.minimal = s.choose(c.src, c.dst)
-		s.dataCells++
-		if !c.minimal {
-			s.nonMin++
-		}
-		li = s.linkAt(c, 1)
-	}
-	l := &s.links[li]
-	if c.kind == kData {
-		l.lo.push(ci)
-	} else {
-		l.hi.push(ci)
-	}
-	l.waiting += int(c.bytes)
-	if !l.busy {
-		s.start(li, now)
-	}
-}
-
-func (s *sim) start(li int32, now float64) {
-	l := &s.links[li]
-	var ci int32
-	switch {
-	case l.hi.len() > 0:
-		ci = l.hi.pop()
-	case l.lo.len() > 0:
-		ci = l.lo.pop()
-	default:
-		return
-	}
-	c := &s.cells[ci]
-	l.busy = true
-	l.waiting -= int(c.bytes)
-	l.inService = int(c.bytes)
-	tail := math.Max(now+float64(c.bytes)/l.rate, c.tailArr)
-	s.schedule(tail, evFree, li)
-	if li == s.ej[c.dst] {
-		s.schedule(tail, evDone, ci)
-		return
-	}
-	c.tailArr = tail + l.lat
-	c.hop++
-	s.schedule(now+l.lat, evHead, ci)
-}
-
-// choose picks a data cell's route by the routing mode, at the source TiN.
-func (s *sim) choose(src, dst int32) ([]int32, bool) {
-	rs := &s.routes[int(src)*s.n+int(dst)]
-	switch s.cfg.Mode {
-	case MinimalDeterministic:
-		return rs.min[rs.hash%uint32(len(rs.min))], true
-	case Deterministic:
-		k := int(rs.hash % uint32(len(rs.min)+len(rs.non)))
-		if k < len(rs.min) {
-			return rs.min[k], true
-		}
-		return rs.non[k-len(rs.min)], false
-	}
-	best, bestMin := []int32(nil), true
-	bestCost := math.Inf(1)
-	try := func(r []int32, minimal bool) {
-		l := &s.links[r[0]]
-		cost := float64(l.waiting+l.inService+MaxCell) * float64(len(r))
-		if cost < bestCost || (cost == bestCost && minimal && !bestMin) {
-			best, bestMin, bestCost = r, minimal, cost
-		}
-	}
-	s.sample(rs.min, MinimalSample, true, try)
-	if s.cfg.Mode == FullyAdaptive {
-		s.sample(rs.non, NonMinimalSample, false, try)
-	}
-	return best, bestMin
-}
-
-// sample offers k distinct candidates drawn at random (all if there are k or
-// fewer) to try, minimal ones first so that ties go to them.
-func (s *sim) sample(rs [][]int32, k int, minimal bool, try func([]int32, bool)) {
-	if len(rs) <= k {
-		for _, r := range rs {
-			try(r, minimal)
-		}
-		return
-	}
-	var picked [NonMinimalSample]int
-	for j := 0; j < k; j++ {
-		x := s.rng.IntN(len(rs))
-		for slices.Contains(picked[:j], x) {
-			x = s.rng.IntN(len(rs))
-		}
-		picked[j] = x
-		try(rs[x], minimal)
-	}
-}
-
-// done handles a cell fully received by the destination endpoint.
-func (s *sim) done(ci int32, now float64) {
-	c := s.cells[ci]
-	s.free = append(s.free, ci)
-	switch c.kind {
-	case kRTS:
-		s.rtsQ[c.dst].push(c.pkt)
-		s.issueCTS(c.dst, now)
-	case kCTS:
-		// At the packet's source: pull it from the ingress buffer as data
-		// cells, in order, behind any cell already on the injection port.
-		p := &s.pkts[c.pkt]
-		sizes := s.cellSizes(p.bytes)
-		p.cellsLeft = int32(len(sizes))
-		for _, b := range sizes {
-			d := s.newCell(simCell{pkt: c.pkt, kind: kData, bytes: int32(b), src: p.src, dst: p.dst, tailArr: math.Inf(-1)})
-			s.enqueue(d, s.inj[p.src], now)
-		}
-	case kData:
-		p := &s.pkts[c.pkt]
-		p.cellsLeft--
-		if p.cellsLeft > 0 {
+func (s *sim) issueCTS(dst int32) {
+	q := &s.rtsQ[dst]
+	for q.len() > 0 {
+		if s.cfg.CTSWindow > 0 && s.outstanding[dst] >= s.cfg.CTSWindow {
 			return
 		}
-		p.complete = true
-		s.outstanding[p.dst]--
-		fq := &s.flowQ[int(p.src)*s.n+int(p.dst)]
-		for fq.len() > 0 && s.pkts[fq.peek()].complete {
-			s.toHost(fq.pop(), now)
+		p := &s.pkts[q.peek()]
+		if int(p.wire) > s.egressFree[dst] {
+			return
 		}
-		s.issueCTS(p.dst, now)
-	}
-}
-
-func (s *sim) issueCTS(dst int32, now float64) {
-	q := &s.rtsQ[dst]
-	for q.len() > 0 && s.outstanding[dst] < s.cfg.CTSWindow {
-		pkt := q.pop()
-		p := &s.pkts[pkt]
+		id := q.pop()
 		s.outstanding[dst]++
-		s.flowQ[int(p.src)*s.n+int(p.dst)].push(pkt)
-		c := s.newCell(simCell{pkt: pkt, kind: kCTS, bytes: ControlCell, src: p.dst, dst: p.src, route: s.hashed(p.dst, p.src), minimal: true, tailArr: math.Inf(-1)})
-		s.enqueue(c, s.inj[dst], now)
+		s.egressFree[dst] -= int(p.wire)
+		s.flow(p.src, p.dst).push(id)
+		s.send(p.dst, p.src, ControlCell, id, ipCTS, AlgMinimal, 1, nil)
 	}
 }
 
@@ -646,39 +423,47 @@ func (s *sim) issueCTS(dst int32, now float64) {
 // egress's host port: "A packet is transmittable at egress after receipt of
 // all its data cells" (§3.3), then crosses to the host's "conventional
 // 100 Gbps NIC" (§3.3) whole, one packet at a time, at the endpoint port
-// rate (§5.1: 100 Gb/s). It is delivered when its last byte is across.
-func (s *sim) toHost(pkt int32, now float64) {
+// rate (§5.1: 100 Gb/s). It is delivered when its last byte is across
+// (reading A5), and its egress space is free again.
+func (s *sim) toHost(pkt int32) {
 	p := &s.pkts[pkt]
+	now := s.nowNs()
 	start := max(now, s.hostFree[p.dst])
 	end := start + float64(p.bytes)/s.cfg.Timing.InjectBytesPerNs()
 	s.hostFree[p.dst] = end
-	s.schedule(end, evHost, pkt)
+	s.f.At(toTime(end), int64(pkt)<<2|tmHost)
 }
 
-func (s *sim) deliver(pkt int32, now float64) {
+func (s *sim) deliver(pkt int32) {
 	p := s.pkts[pkt]
+	s.egressFree[p.dst] += int(p.wire)
+	s.issueCTS(p.dst)
+	now := s.nowNs()
 	if p.isReply {
 		req := s.pkts[p.request]
 		if req.measured {
 			s.rtt = append(s.rtt, now-req.created)
 			s.doneN++
 		}
-		return
-	}
-	s.delivered++
-	if p.measured {
-		s.oneway = append(s.oneway, now-p.created)
-	}
-	if s.cfg.ReplyBytes == 0 {
+	} else {
+		s.delivered++
 		if p.measured {
-			s.doneN++
+			s.oneway = append(s.oneway, now-p.created)
 		}
-		return
+		if s.cfg.ReplyBytes == 0 {
+			if p.measured {
+				s.doneN++
+			}
+		} else {
+			r := s.packet(p.dst, p.src, int32(s.cfg.ReplyBytes))
+			s.pkts[r].isReply = true
+			s.pkts[r].request = pkt
+			s.send(p.dst, p.src, ControlCell, r, ipRTS, AlgMinimal, 1, nil)
+		}
 	}
-	r := s.packet(p.dst, p.src, int32(s.cfg.ReplyBytes), now)
-	s.pkts[r].isReply = true
-	s.pkts[r].request = pkt
-	s.sendRTS(r, now)
+	if s.doneN == s.cfg.Packets {
+		s.f.Stop()
+	}
 }
 
 func summarize(v []float64) Stats {
