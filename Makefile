@@ -4,13 +4,18 @@
 #   make build   the labrunner binary into bin/, its version from git describe
 #   make install the labrunner binary into $(go env GOBIN), else $(go env GOPATH)/bin
 #   make bench   the benchmarks of the hot paths (bus round trips, emulator and golden throughput, export)
+#   make figures the golden models' reproductions of the papers' figures that take seconds of CPU (docs/figures.md)
 #   make fuzz    every fuzz target for FUZZTIME each (default 60s)
+#   make rtl-tools  Verilator and yosys from Debian's packages, when missing (the RTL tests need them)
+#   make rtl-synth  the UART bridge RTL's synthesis figures into docs/uart-bridge.md
+#   make report-check  the HTML report in headless Chromium at 1400 px, for a passing nightly and one with
+#                faults (not part of make test: it needs Chromium, which it installs from Debian's packages)
 
 GO       ?= go
 CACHE    := $(CURDIR)/.cache
 FUZZTIME ?= 60s
 
-.PHONY: all build install test fmt-check vet unit bench fuzz clean influxd
+.PHONY: all build install test fmt-check vet unit bench figures fuzz clean influxd rtl-tools rtl-synth report-check chromium
 
 all: build
 
@@ -25,7 +30,7 @@ build:
 install:
 	$(GO) install $(LDFLAGS) ./cmd/labrunner
 
-test: fmt-check vet unit
+test: rtl-tools fmt-check vet unit
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*')); \
@@ -34,7 +39,7 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-unit: influxd
+unit: influxd rtl-tools
 	LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -race -count=1 -timeout 20m ./...
 
 # InfluxDB 1.8 for the export tests (results/influx, cmd/labrunner): built once into .cache (about two
@@ -46,8 +51,21 @@ influxd: $(INFLUXD)
 $(INFLUXD):
 	GOBIN=$(CACHE)/bin $(GO) install github.com/influxdata/influxdb/cmd/influxd@v1.8.3
 
+# The RTL tests (rtl/) build a Verilator co-simulation and run yosys: both come from Debian's packages
+# (apt-get, as root in CI). Quick and silent when they are installed.
+rtl-tools:
+	@scripts/rtl-tools.sh
+
+rtl-synth: rtl-tools
+	scripts/rtl-synth.sh
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./drivers/uartbridge ./drivers/mmio ./boards/emu/... ./golden/...
+
+# The figures of docs/figures.md that the normal suite covers only with quicker tests of the same code: the
+# 512-node Shoal rack (§7.2 Fig. 12, §7.3 Fig. 16) and the 32 runs of the PRR §5.1 reproduction (about a minute).
+figures:
+	$(GO) test -count=1 -run 'Figure' ./golden/shoal ./golden/prr -args -figures
 
 # Each fuzz target runs alone (go test allows one -fuzz pattern per package run).
 fuzz:
@@ -57,6 +75,25 @@ fuzz:
 			echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
 		done; \
 	done
+
+# The report as people see it: a passing nightly and one with well over 100 failures on the emulated rack,
+# each opened by scripts/check-report.sh in headless Chromium 1400 px wide (every plot decodes, no table or
+# number cell wider than the window), with screenshots left in $(REPORT_CHECK_DIR)/*.png to look at.
+REPORT_CHECK_DIR ?= $(CACHE)/report-check
+REPORT_FAULTS    := --fault credit-leak@exa-10:sfp0 --fault tin-adaptive-stuck@tin-p0b0 --fault sort-unstable@prr-0 \
+                    --fault wrong-slot@shoal-sw0 --fault tin-credit-leak@tin-p0b1:sfp0,count=4
+
+report-check: chromium
+	rm -rf $(REPORT_CHECK_DIR) && mkdir -p $(REPORT_CHECK_DIR)
+	$(GO) run ./cmd/labrunner --log-level error nightly --out $(REPORT_CHECK_DIR)/passing > $(REPORT_CHECK_DIR)/passing.txt
+	$(GO) run ./cmd/labrunner --log-level error nightly --out $(REPORT_CHECK_DIR)/faults $(REPORT_FAULTS) > $(REPORT_CHECK_DIR)/faults.txt; \
+		code=$$?; if [ $$code -eq 0 ]; then echo "the nightly with faults passed"; exit 1; fi
+	scripts/check-report.sh $(REPORT_CHECK_DIR)/passing/* $(REPORT_CHECK_DIR)/passing.png
+	scripts/check-report.sh $(REPORT_CHECK_DIR)/faults/* $(REPORT_CHECK_DIR)/faults.png
+
+# Chromium for report-check, from Debian's packages when it is missing.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-liberation; }
 
 clean:
 	rm -rf bin $(CACHE)

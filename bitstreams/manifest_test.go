@@ -281,3 +281,50 @@ func BenchmarkParseManifest(b *testing.B) {
 		}
 	}
 }
+
+// A manifest's declared configuration values: each names a register (or
+// field, or whole array) of the map that can hold it, says where it comes
+// from, explains a value that is not the paper's, and agrees with params.
+func TestManifestConfig(t *testing.T) {
+	good := strings.Replace(demo, "files: []", `params: {mode: "5"}
+config:
+  - {name: mode, register: CTRL.MODE, value: 5, paper: 5, source: "Demo §1"}
+  - {name: stat, register: STAT, value: 0, source: "Demo §2"}
+  - {name: en, register: CTRL.EN, value: 1, paper: 0, source: "Demo §3", deviation: "this build enables it"}
+files: []`, 1)
+	m, err := ParseManifest("demo.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := m.Declared("mode"); err != nil || c.Value != 5 || c.Line == 0 {
+		t.Errorf("Declared(mode) = %+v, %v", c, err)
+	}
+	if _, err := m.Declared("nope"); err == nil || !strings.Contains(err.Error(), "declares no configuration value") {
+		t.Errorf("Declared(nope): %v", err)
+	}
+	if names, field, err := m.ConfigRegisters("STAT"); err != nil || len(names) != 2 || names[1] != "STAT[1]" || field != "" {
+		t.Errorf("ConfigRegisters(STAT) = %v %q %v", names, field, err)
+	}
+	if names, field, err := m.ConfigRegisters("CTRL.MODE"); err != nil || len(names) != 1 || field != "MODE" {
+		t.Errorf("ConfigRegisters(CTRL.MODE) = %v %q %v", names, field, err)
+	}
+	for _, tc := range []struct{ old, new, want string }{
+		{"register: CTRL.MODE, value: 5", "register: CTRL.MODE, value: 9", "does not fit the 3 bits of CTRL.MODE"},
+		{"register: CTRL.MODE", "register: CTRL.NOPE", "register CTRL has no field NOPE"},
+		{"register: STAT,", "register: NOPE,", `no register "NOPE"`},
+		{`source: "Demo §2"`, `source: ""`, "configuration value stat has no source"},
+		{`, deviation: "this build enables it"`, "", "en is declared 1, the paper says 0"},
+		{"{name: stat,", "{name: mode,", "configuration value mode is declared twice"},
+		{`params: {mode: "5"}`, `params: {mode: "4"}`, `mode is declared 5 here and "4" under params`},
+		{"value: 0, source", "value: 0.5, source", "is not a whole number of register units"},
+	} {
+		src := strings.Replace(good, tc.old, tc.new, 1)
+		if src == good {
+			t.Fatalf("case does not apply: %q", tc.old)
+		}
+		_, err := ParseManifest("demo.yaml", []byte(src))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "demo.yaml:") {
+			t.Errorf("%s -> %s: %v, want %q", tc.old, tc.new, err, tc.want)
+		}
+	}
+}

@@ -170,7 +170,10 @@ func (e Expectation) NeedsReason() bool {
 	if !ok {
 		return false
 	}
-	return below > WideBand || above > WideBand
+	// A band of exactly WideBand (a ±10% tolerance) is allowed: the slack
+	// absorbs the rounding of value ± value·tol.
+	const slack = 1e-9
+	return below > WideBand+slack || above > WideBand+slack
 }
 
 // Key returns the key the expectation is scored under.

@@ -173,6 +173,13 @@ func Build(ctx context.Context, cfg Config) (string, error) {
 	if err := os.Rename(filepath.Join(tmp, "tb"), bin); err != nil {
 		return "", err
 	}
+	// Builds of this baud from other sources are of no more use.
+	old, _ := filepath.Glob(filepath.Join(cacheDir(), fmt.Sprintf("sim-%d-*", cfg.Baud)))
+	for _, o := range old {
+		if o != dir {
+			os.RemoveAll(o)
+		}
+	}
 	return bin, nil
 }
 
@@ -240,6 +247,9 @@ func Start(ctx context.Context, bin string, cfg Config) (*Sim, error) {
 	s.Port = path
 	return s, nil
 }
+
+// Done is closed when the simulator process has exited.
+func (s *Sim) Done() <-chan struct{} { return s.done }
 
 func (s *Sim) line(wait time.Duration) (string, error) {
 	t := time.NewTimer(wait)
@@ -331,4 +341,27 @@ func (s *Sim) Close() error {
 		return fmt.Errorf("co-simulation exited with %v", ee)
 	}
 	return nil
+}
+
+// Board is the co-simulated board's name in the lab file LabFile writes.
+const Board = "rtl-sim"
+
+// LabFile is a lab with the co-simulated board on port at baud, and a plan
+// naming its design (so that `labrunner regs` needs no --design).
+func LabFile(port string, baud int) string {
+	return fmt.Sprintf(`# The Verilator co-simulation of rtl/ (go run ./rtl/cosim), as a board.
+lab: rtl-cosim
+boards:
+  - name: %s
+    kind: verilator
+    dcn: true
+    bus: {uart_bridge: {port: %s, baud: %d}}
+    programmer: {type: none}
+plans:
+  - name: bridge-example
+    design: bridge-example
+    boards: [{board: %s}]
+    tests:
+      - test: registers
+`, Board, port, baud, Board)
 }

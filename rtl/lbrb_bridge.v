@@ -18,9 +18,11 @@ module lbrb_bridge #(
     parameter integer PARTIAL_TIMEOUT_CYCLES = CLK_HZ / 10,
     // A bus access not answered within this many cycles is a BUS_ERROR (1 ms).
     parameter integer BUS_TIMEOUT_CYCLES = CLK_HZ / 1000,
-    // 1: a write answered SLVERR is READ_ONLY (as lbrb_example_regs answers a
-    // write to a read-only register); 0: every error response is BUS_ERROR.
-    parameter integer SLVERR_WRITE_IS_READ_ONLY = 1
+    // An AXI SLVERR (the slave was reached and refused) is REFUSED, a DECERR
+    // (nothing at the address) BUS_ERROR. With 1, SLVERR on a write is
+    // READ_ONLY instead: for slaves that answer SLVERR to a write only when
+    // the register is read-only (lbrb_example_regs).
+    parameter integer SLVERR_WRITE_IS_READ_ONLY = 0
 ) (
     input  wire        clk,
     input  wire        rst_n,          // synchronous, active low
@@ -60,7 +62,10 @@ module lbrb_bridge #(
 );
     localparam integer CLKS_PER_BIT = (CLK_HZ + BAUD / 2) / BAUD;
 
-    wire rst = ~rst_n;
+    // The reset, registered: one flip-flop drives every reset input (and
+    // synthesis keeps it active high, as the FPGA's flip-flops want it).
+    reg rst = 1'b1;
+    always @(posedge clk) rst <= ~rst_n;
 
     wire       rx_valid;
     wire [7:0] rx_data;

@@ -23,8 +23,8 @@ module lbrb_bridge_core #(
     parameter integer MAX_COUNT = 256,
     // Cycles a partial frame may wait for its next byte (100 ms).
     parameter integer PARTIAL_TIMEOUT_CYCLES = 10_000_000,
-    // 1: a write the slave answers SLVERR is READ_ONLY; 0: BUS_ERROR.
-    parameter integer SLVERR_WRITE_IS_READ_ONLY = 1
+    // SLVERR is REFUSED; with 1, SLVERR on a write is READ_ONLY instead.
+    parameter integer SLVERR_WRITE_IS_READ_ONLY = 0
 ) (
     input  wire        clk,
     input  wire        rst,          // synchronous, active high
@@ -60,7 +60,7 @@ module lbrb_bridge_core #(
     localparam [7:0] CMD_INFO = 8'h00, CMD_READ = 8'h01, CMD_WRITE = 8'h02,
                      CMD_READ_BURST = 8'h03, CMD_WRITE_BURST = 8'h04;
     localparam [7:0] ST_OK = 8'h00, ST_BUS_ERROR = 8'h01, ST_ALIGN = 8'h02, ST_BAD_COUNT = 8'h03,
-                     ST_BAD_CMD = 8'h04, ST_BUSY = 8'h05, ST_READ_ONLY = 8'h06;
+                     ST_BAD_CMD = 8'h04, ST_BUSY = 8'h05, ST_READ_ONLY = 8'h06, ST_REFUSED = 8'h07;
     localparam [31:0] INFO_MAGIC = 32'h4252424C; // "LBRB"
     localparam [31:0] INFO_VERSION = 32'd1;
     localparam [31:0] INFO_MAX = MAX_COUNT;
@@ -444,10 +444,12 @@ module lbrb_bridge_core #(
                         if (bus_timeout) begin
                             fin_status <= ST_BUS_ERROR;
                             state      <= S_FIN;
-                        end else if (bus_resp[1]) begin
-                            // SLVERR (10) or DECERR (11)
-                            fin_status <= (h_write && bus_resp == 2'b10 && SLVERR_WRITE_IS_READ_ONLY != 0)
-                                          ? ST_READ_ONLY : ST_BUS_ERROR;
+                        end else if (bus_resp == 2'b11) begin
+                            fin_status <= ST_BUS_ERROR;    // DECERR: nothing at the address
+                            state      <= S_FIN;
+                        end else if (bus_resp == 2'b10) begin
+                            // SLVERR: the slave was reached and refused.
+                            fin_status <= (h_write && SLVERR_WRITE_IS_READ_ONLY != 0) ? ST_READ_ONLY : ST_REFUSED;
                             state      <= S_FIN;
                         end else begin
                             if (!h_write) begin

@@ -7,8 +7,9 @@
 // exercise a master's timeout), a soft reset during which the design is busy,
 // and a traffic generator with packet, byte and cycle counters.
 //
-// Responses: DECERR for an address outside the map, SLVERR for a write to a
-// read-only register (lbrb_bridge turns it into READ_ONLY), OKAY otherwise.
+// Responses: DECERR for an address outside the map; SLVERR for a write to a
+// read-only register (READ_ONLY on the wire, lbrb_example_top sets the
+// bridge so) and for a pop of the empty FIFO (REFUSED); OKAY otherwise.
 // Reading a write-only register returns 0.
 `default_nettype none
 
@@ -104,6 +105,9 @@ module lbrb_example_regs #(
 
     assign busy = (reset_left != 32'd0);
 
+    reg rst = 1'b1;                     // the reset, registered (as in lbrb_bridge)
+    always @(posedge clk) rst <= ~rst_n;
+
     // ---- AXI write channel ---------------------------------------------------------------------
     // One transaction at a time: AW and W are taken together, the write
     // happens, then B is held until accepted. Accesses to DELAYED wait
@@ -190,7 +194,7 @@ module lbrb_example_regs #(
     end
 
     always @(posedge clk) begin
-        if (!rst_n) begin
+        if (rst) begin
             s_axi_awready <= 1'b0;
             s_axi_wready  <= 1'b0;
             s_axi_bvalid  <= 1'b0;
@@ -258,7 +262,8 @@ module lbrb_example_regs #(
                         s_axi_rresp <= OKAY;    // the push window is write-only
                         s_axi_rdata <= 32'd0;
                     end else if (r_reg == 2'd3) begin
-                        s_axi_rresp <= OKAY;    // a pop; 0 when empty
+                        // A pop; the empty FIFO refuses it (REFUSED on the wire).
+                        s_axi_rresp <= (fifo_level != 5'd0) ? OKAY : SLVERR;
                         s_axi_rdata <= (fifo_level != 5'd0) ? fifo[fifo_rd] : 32'd0;
                     end else begin
                         s_axi_rresp <= OKAY;
@@ -282,7 +287,7 @@ module lbrb_example_regs #(
     wire push = w_ok && (w_reg == 2'd2);
 
     always @(posedge clk) begin
-        if (!rst_n || soft_rst) begin
+        if (rst || soft_rst) begin
             scratch     <= 32'd0;
             resp_delay  <= 32'd0;
             delayed     <= 32'd0;
@@ -312,7 +317,7 @@ module lbrb_example_regs #(
                     default: ;
                 endcase
             end
-            // FIFO: a push into a full FIFO is lost; a pop of an empty one reads 0.
+            // FIFO: a push into a full FIFO is lost; a pop of an empty one is refused.
             if (push && fifo_level != 5'd16) begin
                 fifo[fifo_wr] <= w_data;
                 fifo_wr <= fifo_wr + 4'd1;

@@ -23,7 +23,9 @@ module lbrb_example_top #(
     wire        busy;
     wire [4:0]  events;
 
-    lbrb_bridge #(.CLK_HZ(CLK_HZ), .BAUD(BAUD), .DEVICE_ID(DEVICE_ID)) u_bridge (
+    // The register file answers SLVERR to a write only for a read-only
+    // register, and to a read only for a pop of the empty FIFO.
+    lbrb_bridge #(.CLK_HZ(CLK_HZ), .BAUD(BAUD), .DEVICE_ID(DEVICE_ID), .SLVERR_WRITE_IS_READ_ONLY(1)) u_bridge (
         .clk(clk), .rst_n(rst_n), .uart_rxd(uart_rxd), .uart_txd(uart_txd), .busy(busy),
         .m_axi_awaddr(awaddr), .m_axi_awprot(awprot), .m_axi_awvalid(awvalid), .m_axi_awready(awready),
         .m_axi_wdata(wdata), .m_axi_wstrb(wstrb), .m_axi_wvalid(wvalid), .m_axi_wready(wready),

@@ -58,6 +58,8 @@ type Nightly struct {
 	// has finished (its last step is over).
 	Progress func(plan, step string)
 	PlanDone func(plan string)
+	// Mgmt, if set, is each plan's management check (Runner.Mgmt).
+	Mgmt func(ctx context.Context, env *Env) error
 }
 
 // HeldPolicy is what a nightly does about boards held by someone else.
@@ -103,7 +105,7 @@ func (n *Nightly) Run(ctx context.Context) Outcome {
 
 	runner := &Runner{
 		Lab: n.Lab, Catalogue: n.Catalogue, Rec: n.Dir, Log: log, Progress: n.Progress, PlanDone: n.PlanDone,
-		Boards: map[string]*boards.Board{}, OpenErrors: map[string]error{},
+		Boards: map[string]*boards.Board{}, OpenErrors: map[string]error{}, Mgmt: n.Mgmt, MgmtLock: &sync.Mutex{},
 		OnBitstream: func(bi results.BitstreamInfo) {
 			n.Dir.UpdateRun(func(r *results.Run) { r.Bitstreams = append(r.Bitstreams, bi) })
 			if n.leased(bi.Board) {
@@ -486,10 +488,18 @@ func (s Shard) Select(groups [][]*labconfig.Plan) [][]*labconfig.Plan {
 
 // ExitCodeOf decides a run's exit code from its verdicts: bad setup first
 // (nothing meaningful ran), then infrastructure (the run cannot be trusted),
-// then design failures.
+// then design failures. A run in which nothing was judged (no verdict, or
+// every one skipped: all its boards held by someone else) is not green: it
+// says nothing about the designs, and a CI job that reads 0 as "the rack
+// passed" would be misled. It exits ExitInfra, "nothing-ran": the rack was
+// not available to the run, which is neither a design finding nor a wrong
+// lab file.
 func ExitCodeOf(vs []results.Verdict) (int, string) {
-	var setup, infra, fail bool
+	var setup, infra, fail, judged bool
 	for _, v := range vs {
+		if v.Status != results.Skip {
+			judged = true
+		}
 		switch {
 		case v.Status == results.Error && v.Class == drivers.ClassSetup.String():
 			setup = true
@@ -506,9 +516,14 @@ func ExitCodeOf(vs []results.Verdict) (int, string) {
 		return ExitInfra, "infrastructure-error"
 	case fail:
 		return ExitFail, "failed"
+	case !judged:
+		return ExitInfra, StatusNothingRan
 	}
 	return ExitPass, "passed"
 }
+
+// StatusNothingRan is the status of a run that judged nothing.
+const StatusNothingRan = "nothing-ran"
 
 func boardsOpenFor(p *labconfig.Plan, openErr map[string]error) error {
 	var errs []error

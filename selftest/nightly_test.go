@@ -62,10 +62,13 @@ func TestStepsCountsTheSetup(t *testing.T) {
 	plain := &labconfig.Plan{Design: "steps-test-plain", Tests: []labconfig.Test{{Name: "a"}, {Name: "b"}}}
 	withSetup := &labconfig.Plan{Design: "steps-test-setup", Tests: plain.Tests}
 	RegisterSetup(withSetup.Design, func(context.Context, *Env) error { return nil })
-	if got := Steps(plain); got != 5 {
+	if got := Steps(plain, false); got != 5 {
 		t.Errorf("plan without setup: %d steps, want health, bitstreams, program + 2 tests = 5", got)
 	}
-	if got := Steps(withSetup); got != 6 {
+	if got := Steps(withSetup, false); got != 6 {
 		t.Errorf("plan with setup: %d steps, want 6", got)
+	}
+	if got := Steps(withSetup, true); got != 7 {
+		t.Errorf("plan with setup and the management check: %d steps, want 7", got)
 	}
 }

@@ -39,6 +39,12 @@ type Runner struct {
 	// OpenErrors says why a plan's board missing from Boards did not open
 	// (the driver's own error), for its verdicts.
 	OpenErrors map[string]error
+	// Mgmt, if set, checks the management plane of a plan's programmed
+	// boards (firmware, MOS channels, TimeSync) after the design's setup
+	// and records its verdicts through env (selftest/bringup.Check).
+	Mgmt func(ctx context.Context, env *Env) error
+	// MgmtLock, if set, runs one management check at a time.
+	MgmtLock *sync.Mutex
 }
 
 // Recorder is where measurements, expectations and verdicts go, and where
@@ -75,63 +81,104 @@ func TestStep(plan *labconfig.Plan, i int) string {
 	return fmt.Sprintf("%s#%d:%s", plan.Name, i, plan.Tests[i].Name)
 }
 
-// RunPlan runs a plan: health checks, bitstream checks (a bad file stops
-// the plan before any board is touched: no half-programmed rack),
-// programming in parallel, the design's setup, then the plan's tests in
-// order. A board that fails its health checks leaves the plan: its tests are
-// infrastructure errors and the others go on. Tests an earlier attempt
-// finished (a resumed run) are skipped.
+// RunPlan runs a plan in phases (planRun): health checks, bitstream checks
+// (a bad file stops the plan before any board is touched: no half-programmed
+// rack), programming in parallel, the design's setup and its board health
+// check, the management check (Mgmt, when set), then the plan's tests in
+// order; at the end each board's bus counters are recorded. A board that
+// fails its health checks leaves the plan: its tests are infrastructure
+// errors and the others go on. Tests an earlier attempt finished (a resumed
+// run) are skipped.
 func (r *Runner) RunPlan(ctx context.Context, plan *labconfig.Plan) PlanResult {
-	start := time.Now()
-	res := PlanResult{Plan: plan.Name}
-	log := r.Log.With("plan", plan.Name)
-	rec := &countingRecorder{Recorder: r.Rec}
-	defer func() {
-		res.Verdicts, res.Failed = rec.counts()
-		res.Duration = time.Since(start)
-	}()
-	pending := []int{}
+	pr := r.newPlanRun(plan)
+	defer pr.finish()
+	if len(pr.pending) == 0 {
+		pr.log.Info("every test of the plan finished in an earlier attempt")
+		return *pr.res
+	}
+	pr.busBefore = r.busCounters(plan)
+	defer pr.recordBusCounters(ctx)
+	for _, phase := range []func(context.Context) bool{
+		pr.design, pr.health, pr.check, pr.program, pr.setup, pr.boardHealth, pr.mgmt, pr.tests,
+	} {
+		if !phase(ctx) {
+			break
+		}
+	}
+	return *pr.res
+}
+
+// planRun is one plan's execution, phase by phase; each phase returns
+// whether the plan goes on.
+type planRun struct {
+	r       *Runner
+	plan    *labconfig.Plan
+	log     *slog.Logger
+	rec     *countingRecorder
+	env     *Env
+	res     *PlanResult
+	start   time.Time
+	pending []int // indexes of the tests still to run
+
+	healthy   []*boards.Board
+	imgs      []image
+	busBefore map[string]BusCounters
+}
+
+func (r *Runner) newPlanRun(plan *labconfig.Plan) *planRun {
+	pr := &planRun{r: r, plan: plan, log: r.Log.With("plan", plan.Name), rec: &countingRecorder{Recorder: r.Rec},
+		res: &PlanResult{Plan: plan.Name}, start: time.Now()}
 	for i := range plan.Tests {
-		if rec.Done(TestStep(plan, i)) {
-			res.Skipped++
+		if pr.rec.Done(TestStep(plan, i)) {
+			pr.res.Skipped++
 			continue
 		}
-		pending = append(pending, i)
+		pr.pending = append(pr.pending, i)
 	}
-	if len(pending) == 0 {
-		log.Info("every test of the plan finished in an earlier attempt")
-		return res
-	}
-	env := &Env{Lab: r.Lab, Plan: plan, Deadlines: r.Lab.Deadlines, Log: log, rec: rec, Shared: map[string]any{},
+	pr.env = &Env{Lab: r.Lab, Plan: plan, Deadlines: r.Lab.Deadlines, Log: pr.log, rec: pr.rec, Shared: map[string]any{},
 		Unhealthy: map[string]string{}}
-	// failTests records an error verdict for every pending test on the
-	// given boards (all the plan's boards when none are given).
-	failTests := func(boardNames []string, err error) {
-		if boardNames == nil {
-			for _, pb := range plan.Boards {
-				boardNames = append(boardNames, pb.Board)
-			}
-		}
-		for _, i := range pending {
-			env.step = TestStep(plan, i)
-			for _, b := range boardNames {
-				env.Error(plan.Tests[i].Name, b, nil, err)
-			}
-		}
-		env.step = ""
-	}
+	return pr
+}
 
-	m, err := r.Catalogue.Design(plan.Design)
+func (pr *planRun) finish() {
+	pr.res.Verdicts, pr.res.Failed = pr.rec.counts()
+	pr.res.Duration = time.Since(pr.start)
+}
+
+// failTests records an error verdict for every pending test on the given
+// boards (all the plan's boards when none are given).
+func (pr *planRun) failTests(boardNames []string, err error) {
+	if boardNames == nil {
+		for _, pb := range pr.plan.Boards {
+			boardNames = append(boardNames, pb.Board)
+		}
+	}
+	for _, i := range pr.pending {
+		pr.env.step = TestStep(pr.plan, i)
+		for _, b := range boardNames {
+			pr.env.Error(pr.plan.Tests[i].Name, b, nil, err)
+		}
+	}
+	pr.env.step = ""
+}
+
+// design finds the plan's design in the catalogue.
+func (pr *planRun) design(context.Context) bool {
+	m, err := pr.r.Catalogue.Design(pr.plan.Design)
 	if err != nil {
-		res.Setup = err
-		failTests(nil, drivers.Setup("", "plan "+plan.Name, "", fmt.Errorf("%s: %w", plan.Pos, err)))
-		return res
+		pr.res.Setup = err
+		pr.failTests(nil, drivers.Setup("", "plan "+pr.plan.Name, "", fmt.Errorf("%s: %w", pr.plan.Pos, err)))
+		return false
 	}
-	env.Design = m
+	pr.env.Design = m
+	return true
+}
 
-	// Health before anything is done: console and bus answer.
+// health checks, before anything is done, that each board's console and
+// bus answer.
+func (pr *planRun) health(ctx context.Context) bool {
+	r, plan, env := pr.r, pr.plan, pr.env
 	r.progress(plan.Name, "health")
-	var healthy []*boards.Board
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, pb := range plan.Boards {
@@ -146,7 +193,7 @@ func (r *Runner) RunPlan(ctx context.Context, plan *labconfig.Plan) PlanResult {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := retryInfra(log, b.Name, "health", func() error {
+			err := retryInfra(pr.log, b.Name, "health", func() error {
 				return checkAlive(ctx, b,
 					func(c context.Context) (context.Context, context.CancelFunc) {
 						return drivers.Deadline(c, r.Lab.Deadlines.Console)
@@ -161,54 +208,67 @@ func (r *Runner) RunPlan(ctx context.Context, plan *labconfig.Plan) PlanResult {
 				env.Unhealthy[b.Name] = err.Error()
 				return
 			}
-			healthy = append(healthy, b)
+			pr.healthy = append(pr.healthy, b)
 		}()
 	}
 	wg.Wait()
-	r.reportUnhealthy(env, plan, pending, "")
+	r.reportUnhealthy(env, plan, pr.pending, "")
+	return true
+}
 
+// check finds and checks every healthy board's bitstream; one bad file
+// stops the plan before any board is programmed.
+func (pr *planRun) check(context.Context) bool {
+	r, plan := pr.r, pr.plan
 	r.progress(plan.Name, "check bitstreams")
-	var imgs []image
 	var errs []error
 	for _, pb := range plan.Boards {
 		b := r.Boards[pb.Board]
-		if b == nil || !contains(healthy, b) {
+		if b == nil || !contains(pr.healthy, b) {
 			continue
 		}
-		img, err := r.imageFor(plan, m, b)
+		img, err := r.imageFor(plan, pr.env.Design, b)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("board %s: %w", b.Name, err))
 			continue
 		}
-		imgs = append(imgs, img)
+		pr.imgs = append(pr.imgs, img)
 	}
 	if len(errs) > 0 {
 		err := fmt.Errorf("bitstream check failed, no board was programmed: %w", errors.Join(errs...))
-		res.Setup = err
-		failTests(boardNames(healthy), drivers.Setup("", "plan "+plan.Name, "", err))
-		return res
+		pr.res.Setup = err
+		pr.failTests(boardNames(pr.healthy), drivers.Setup("", "plan "+plan.Name, "", err))
+		return false
 	}
-	if len(imgs) == 0 {
-		res.Setup = errors.New("no healthy board")
-		return res
+	if len(pr.imgs) == 0 {
+		pr.res.Setup = errors.New("no healthy board")
+		return false
 	}
+	return true
+}
 
+// program loads the checked images in parallel and reads each board's
+// identity back.
+func (pr *planRun) program(ctx context.Context) bool {
+	r, plan, env, m := pr.r, pr.plan, pr.env, pr.env.Design
 	r.progress(plan.Name, "program")
 	env.step = plan.Name + "#program"
 	programmed := map[string]*boards.Board{}
-	for i := range imgs {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range pr.imgs {
 		wg.Add(1)
 		go func(it image) {
 			defer wg.Done()
 			t0 := time.Now()
-			err := retryInfra(log, it.board.Name, "program", func() error {
+			err := retryInfra(pr.log, it.board.Name, "program", func() error {
 				pctx, cancel := drivers.Deadline(ctx, r.Lab.Deadlines.Program)
 				defer cancel()
 				return it.board.Programmer.Program(pctx, it.img)
 			})
 			if err == nil {
 				rctx, cancel := drivers.Deadline(ctx, 4*r.Lab.Deadlines.Register)
-				err = retryInfra(log, it.board.Name, "identity", func() error {
+				err = retryInfra(pr.log, it.board.Name, "identity", func() error {
 					return checkIdentity(rctx, regmap.New(it.board.Bus, m, it.board.Name), m, it.board.Name)
 				})
 				cancel()
@@ -230,12 +290,12 @@ func (r *Runner) RunPlan(ctx context.Context, plan *labconfig.Plan) PlanResult {
 			if r.OnBitstream != nil {
 				r.OnBitstream(it.info)
 			}
-		}(imgs[i])
+		}(pr.imgs[i])
 	}
 	wg.Wait()
-	rec.MarkDone(env.step, results.KindSetup)
+	pr.rec.MarkDone(env.step, results.KindSetup)
 	env.step = ""
-	r.reportUnhealthy(env, plan, pending, "program")
+	r.reportUnhealthy(env, plan, pr.pending, "program")
 
 	for _, pb := range plan.Boards {
 		if b, ok := programmed[pb.Board]; ok {
@@ -243,26 +303,42 @@ func (r *Runner) RunPlan(ctx context.Context, plan *labconfig.Plan) PlanResult {
 		}
 	}
 	if len(env.Boards) == 0 {
-		res.Setup = errors.New("no board could be programmed")
-		return res
+		pr.res.Setup = errors.New("no board could be programmed")
+		return false
 	}
 	snapshotResets(ctx, env)
-	if s := setupFor(plan.Design); s != nil {
-		r.progress(plan.Name, "setup")
-		env.step = plan.Name + "#setup"
-		sctx, cancel := drivers.Deadline(ctx, r.Lab.Deadlines.Test)
-		err := s(sctx, env)
-		cancel()
-		if err != nil {
-			res.Setup = err
-			env.Error("setup", "", nil, err)
-			rec.MarkDone(env.step, results.KindSetup)
-			failTests(boardNames(boardsOf(env.Boards)), fmt.Errorf("not run: design setup failed: %w", err))
-			return res
-		}
-		rec.MarkDone(env.step, results.KindSetup)
-		env.step = ""
+	return true
+}
+
+// setup runs the design's setup step, if it has one.
+func (pr *planRun) setup(ctx context.Context) bool {
+	r, plan, env := pr.r, pr.plan, pr.env
+	s := setupFor(plan.Design)
+	if s == nil {
+		return true
 	}
+	r.progress(plan.Name, "setup")
+	env.step = plan.Name + "#setup"
+	sctx, cancel := drivers.Deadline(ctx, r.Lab.Deadlines.Test)
+	err := s(sctx, env)
+	cancel()
+	pr.rec.MarkDone(env.step, results.KindSetup)
+	if err != nil {
+		pr.res.Setup = err
+		env.Error("setup", "", nil, err)
+		env.step = ""
+		pr.failTests(boardNames(boardsOf(env.Boards)), fmt.Errorf("not run: design setup failed: %w", err))
+		return false
+	}
+	env.step = ""
+	return true
+}
+
+// boardHealth runs the design's own board check (links up) and takes the
+// boards that fail it out of the plan, setting the design up again without
+// them.
+func (pr *planRun) boardHealth(ctx context.Context) bool {
+	r, plan, env := pr.r, pr.plan, pr.env
 	if h := healthFor(plan.Design); h != nil {
 		var keep []*Board
 		for _, b := range env.Boards {
@@ -277,13 +353,13 @@ func (r *Runner) RunPlan(ctx context.Context, plan *labconfig.Plan) PlanResult {
 		}
 		if len(keep) < len(env.Boards) {
 			env.Boards = keep
-			r.reportUnhealthy(env, plan, pending, "links")
+			r.reportUnhealthy(env, plan, pr.pending, "links")
 			// The design's view of the rack changed: set it up again
 			// without the unhealthy boards.
 			if s := setupFor(plan.Design); s != nil && len(keep) > 0 {
 				sctx, cancel := drivers.Deadline(ctx, r.Lab.Deadlines.Test)
 				if err := s(sctx, env); err != nil {
-					log.Warn("setup without the unhealthy boards failed", "err", err)
+					pr.log.Warn("setup without the unhealthy boards failed", "err", err)
 				}
 				cancel()
 			}
@@ -291,18 +367,60 @@ func (r *Runner) RunPlan(ctx context.Context, plan *labconfig.Plan) PlanResult {
 	}
 	if r.OnHealth != nil {
 		for _, pb := range plan.Boards {
-			r.OnHealth(pb.Board, m.Name, m.Version, env.Unhealthy[pb.Board])
+			r.OnHealth(pb.Board, env.Design.Name, env.Design.Version, env.Unhealthy[pb.Board])
 		}
 	}
+	return true
+}
 
-	for _, i := range pending {
+// mgmt runs the management check on the plan's programmed boards (once per
+// run directory, like a test): what it finds is recorded as the plan's
+// verdicts; it never stops the plan.
+func (pr *planRun) mgmt(ctx context.Context) bool {
+	r, plan, env := pr.r, pr.plan, pr.env
+	if r.Mgmt == nil || len(env.Boards) == 0 {
+		return true
+	}
+	step := MgmtStep(plan)
+	if pr.rec.Done(step) {
+		return true
+	}
+	if r.MgmtLock != nil {
+		// The management check times the management plane: one at a time
+		// across the run's board groups (the emulated rack has one
+		// management clock).
+		r.MgmtLock.Lock()
+		defer r.MgmtLock.Unlock()
+	}
+	r.progress(plan.Name, "mgmt")
+	env.step = step
+	before, _ := env.Verdicts()
+	mctx, cancel := drivers.Deadline(ctx, r.Lab.Deadlines.Test)
+	err := r.Mgmt(mctx, env)
+	cancel()
+	if err != nil {
+		env.Error("mgmt", "", nil, err)
+	} else if after, _ := env.Verdicts(); after == before {
+		env.Error("mgmt", "", nil, errors.New("the management check recorded no verdict: it checked nothing"))
+	}
+	if ctx.Err() == nil {
+		pr.rec.MarkDone(step, results.KindTest)
+	}
+	env.step = ""
+	return true
+}
+
+// tests runs the plan's pending tests in order.
+func (pr *planRun) tests(ctx context.Context) bool {
+	r, plan, env := pr.r, pr.plan, pr.env
+	for _, i := range pr.pending {
 		t := plan.Tests[i]
 		test, ok := Lookup(plan.Design, t.Name)
 		env.Test = t
 		env.step = TestStep(plan, i)
 		if !ok {
 			env.Error(t.Name, "", nil, drivers.Setup("", t.Pos.String(), "", fmt.Errorf("no test %q for design %s", t.Name, plan.Design)))
-			rec.MarkDone(env.step, results.KindTest)
+			pr.rec.MarkDone(env.step, results.KindTest)
 			continue
 		}
 		if ctx.Err() != nil {
@@ -317,22 +435,28 @@ func (r *Runner) RunPlan(ctx context.Context, plan *labconfig.Plan) PlanResult {
 		tctx, cancel := drivers.Deadline(ctx, dl)
 		before, _ := env.Verdicts()
 		t0 := time.Now()
+		env.startTest(tctx)
 		err := runGuarded(tctx, test, env)
-		cancel()
-		after, _ := env.Verdicts()
 		if err != nil {
 			env.Error(t.Name, "", nil, err)
-		} else if after == before && len(env.Boards) > 0 {
+		}
+		env.endTest()
+		cancel()
+		after, _ := env.Verdicts()
+		if err == nil && after == before && len(env.Boards) > 0 {
 			env.Error(t.Name, "", nil, fmt.Errorf("test %s recorded no verdict: it measured nothing", t.Name))
 		}
 		if ctx.Err() == nil {
-			rec.MarkDone(env.step, results.KindTest)
+			pr.rec.MarkDone(env.step, results.KindTest)
 		}
-		log.Debug("test done", "test", t.Name, "seconds", time.Since(t0).Seconds())
+		pr.log.Debug("test done", "test", t.Name, "seconds", time.Since(t0).Seconds())
 	}
 	env.step = ""
-	return res
+	return true
 }
+
+// MgmtStep is the step id of a plan's management check.
+func MgmtStep(plan *labconfig.Plan) string { return plan.Name + "#mgmt" }
 
 // reportUnhealthy records, once per board, an infrastructure error for each
 // pending test of the boards newly found unhealthy at this stage.
@@ -393,10 +517,14 @@ func runGuarded(ctx context.Context, t Test, env *Env) (err error) {
 }
 
 // Steps is how many progress steps a plan's run reports: health, check
-// bitstreams, program, the design's setup when it has one, then each test.
-func Steps(plan *labconfig.Plan) int {
+// bitstreams, program, the design's setup when it has one, the management
+// check when there is one, then each test.
+func Steps(plan *labconfig.Plan, mgmt bool) int {
 	n := 3 + len(plan.Tests)
 	if setupFor(plan.Design) != nil {
+		n++
+	}
+	if mgmt {
 		n++
 	}
 	return n

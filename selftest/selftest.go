@@ -10,6 +10,7 @@ package selftest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -55,6 +56,29 @@ type Env struct {
 	mu       sync.Mutex
 	count    int
 	fails    int
+	// parent, for an Env made by WithDesign, is told of every verdict too.
+	parent *Env
+	// testCtx is the running test's context and testFails how many
+	// verdicts had not passed when it started (see Error).
+	testCtx   context.Context
+	testFails int
+}
+
+// WithDesign returns an Env that records as e does (the same plan,
+// recorder and plan step, its verdicts counted in e's too) for another
+// design's registers: the management block checked within a plan.
+func (e *Env) WithDesign(m *bitstreams.Manifest) *Env {
+	return &Env{Lab: e.Lab, Plan: e.Plan, Test: e.Test, Design: m, Boards: e.Boards, Deadlines: e.Deadlines, Log: e.Log,
+		Shared: map[string]any{}, Unhealthy: e.Unhealthy, rec: e.rec, step: e.step, parent: e}
+}
+
+// Note records a measurement that no verdict judges (a figure a person
+// reads: a retransmission count, a bootstrap time), under the test name.
+func (e *Env) Note(name string, m results.Measurement) {
+	m = e.fill(name, m)
+	if err := e.rec.AddMeasurement(m); err != nil {
+		e.Log.Error("recording a measurement failed", "test", m.Test, "err", err)
+	}
 }
 
 // Board returns the plan's board of that name, or nil.
@@ -94,6 +118,13 @@ func (e *Env) Record(name string, m results.Measurement, exp results.Expectation
 		}
 		exp.Min, exp.Max = nil, nil
 		exp.Source += " (tolerance from the lab file)"
+		// The band is the lab file's, not the model's: say so, and why it
+		// may be wide (whoever wrote the lab file chose it).
+		exp.Budget = fmt.Sprintf("the lab file's tolerance for test %s at %s (rel %g, abs %g), in place of the model's band", e.Test.Name, e.Test.Pos, exp.RelTol, exp.AbsTol)
+		exp.Wide = ""
+		if exp.NeedsReason() {
+			exp.Wide = "chosen in the lab file at " + e.Test.Pos.String()
+		}
 	}
 	// The expectation is recorded under the measurement's own parameters
 	// (which add the board's link, peer or hop pair to the model's key), so
@@ -128,9 +159,21 @@ func (e *Env) Check(name string, m results.Measurement, ok bool, expected, sourc
 // Error records a test case that could not be judged: the class comes from
 // the error (infrastructure for a board that did not answer, setup for bad
 // input); an unclassified error counts as a design failure.
+//
+// A case that could not be attempted because the test's own deadline ran
+// out after an earlier case of the test failed is skipped with that reason:
+// the earlier case's verdict says what went wrong (a stalled design), and
+// the cases its wait crowded out are not infrastructure errors.
 func (e *Env) Error(name, board string, params results.Params, err error) results.Verdict {
 	m := e.fill(name, results.Measurement{Board: board, Params: params})
 	class := drivers.ClassOf(err)
+	if e.crowdedOut(err) {
+		v := results.Verdict{Time: m.Time, Plan: m.Plan, Test: m.Test, Board: m.Board, Design: m.Design, Metric: m.Metric,
+			Params: m.Params, Status: results.Skip, Step: m.Step,
+			Message: "not run: the test's deadline ran out after an earlier case of it failed (see that case): " + err.Error()}
+		e.write(m, nil, v)
+		return v
+	}
 	v := results.Errored(m, class.String(), err)
 	if class == drivers.ClassDesign {
 		v.Status = results.Fail
@@ -149,6 +192,30 @@ func (e *Env) Skip(name, board string, params results.Params, reason string) res
 		Params: m.Params, Status: results.Skip, Message: reason, Step: m.Step}
 	e.write(m, nil, v)
 	return v
+}
+
+// crowdedOut says whether err is the running test's own deadline, passed
+// after the test recorded a verdict that did not pass.
+func (e *Env) crowdedOut(err error) bool {
+	if e.testCtx == nil || !errors.Is(e.testCtx.Err(), context.DeadlineExceeded) || !errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.fails > e.testFails
+}
+
+// startTest tells the Env that a test runs under ctx.
+func (e *Env) startTest(ctx context.Context) {
+	e.mu.Lock()
+	e.testCtx, e.testFails = ctx, e.fails
+	e.mu.Unlock()
+}
+
+func (e *Env) endTest() {
+	e.mu.Lock()
+	e.testCtx = nil
+	e.mu.Unlock()
 }
 
 func (e *Env) fill(name string, m results.Measurement) results.Measurement {
@@ -181,12 +248,14 @@ func (e *Env) write(m results.Measurement, exp *results.Expectation, v results.V
 	if err := e.rec.AddVerdict(v); err != nil {
 		e.Log.Error("recording a verdict failed", "test", m.Test, "err", err)
 	}
-	e.mu.Lock()
-	e.count++
-	if v.Status != results.Pass {
-		e.fails++
+	for x := e; x != nil; x = x.parent {
+		x.mu.Lock()
+		x.count++
+		if v.Status != results.Pass {
+			x.fails++
+		}
+		x.mu.Unlock()
 	}
-	e.mu.Unlock()
 	lvl := slog.LevelInfo
 	if v.Status != results.Pass {
 		lvl = slog.LevelWarn

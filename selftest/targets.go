@@ -63,7 +63,10 @@ func (e *Env) Targets(all []string, now time.Time) (Rotation, error) {
 			for i := 0; i < k; i++ {
 				out = append(out, all[(night*k+i)%len(all)])
 			}
-			return Rotation{Boards: out, Night: night, Nights: nights}, nil
+			rot := Rotation{Boards: out, Night: night, Nights: nights}
+			// The run's log says which share of the rotation ran.
+			e.Log.Info("targets tonight", "test", e.Test.Name, "boards", strings.Join(out, ","), "rotation", rot.String())
+			return rot, nil
 		}
 	}
 	in := map[string]bool{}

@@ -23,7 +23,12 @@ import (
 	"github.com/labrunner/labrunner/results/progress"
 	"github.com/labrunner/labrunner/results/report"
 	"github.com/labrunner/labrunner/selftest"
+	"github.com/labrunner/labrunner/selftest/bringup"
 )
+
+// noMgmtFlag leaves out the management check of each plan's boards.
+var noMgmtFlag = &cli.BoolFlag{Name: "no-mgmt", Usage: "leave out each plan's management check (firmware, MOS channels, " +
+	"TimeSync offsets and link delays against golden/bringup, an ECHO over every cable): for boards without the management block"}
 
 func nightlyCommand() *cli.Command {
 	return &cli.Command{
@@ -49,6 +54,7 @@ func nightlyCommand() *cli.Command {
 			locksFlag(),
 			&cli.StringFlag{Name: "held", Value: "skip", Usage: "boards someone else holds: skip (report them skipped) or wait (up to --held-wait, then skip)"},
 			&cli.DurationFlag{Name: "held-wait", Value: 30 * time.Minute, Usage: "how long --held wait waits for held boards"},
+			noMgmtFlag,
 		}, influxFlags()...),
 		Action: func(c *cli.Context) error {
 			return runNightly(c, c.StringSlice("plan"))
@@ -120,7 +126,8 @@ func runNightly(c *cli.Context, plans []string) (err error) {
 	// The progress display comes first: on a terminal, log lines must go
 	// above its bars (progress.Reporter.Writer).
 	var current atomic.Pointer[results.Dir] // set once the run directory exists
-	prog := progress.New(os.Stderr, progressPlans(lab, plans), verdictCounts(current.Load))
+	mgmt := !c.Bool(noMgmtFlag.Name)
+	prog := progress.New(os.Stderr, progressPlans(lab, plans, mgmt), verdictCounts(current.Load))
 	defer prog.Close()
 	log, logFile := runLogger(c, prog.Writer())
 	icfg, err := influxConfig(c, lab, log)
@@ -205,6 +212,9 @@ func runNightly(c *cli.Context, plans []string) (err error) {
 		Lab: lab, Catalogue: cat, Emulator: emulator(rack), Dir: dir, Log: log, Plans: plans,
 		Progress: prog.Step, PlanDone: prog.Finish, Shard: shard, Parallel: c.Int("parallel"), Locks: locks,
 		Held: held, HeldWait: c.Duration("held-wait"), Command: "labrunner " + c.Command.Name,
+	}
+	if mgmt {
+		n.Mgmt = bringup.NightlyCheck(cat)
 	}
 	start := time.Now()
 	out := n.Run(ctx)

@@ -278,7 +278,7 @@ func thresholds(c *cli.Context, lab *labconfig.Lab) (compare.Thresholds, error) 
 
 // progressPlans describes the selected plans for the progress display:
 // their boards and their steps (check bitstreams, program, setup, tests).
-func progressPlans(lab *labconfig.Lab, only []string) []progress.Plan {
+func progressPlans(lab *labconfig.Lab, only []string, mgmt bool) []progress.Plan {
 	want := map[string]bool{}
 	for _, p := range only {
 		want[p] = true
@@ -288,7 +288,7 @@ func progressPlans(lab *labconfig.Lab, only []string) []progress.Plan {
 		if len(want) > 0 && !want[p.Name] {
 			continue
 		}
-		pp := progress.Plan{Name: p.Name, Steps: selftest.Steps(&p)}
+		pp := progress.Plan{Name: p.Name, Steps: selftest.Steps(&p, mgmt)}
 		for _, b := range p.Boards {
 			pp.Boards = append(pp.Boards, b.Board)
 		}

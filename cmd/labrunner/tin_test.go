@@ -77,7 +77,7 @@ func TestTiNPlanCatchesEmulatorFaults(t *testing.T) {
 		// An IP ingress that lets a flow's RTS overtake its predecessor.
 		{"tin-rts-overtake@tin-p0b0", "flow_order", []string{"out of their flow's order", "IP_OOO_PKTS", "sequence inversions", "flow p0t0e1/"}},
 		// A receiver that never returns the credits of the first cells through a cage.
-		{"tin-credit-leak@tin-p0b1:sfp0", "credits", []string{"tin-p0b2:sfp2 does not hold the peer's FIFO in credits at rest", "tin-p0b1:sfp0 (credit leak)"}},
+		{"tin-credit-leak@tin-p0b1:sfp0", "credits", []string{"tin-p0b2:sfp2 does not hold the peer's FIFO in credits", "tin-p0b1:sfp0 (credit leak)"}},
 		// A target whose reorder buffer lets REQs out before their predecessors.
 		{"tin-rob-early-release@tin-p1b3", "ordering", []string{"tin-p1b3's delivery log breaks SC'18 §III", "executed REQ", "released from the reorder buffer before their predecessors"}},
 	}

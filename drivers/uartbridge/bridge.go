@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -24,11 +25,34 @@ import (
 // Defaults (docs/uart-bridge.md, "Line settings" and "Sequence numbers,
 // retries and stale responses").
 const (
-	DefaultBaud        = 921600
-	DefaultMaxAttempts = 4 // 1 + 3 retries
+	DefaultBaud = 921600
+	// DefaultMaxAttempts bounds the attempts of a request that end without
+	// a valid answer (1 + 7 retries): a line that loses one answer in ten
+	// then fails a request once in 10^8.
+	DefaultMaxAttempts = 8
+	// DefaultMaxResends bounds, per request, the re-requests made at once
+	// because an answer headed as ours arrived damaged. Each costs one
+	// more exchange of line time, not a deadline.
+	DefaultMaxResends = 32
 	// DefaultBaseTimeout is added to a request's line time to give its
-	// per-attempt deadline.
+	// per-attempt deadline before the bridge has timed any answer, and the
+	// longest it ever waits for one.
 	DefaultBaseTimeout = 200 * time.Millisecond
+	// DefaultMinTimeout is the shortest turnaround (beyond line time) the
+	// adaptive per-attempt deadline allows. A USB-UART's latency timer
+	// (1 to 16 ms) shows in the measured turnaround itself; the floor only
+	// keeps a loaded host's scheduling stalls from making every answer
+	// late. A retry that was not needed costs a duplicate answer, which
+	// is discarded (and counted as Late).
+	DefaultMinTimeout = 5 * time.Millisecond
+	// garbledQuiet is the quiet spell after an answer's worth of bytes
+	// that made no frame, before the request is sent again.
+	garbledQuiet = 500 * time.Microsecond
+	// damageTarget is the share of damaged answers read bursts are sized
+	// for on a line that damages them: at 0.4, a noisy line's bursts are
+	// cut to the size that moves the most words per exchange while the
+	// resend budget (32) is never run out (0.4^33 ~ 1e-13 per request).
+	damageTarget = 0.4
 	// DefaultBusyPause is the pause before re-sending a request the device
 	// answered BUSY.
 	DefaultBusyPause = 100 * time.Millisecond
@@ -45,11 +69,24 @@ const (
 type Options struct {
 	// Board names the board in errors and log lines.
 	Board string
-	// Timeout is the per-attempt deadline. Zero: DefaultBaseTimeout plus the
-	// request's and response's line time at Baud plus the transmit pacing.
+	// Timeout is the longest per-attempt deadline: the first requests'
+	// (before any answer was timed), the last attempt's, and the ceiling
+	// of the adaptive one. Zero: DefaultBaseTimeout plus the request's and
+	// response's line time at Baud plus the transmit pacing.
 	Timeout time.Duration
-	// MaxAttempts is the number of attempts in all. Zero: DefaultMaxAttempts.
+	// MinTimeout is the floor of the adaptive per-attempt deadline (added
+	// to the line time): once answers have been timed, an attempt waits
+	// the smoothed turnaround plus four times its deviation, at least
+	// this, at most Timeout, doubling with each timeout of a request.
+	// Zero: DefaultMinTimeout. At or above Timeout: every attempt waits
+	// Timeout.
+	MinTimeout time.Duration
+	// MaxAttempts bounds the attempts that end without a valid answer
+	// (timeouts, BUSY). Zero: DefaultMaxAttempts.
 	MaxAttempts int
+	// MaxResends bounds the immediate re-requests after damaged answers.
+	// Zero: DefaultMaxResends.
+	MaxResends int
 	// Pacing is a pause after each transmitted byte, for USB-UARTs that
 	// lose bytes at speed. Keep it well under the device's 100 ms
 	// inter-byte timeout. Zero: no pacing.
@@ -66,20 +103,37 @@ type Options struct {
 // Stats are a Bridge's counters since it was opened. Health checks and
 // reports read them with Bridge.Stats.
 type Stats struct {
-	Requests  uint64 // requests issued, each counted once however often it was sent
-	Attempts  uint64 // request frames transmitted
-	Retries   uint64 // attempts after the first of a request
+	Requests uint64 // requests issued, each counted once however often it was sent
+	Attempts uint64 // request frames transmitted
+	Retries  uint64 // attempts after the first of a request
+	// Resends counts the retries made at once for a damaged answer (a
+	// subset of Retries).
+	Resends   uint64
 	Failures  uint64 // requests that ended in an error
 	Timeouts  uint64 // attempts that saw no valid answer before their deadline
 	CRCErrors uint64 // received frames that failed their CRC
 	// BadHeaders counts sync pairs whose fixed part failed its check.
 	BadHeaders uint64
 	Stale      uint64 // valid responses discarded for a wrong SEQ or CMD
-	Busy       uint64 // BUSY answers
+	// Late counts requests retried needlessly: a second copy of the answer
+	// came, so the first was slow, not lost (a subset of the requests
+	// behind Retries; their duplicates are among Stale).
+	Late uint64
+	Busy uint64 // BUSY answers
 	// DroppedBytes counts received bytes discarded while resynchronising.
 	DroppedBytes uint64
 	TxBytes      uint64 // bytes transmitted
 	RxBytes      uint64 // bytes received
+	// SplitBursts counts read bursts sent in smaller pieces than the
+	// device accepts because the line damaged answers (see ReadChunk).
+	SplitBursts uint64
+	// Turnaround is the smoothed time from a request to its answer beyond
+	// line time, and Timeout the per-attempt deadline it gives a one-word
+	// read now (0 before any answer was timed).
+	Turnaround time.Duration
+	Timeout    time.Duration
+	// ReadChunk is the largest read burst sent in one request now.
+	ReadChunk int
 }
 
 // DeviceInfo is the answer to INFO.
@@ -93,14 +147,16 @@ type DeviceInfo struct {
 // drivers.RegisterBus. Methods are safe for concurrent use; requests are
 // serialised (at most one outstanding, as the protocol requires).
 type Bridge struct {
-	rw        io.ReadWriteCloser
-	board     string
-	log       *slog.Logger
-	baud      int
-	pacing    time.Duration
-	timeout   time.Duration // fixed per-attempt timeout, or 0 for computed
-	attempts  int
-	busyPause time.Duration
+	rw         io.ReadWriteCloser
+	board      string
+	log        *slog.Logger
+	baud       int
+	pacing     time.Duration
+	timeout    time.Duration // longest per-attempt timeout, or 0 for computed
+	minTimeout time.Duration
+	attempts   int
+	resends    int
+	busyPause  time.Duration
 
 	sem       chan struct{} // holds a token while a request is outstanding
 	closed    chan struct{}
@@ -116,11 +172,20 @@ type Bridge struct {
 	dec    *ResponseDecoder
 	seq    uint8
 	synced bool
+	est    turnaround // answer times, for the adaptive deadline
+	line   lineQuality
+	// retried is the SEQ and command of the last request answered after a
+	// retry: a second copy of its answer shows that the first was late,
+	// not lost (counted once in Late).
+	retried    bool
+	retriedSeq uint8
+	retriedCmd Cmd
 
 	maxCount atomic.Int32
 	st       struct {
-		requests, attempts, retries, failures, timeouts, crc, badHeaders,
-		stale, busy, dropped, tx, rx atomic.Uint64
+		requests, attempts, retries, resends, failures, timeouts, crc, badHeaders,
+		stale, busy, dropped, tx, rx, split, late atomic.Uint64
+		srtt, rto, chunk atomic.Int64
 	}
 }
 
@@ -170,20 +235,22 @@ func (p tarmPort) Read(b []byte) (int, error) {
 // sources whose EOF means "no data yet" as Open does. Close closes rw.
 func New(rw io.ReadWriteCloser, opts Options) *Bridge {
 	b := &Bridge{
-		rw:        rw,
-		board:     opts.Board,
-		log:       opts.Logger,
-		baud:      opts.Baud,
-		pacing:    opts.Pacing,
-		timeout:   opts.Timeout,
-		attempts:  opts.MaxAttempts,
-		busyPause: opts.BusyPause,
-		sem:       make(chan struct{}, 1),
-		closed:    make(chan struct{}),
-		rx:        make(chan []byte, rxQueue),
-		rxDone:    make(chan struct{}),
-		tx:        make(chan txReq),
-		dec:       NewResponseDecoder(),
+		rw:         rw,
+		board:      opts.Board,
+		log:        opts.Logger,
+		baud:       opts.Baud,
+		pacing:     opts.Pacing,
+		timeout:    opts.Timeout,
+		minTimeout: opts.MinTimeout,
+		attempts:   opts.MaxAttempts,
+		resends:    opts.MaxResends,
+		busyPause:  opts.BusyPause,
+		sem:        make(chan struct{}, 1),
+		closed:     make(chan struct{}),
+		rx:         make(chan []byte, rxQueue),
+		rxDone:     make(chan struct{}),
+		tx:         make(chan txReq),
+		dec:        NewResponseDecoder(),
 		// A random first SEQ makes a match with the last request of an
 		// earlier session unlikely; the INFO that starts every session
 		// (see sync) rules it out.
@@ -198,10 +265,17 @@ func New(rw io.ReadWriteCloser, opts Options) *Bridge {
 	if b.attempts <= 0 {
 		b.attempts = DefaultMaxAttempts
 	}
+	if b.resends <= 0 {
+		b.resends = DefaultMaxResends
+	}
+	if b.minTimeout <= 0 {
+		b.minTimeout = DefaultMinTimeout
+	}
 	if b.busyPause <= 0 {
 		b.busyPause = DefaultBusyPause
 	}
 	b.maxCount.Store(MaxCount)
+	b.st.chunk.Store(MaxCount)
 	go b.readLoop()
 	go b.writeLoop()
 	return b
@@ -227,6 +301,9 @@ func (b *Bridge) Stats() Stats {
 		BadHeaders: b.st.badHeaders.Load(), Stale: b.st.stale.Load(),
 		Busy: b.st.busy.Load(), DroppedBytes: b.st.dropped.Load(),
 		TxBytes: b.st.tx.Load(), RxBytes: b.st.rx.Load(),
+		Resends: b.st.resends.Load(), SplitBursts: b.st.split.Load(), Late: b.st.late.Load(),
+		Turnaround: time.Duration(b.st.srtt.Load()), Timeout: time.Duration(b.st.rto.Load()),
+		ReadChunk: int(b.st.chunk.Load()),
 	}
 }
 
@@ -296,14 +373,93 @@ func (b *Bridge) transmit(p []byte) error {
 	return nil
 }
 
-// attemptTimeout is the per-attempt deadline for a request of reqLen bytes
-// expecting respLen bytes back.
+// attemptTimeout is the longest per-attempt deadline for a request of
+// reqLen bytes expecting respLen bytes back.
 func (b *Bridge) attemptTimeout(reqLen, respLen int) time.Duration {
 	if b.timeout > 0 {
 		return b.timeout
 	}
+	return DefaultBaseTimeout + b.lineTime(reqLen, respLen)
+}
+
+// lineTime is how long a request and its answer take on the line, transmit
+// pacing included.
+func (b *Bridge) lineTime(reqLen, respLen int) time.Duration {
 	line := time.Duration(reqLen+respLen) * bitsPerByte * time.Second / time.Duration(b.baud)
-	return DefaultBaseTimeout + line + time.Duration(reqLen)*b.pacing
+	return line + time.Duration(reqLen)*b.pacing
+}
+
+// attemptWait is the deadline of an attempt after `timeouts` attempts of
+// the same request timed out: the adaptive one (the smoothed turnaround
+// plus four deviations, at least minTimeout, plus line time), doubled per
+// timeout, never above full; the last attempt allowed waits full (see
+// exchange: or the caller's whole deadline), so that a request the device
+// is slow to execute is still answered.
+func (b *Bridge) attemptWait(full, line time.Duration, timeouts int) time.Duration {
+	if !b.est.have || b.minTimeout >= full || timeouts >= b.attempts-1 {
+		return full
+	}
+	w := max(b.est.rto(), b.minTimeout) + line
+	for i := 0; i < timeouts && w < full; i++ {
+		w *= 2
+	}
+	return min(w, full)
+}
+
+// turnaround is the smoothed answer time beyond line time and its mean
+// deviation, estimated as TCP's retransmission timer is (RFC 6298, α = 1/8,
+// β = 1/4) from requests answered at their first attempt only: the answer
+// to a retried request may be the first copy's or the retry's (Karn).
+type turnaround struct {
+	have         bool
+	srtt, rttvar time.Duration
+}
+
+func (t *turnaround) sample(r time.Duration) {
+	r = max(r, 0)
+	if !t.have {
+		t.have, t.srtt, t.rttvar = true, r, r/2
+		return
+	}
+	d := t.srtt - r
+	if d < 0 {
+		d = -d
+	}
+	t.rttvar += (d - t.rttvar) / 4
+	t.srtt += (r - t.srtt) / 8
+}
+
+func (t *turnaround) rto() time.Duration { return t.srtt + 4*t.rttvar }
+
+// lineQuality estimates how often the line damages an answer per byte
+// received: damaged frames over bytes of frames, both decaying by 1/64 per
+// frame, so that a line that heals is trusted again after a few hundred
+// answers.
+type lineQuality struct {
+	damaged, bytes float64
+}
+
+func (q *lineQuality) frame(n int, damaged bool) {
+	const keep = 1 - 1.0/64
+	q.damaged *= keep
+	q.bytes = q.bytes*keep + float64(n)
+	if damaged {
+		q.damaged++
+	}
+}
+
+// readChunk is the largest read burst worth sending in one request on this
+// line: one whose answer is damaged at most about damageTarget of the time
+// (an answer of L bytes arrives whole with probability (1-p)^L ~ e^(-pL)).
+// A burst split by the host is as safe as the device's own (a FIFO window
+// pops one entry per word either way) and each piece is retried whole.
+func (q *lineQuality) readChunk(limit int) int {
+	if q.damaged < 1 || q.bytes <= 0 {
+		return limit
+	}
+	perByte := q.damaged / q.bytes
+	n := int((-math.Log(1-damageTarget)/perByte - float64(ResponseLen(0))) / 4)
+	return min(max(n, 1), limit)
 }
 
 // lock takes the bridge for one operation, honouring ctx.
@@ -468,8 +624,16 @@ func (b *Bridge) burst(ctx context.Context, name string, cmd Cmd, addr uint64, w
 	if err := b.sync(ctx, op); err != nil {
 		return err
 	}
-	chunk := int(b.maxCount.Load())
-	for i := 0; i < len(w); i += chunk {
+	for i := 0; i < len(w); {
+		chunk := int(b.maxCount.Load())
+		if cmd == CmdReadBurst {
+			if c := b.line.readChunk(chunk); c < chunk {
+				chunk = c
+				if i == 0 && len(w) > chunk {
+					b.st.split.Add(1)
+				}
+			}
+		}
 		n := min(chunk, len(w)-i)
 		a := addr + 4*uint64(i)
 		cop := op
@@ -487,16 +651,26 @@ func (b *Bridge) burst(ctx context.Context, name string, cmd Cmd, addr uint64, w
 			return err
 		}
 		copy(w[i:i+n], d) // reads only: d is empty for writes
+		i += n
 	}
 	return nil
 }
 
-// retryable marks an attempt's failure that another attempt may cure.
-type retryable struct{ error }
+// retryable marks an attempt's failure that another attempt may cure;
+// resend marks a damaged answer to our request, re-requested at once.
+type retryable struct {
+	error
+	resend bool
+}
 
 // exchange sends req (with the next SEQ) until a valid answer arrives or
 // the attempts run out, and returns the answer's data. The caller holds
 // the lock. want is the number of words an OK answer carries.
+//
+// Two budgets bound a request: attempts that end without a valid answer
+// (a timeout, BUSY) and immediate resends after a damaged answer. Each
+// attempt waits the adaptive deadline (attemptWait), the last one the full
+// timeout; the caller's context bounds the whole.
 func (b *Bridge) exchange(ctx context.Context, op string, req Request, want int) ([]uint32, error) {
 	req.Seq = b.seq
 	b.seq++
@@ -506,13 +680,17 @@ func (b *Bridge) exchange(ctx context.Context, op string, req Request, want int)
 	}
 	b.st.requests.Add(1)
 	b.flushStale()
-	timeout := b.attemptTimeout(len(frame), ResponseLen(want))
+	full := b.attemptTimeout(len(frame), ResponseLen(want))
+	line := b.lineTime(len(frame), ResponseLen(want))
 	var (
 		last     error
 		inflight chan error // the transmission not yet completed, if any
-		attempt  int
+		attempt  int        // transmissions
+		timeouts int        // attempts that ended without a valid answer
+		resends  int        // immediate re-requests after a damaged answer
+		sent     time.Time  // when the first copy was handed to the writer
 	)
-	for attempt < b.attempts {
+	for timeouts < b.attempts {
 		if err := ctx.Err(); err != nil {
 			b.st.failures.Add(1)
 			return nil, b.ctxError(op, attempt, last, err)
@@ -520,8 +698,19 @@ func (b *Bridge) exchange(ctx context.Context, op string, req Request, want int)
 		attempt++
 		if attempt > 1 {
 			b.st.retries.Add(1)
-			b.log.Warn("uart bridge: retrying", "board", b.board, "op", op,
-				"attempt", attempt, "max_attempts", b.attempts, "seq", req.Seq, "problem", last.Error())
+			// Info, not Warn: a retry that succeeds is the protocol doing
+			// its job (the run's measurements count them); a request that
+			// fails is reported as an error.
+			b.log.Info("uart bridge: retrying", "board", b.board, "op", op,
+				"attempt", attempt, "timeouts", timeouts, "max_attempts", b.attempts, "seq", req.Seq, "problem", last.Error())
+		}
+		wait := b.attemptWait(full, line, timeouts)
+		if timeouts == b.attempts-1 {
+			// The last attempt: an answer that comes before the caller
+			// gives up is still good (a device executing something slow).
+			if dl, ok := ctx.Deadline(); ok {
+				wait = max(wait, time.Until(dl))
+			}
 		}
 		// A retry re-sends the identical bytes, same SEQ. If the previous
 		// copy is still being written, it is the retry.
@@ -530,10 +719,11 @@ func (b *Bridge) exchange(ctx context.Context, op string, req Request, want int)
 			return nil, err
 		}
 		if inflight == nil {
-			if err := b.queue(ctx, frame, timeout, &inflight); err != nil {
+			if err := b.queue(ctx, frame, wait, &inflight); err != nil {
 				var r retryable
 				if errors.As(err, &r) {
 					last = r.error
+					timeouts++
 					continue
 				}
 				b.st.failures.Add(1)
@@ -542,9 +732,19 @@ func (b *Bridge) exchange(ctx context.Context, op string, req Request, want int)
 				}
 				return nil, b.ctxError(op, attempt, last, err)
 			}
+			if attempt == 1 {
+				sent = time.Now()
+			}
 		}
-		resp, err := b.await(ctx, op, req, want, timeout, &inflight)
+		b.st.rto.Store(int64(b.attemptWait(b.attemptTimeout(12, ResponseLen(1)), b.lineTime(12, ResponseLen(1)), 0)))
+		resp, err := b.await(ctx, op, req, want, wait, &inflight)
 		if err == nil {
+			if attempt == 1 {
+				b.est.sample(time.Since(sent) - line)
+				b.st.srtt.Store(int64(b.est.srtt))
+			}
+			b.retried, b.retriedSeq, b.retriedCmd = attempt > 1, req.Seq, req.Cmd
+			b.st.chunk.Store(int64(b.line.readChunk(int(b.maxCount.Load()))))
 			return resp.Data, nil
 		}
 		var r retryable
@@ -558,7 +758,18 @@ func (b *Bridge) exchange(ctx context.Context, op string, req Request, want int)
 			b.st.failures.Add(1)
 			return nil, err
 		}
-		if errors.Is(last, ErrBusy) && attempt < b.attempts {
+		if r.resend {
+			resends++
+			b.st.resends.Add(1)
+			if resends > b.resends {
+				b.st.failures.Add(1)
+				return nil, drivers.Infra(b.board, op, hintLine,
+					fmt.Errorf("%d damaged answers in a row (%d attempts in all); last problem: %w", resends, attempt, last))
+			}
+			continue
+		}
+		timeouts++
+		if errors.Is(last, ErrBusy) && timeouts < b.attempts {
 			if err := b.pause(ctx, b.busyPause); err != nil {
 				b.st.failures.Add(1)
 				if errors.Is(err, ErrClosed) {
@@ -590,7 +801,7 @@ func (b *Bridge) queue(ctx context.Context, frame []byte, timeout time.Duration,
 		return nil
 	case <-t.C:
 		b.st.timeouts.Add(1)
-		return retryable{fmt.Errorf("%w: the port did not take the request within %v", drivers.ErrTimeout, timeout)}
+		return retryable{error: fmt.Errorf("%w: the port did not take the request within %v", drivers.ErrTimeout, timeout)}
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-b.closed:
@@ -606,13 +817,15 @@ func (b *Bridge) flushStale() {
 	b.drainRx()
 	for {
 		for {
-			_, err := b.dec.Next()
+			resp, err := b.dec.Next()
 			if errors.Is(err, ErrNeedMore) {
 				break
 			}
+			b.noteFrame(resp, err)
 			switch {
 			case err == nil:
 				b.st.stale.Add(1)
+				b.noteLate(resp)
 			case errors.Is(err, ErrCRCMismatch):
 				b.st.crc.Add(1)
 			default:
@@ -665,10 +878,22 @@ func (b *Bridge) await(ctx context.Context, op string, req Request, want int, ti
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	rx0 := b.st.rx.Load()
+	respLen := ResponseLen(want)
+	// garbled: once an answer's worth of bytes has come and made no frame,
+	// a short quiet spell on the line means the answer came garbled (its
+	// sync or header bytes hit): re-requested at once, like a frame that
+	// fails its CRC, rather than at the deadline. A genuine answer still
+	// on its way keeps bytes coming; a re-request that was not needed
+	// costs a duplicate answer, which is discarded.
+	quiet := garbledQuiet + b.lineTime(0, 20)
+	garbled := time.NewTimer(time.Hour)
+	garbled.Stop()
+	defer garbled.Stop()
 	var (
 		crcSeen   int
 		staleSeen int
 		staleLast Response
+		staleRx   uint64 // bytes of the stale frames seen
 		phase     = waiting
 		resend    error // a damaged answer to resend for, once the frame is out
 	)
@@ -677,9 +902,12 @@ func (b *Bridge) await(ctx context.Context, op string, req Request, want int, ti
 		// an earlier request that timed out.
 		for {
 			resp, err := b.dec.Next()
+			b.noteFrame(resp, err)
 			if err == nil {
 				if resp.Seq != req.Seq || resp.Cmd != req.Cmd {
 					b.st.stale.Add(1)
+					b.noteLate(resp)
+					staleRx += uint64(ResponseLen(len(resp.Data)))
 					staleSeen++
 					staleLast = resp
 					continue
@@ -702,7 +930,7 @@ func (b *Bridge) await(ctx context.Context, op string, req Request, want int, ti
 			// not, the device replays and the duplicate is discarded later
 			// as stale.)
 			if fe.Seq == req.Seq && fe.Cmd == byte(req.Cmd)|respBit {
-				resend = retryable{fmt.Errorf("%w in the answer (%s): corrupted bytes on the line", ErrCRCMismatch, fe)}
+				resend = retryable{error: fmt.Errorf("%w in the answer (%s): corrupted bytes on the line", ErrCRCMismatch, fe), resend: true}
 				if err := b.pollWrite(op, inflight); err != nil {
 					return Response{}, err
 				}
@@ -726,13 +954,39 @@ func (b *Bridge) await(ctx context.Context, op string, req Request, want int, ti
 			fallthrough
 		case expired:
 			b.st.timeouts.Add(1)
-			return Response{}, retryable{b.timeoutProblem(req, timeout, crcSeen, staleSeen, staleLast, b.st.rx.Load()-rx0)}
+			if got := b.st.rx.Load() - rx0; got > 0 && crcSeen == 0 && staleSeen == 0 {
+				// Bytes came back and formed no frame: answers garbled
+				// beyond recognition count as damaged ones.
+				b.line.frame(int(min(got, uint64(ResponseLen(MaxCount)))), true)
+			}
+			return Response{}, retryable{error: b.timeoutProblem(req, timeout, crcSeen, staleSeen, staleLast, b.st.rx.Load()-rx0)}
 		}
 		select {
 		case p := <-b.rx:
 			b.st.rx.Add(uint64(len(p)))
 			b.dec.Write(p)
 			b.drainRx()
+			if got := b.st.rx.Load() - rx0; got >= staleRx+uint64(respLen) && resend == nil {
+				garbled.Reset(quiet)
+			}
+		case <-garbled.C:
+			// Expire any partial frame (a corrupted COUNT claims bytes
+			// that will never come) and look once more before giving up
+			// on this copy of the answer.
+			for b.dec.Expire() {
+			}
+			if resp, ok, err := b.scanFor(op, req, want); ok {
+				return resp, err
+			}
+			if err := b.pollWrite(op, inflight); err != nil {
+				return Response{}, err
+			}
+			b.line.frame(respLen, true)
+			resend = retryable{error: fmt.Errorf("%w: %d bytes came back and formed no valid answer (corrupted bytes on the line)",
+				ErrCRCMismatch, b.st.rx.Load()-rx0-staleRx), resend: true}
+			if *inflight == nil {
+				return Response{}, resend
+			}
 		case err := <-*inflight:
 			*inflight = nil
 			if err := b.writeError(op, err); err != nil {
@@ -753,6 +1007,54 @@ func (b *Bridge) await(ctx context.Context, op string, req Request, want int, ti
 		case <-b.closed:
 			return Response{}, b.closedError(op)
 		}
+	}
+}
+
+// scanFor decodes what is buffered looking for the answer to req (stale
+// frames are counted and dropped, damaged ones counted): ok when it was
+// found, with judge's verdict.
+func (b *Bridge) scanFor(op string, req Request, want int) (Response, bool, error) {
+	for {
+		resp, err := b.dec.Next()
+		b.noteFrame(resp, err)
+		switch {
+		case err == nil && (resp.Seq != req.Seq || resp.Cmd != req.Cmd):
+			b.st.stale.Add(1)
+			b.noteLate(resp)
+		case err == nil:
+			r, jerr := b.judge(op, req, resp, want)
+			return r, true, jerr
+		case errors.Is(err, ErrNeedMore):
+			return Response{}, false, nil
+		case errors.Is(err, ErrCRCMismatch):
+			b.st.crc.Add(1)
+		default:
+			b.st.badHeaders.Add(1)
+		}
+	}
+}
+
+// noteLate counts a stale answer that is a second copy of the answer to
+// the last request that was retried: its first copy was late, not lost.
+func (b *Bridge) noteLate(resp Response) {
+	if b.retried && resp.Seq == b.retriedSeq && resp.Cmd == b.retriedCmd {
+		b.retried = false
+		b.st.late.Add(1)
+	}
+}
+
+// noteFrame feeds the line-quality estimate with what the decoder found.
+func (b *Bridge) noteFrame(resp Response, err error) {
+	var fe *FrameError
+	switch {
+	case err == nil:
+		b.line.frame(ResponseLen(len(resp.Data)), false)
+	case errors.As(err, &fe):
+		n := 0
+		if errors.Is(fe, ErrCRCMismatch) && fe.Len <= ResponseLen(MaxCount) {
+			n = fe.Len
+		}
+		b.line.frame(n, true)
 	}
 }
 
@@ -811,7 +1113,7 @@ func (b *Bridge) judge(op string, req Request, resp Response, want int) (Respons
 			fmt.Errorf("%w: %v answered with %d words, want %d", ErrProtocol, req.Cmd, n, want))
 	case StatusBusy:
 		b.st.busy.Add(1)
-		return Response{}, retryable{&StatusError{Status: StatusBusy}}
+		return Response{}, retryable{error: &StatusError{Status: StatusBusy}}
 	}
 	return Response{}, statusError(b.board, op, resp.Status)
 }

@@ -62,6 +62,12 @@ func newBridge(t testing.TB, opts Options) (*Bridge, *peer, *logBuf) {
 	if opts.Board == "" {
 		opts.Board = testBoard
 	}
+	if opts.MinTimeout == 0 {
+		// Tests count retries: only the misbehaviour under test may cause
+		// one, so attempts wait their whole timeout unless a test asks for
+		// the adaptive deadline.
+		opts.MinTimeout = calm
+	}
 	lb := &logBuf{}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(lb, nil))
@@ -226,34 +232,29 @@ func TestCorruptedResponseRetried(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		at   int
-		// A damaged frame headed with our SEQ and CMD is re-requested at
-		// once; otherwise the host waits for its deadline.
-		atOnce bool
+		crc  uint64 // frames that fail their CRC
 	}{
-		{"data byte", 8, true},
-		{"CRC byte", -1, true},
-		{"SEQ byte", 2, false},
-		// COUNT 1 becomes 0x41: the frame claims 260 more bytes and only the
-		// deadline's partial-frame rule frees the decoder.
-		{"COUNT byte", 5, false},
+		// A damaged frame headed with our SEQ and CMD is re-requested at
+		// once.
+		{"data byte", 8, 1},
+		{"CRC byte", -1, 1},
+		// A frame headed otherwise is no answer of ours, and a COUNT of
+		// 0x41 claims 260 more bytes: either way an answer's worth of
+		// bytes came and made no answer, and after a short quiet spell
+		// the request goes again, without waiting for the deadline.
+		{"SEQ byte", 2, 1},
+		{"COUNT byte", 5, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			timeout := calm
-			if !c.atOnce {
-				timeout = 100 * time.Millisecond
-			}
-			b, p, log := newSyncedBridge(t, Options{Timeout: timeout})
+			b, p, log := newSyncedBridge(t, Options{Timeout: calm})
 			p.with(func(p *peer) { p.ram[0x40] = 0x11223344; p.corrupt = []int{c.at} })
 			v, err := b.Read32(testCtx(t), 0x40)
 			if err != nil || v != 0x11223344 {
 				t.Fatalf("Read32 = 0x%x, %v", v, err)
 			}
 			st := b.Stats()
-			if st.Failures != 0 || st.Retries < 1 || (c.atOnce && (st.Retries != 1 || st.Timeouts != 0 || st.CRCErrors != 1)) {
-				t.Errorf("Stats = %+v, want a retry (at once: %v)", st, c.atOnce)
-			}
-			if !c.atOnce && st.Timeouts < 1 {
-				t.Errorf("Stats = %+v, want a timeout", st)
+			if st.Failures != 0 || st.Retries != 1 || st.Resends != 1 || st.Timeouts != 0 || st.CRCErrors != c.crc {
+				t.Errorf("Stats = %+v, want one resend at once, no timeout, %d CRC errors", st, c.crc)
 			}
 			p.with(func(p *peer) {
 				// INFO and READ executed once each; READ's answer replayed.
@@ -328,11 +329,20 @@ func TestGarbageBeforeFrame(t *testing.T) {
 	}
 }
 
+// noDeadline is a context without a deadline: the bridge's own attempts
+// bound the request (the last one waits for the caller's deadline, when
+// there is one).
+func noDeadline(t testing.TB) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return ctx
+}
+
 func TestSilentPeerGivesUp(t *testing.T) {
 	b, p, _ := newSyncedBridge(t, Options{Timeout: 40 * time.Millisecond, MaxAttempts: 3})
 	p.with(func(p *peer) { p.silent = true })
 	before := peerRequests(p)
-	_, err := b.Read32(testCtx(t), 0x10)
+	_, err := b.Read32(noDeadline(t), 0x10)
 	if err == nil {
 		t.Fatal("Read32 from a silent device succeeded")
 	}
@@ -351,15 +361,167 @@ func TestSilentPeerGivesUp(t *testing.T) {
 }
 
 func TestSilentPeerDefaults(t *testing.T) {
-	// Default: 4 attempts of 200 ms + line time.
-	b, p, _ := newSyncedBridge(t, Options{})
+	// Default: 8 attempts, the adaptive deadline doubling from at least
+	// 50 ms to 200 ms + line time, the last one the whole 200 ms + line.
+	b, p, _ := newSyncedBridge(t, Options{MinTimeout: -1})
+	b.minTimeout = DefaultMinTimeout
 	p.with(func(p *peer) { p.silent = true })
 	before := peerRequests(p)
-	err := b.Write32(testCtx(t), 0x10, 1)
-	if !errors.Is(err, drivers.ErrTimeout) || !strings.Contains(err.Error(), "4 attempts") {
+	err := b.Write32(noDeadline(t), 0x10, 1)
+	if !errors.Is(err, drivers.ErrTimeout) || !strings.Contains(err.Error(), "8 attempts") {
 		t.Fatalf("Write32 from a silent device: %v", err)
 	}
-	eventually(t, "device received 4 copies", func() bool { return peerRequests(p)-before == 4 })
+	eventually(t, "device received 8 copies", func() bool { return peerRequests(p)-before == 8 })
+}
+
+func TestAttemptWait(t *testing.T) {
+	b := &Bridge{baud: DefaultBaud, attempts: 4, minTimeout: 20 * time.Millisecond}
+	full, line := 2*time.Second, time.Millisecond
+	if got := b.attemptWait(full, line, 0); got != full {
+		t.Errorf("before any answer was timed: %v, want the full %v", got, full)
+	}
+	for range 20 {
+		b.est.sample(2 * time.Millisecond)
+	}
+	// 2 ms turnaround, no deviation: the 20 ms floor, plus line time.
+	if got, want := b.attemptWait(full, line, 0), 21*time.Millisecond; got < want || got > want+time.Millisecond {
+		t.Errorf("first attempt: %v, want about %v", got, want)
+	}
+	if got, want := b.attemptWait(full, line, 2), 4*b.attemptWait(full, line, 0); got != want {
+		t.Errorf("after two timeouts: %v, want %v (doubling)", got, want)
+	}
+	if got := b.attemptWait(full, line, 3); got != full {
+		t.Errorf("last attempt: %v, want the full %v", got, full)
+	}
+	// A slow answer widens the deadline at once.
+	b.est.sample(400 * time.Millisecond)
+	if got := b.attemptWait(full, line, 0); got < 300*time.Millisecond {
+		t.Errorf("after a 400 ms answer: %v, want at least 300 ms", got)
+	}
+	// A floor at or above the full timeout turns adaptation off.
+	b.minTimeout = full
+	if got := b.attemptWait(full, line, 0); got != full {
+		t.Errorf("fixed deadline: %v, want %v", got, full)
+	}
+}
+
+func TestLostAnswerCostsTheAdaptiveDeadline(t *testing.T) {
+	// Full timeout 3 s; the caller allows 1.5 s. With a fixed deadline a
+	// lost answer would run the caller out of time; timed answers bring
+	// the attempt's deadline down to tens of milliseconds.
+	b, p, _ := newSyncedBridge(t, Options{Timeout: 3 * time.Second})
+	b.minTimeout = 30 * time.Millisecond
+	ctx := testCtx(t)
+	for i := range 20 {
+		if _, err := b.Read32(ctx, uint32ToAddr(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := b.Stats(); st.Timeout <= 0 || st.Timeout >= time.Second {
+		t.Fatalf("after 20 answers: Stats = %+v, want an adaptive deadline under a second", st)
+	}
+	p.with(func(p *peer) { p.ram[0x20] = 42; p.drop = 2 })
+	cctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+	defer cancel()
+	v, err := b.Read32(cctx, 0x20)
+	if err != nil || v != 42 {
+		t.Fatalf("Read32 with two answers lost = %d, %v", v, err)
+	}
+	if st := b.Stats(); st.Timeouts != 2 || st.Retries != 2 || st.Failures != 0 {
+		t.Errorf("Stats = %+v, want 2 timeouts, 2 retries", st)
+	}
+}
+
+func uint32ToAddr(i int) uint64 { return uint64(4 * i) }
+
+func TestLastAttemptWaitsForTheCaller(t *testing.T) {
+	// Two attempts of 100 ms each; the device takes 600 ms over the
+	// request. The last attempt waits for the caller's 3 s, not 100 ms,
+	// and the write executes once.
+	b, p, _ := newSyncedBridge(t, Options{Timeout: 100 * time.Millisecond, MaxAttempts: 2})
+	p.with(func(p *peer) { p.slow = 600 * time.Millisecond })
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := b.Write32(ctx, peerFIFO, 9); err != nil {
+		t.Fatalf("Write32 to a device slow to execute: %v", err)
+	}
+	p.with(func(p *peer) {
+		if !slices.Equal(p.fifo, []uint32{9}) {
+			t.Errorf("FIFO = %v, want [9]: executed once", p.fifo)
+		}
+	})
+	// The duplicate answer to the retry comes in later: the first was
+	// late, not lost.
+	if _, err := b.Read32(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a late answer counted", func() bool {
+		b.Read32(ctx, 0)
+		return b.Stats().Late == 1
+	})
+}
+
+func TestDamagedAnswersHaveTheirOwnBudget(t *testing.T) {
+	// Two attempts may time out, but the line damages six answers in a row:
+	// each is re-requested at once, and the read succeeds.
+	b, p, _ := newSyncedBridge(t, Options{Timeout: calm, MaxAttempts: 2})
+	p.with(func(p *peer) { p.ram[0x40] = 0x0BADF00D; p.corrupt = []int{8, 8, 8, 8, 8, 8} })
+	v, err := b.Read32(testCtx(t), 0x40)
+	if err != nil || v != 0x0BADF00D {
+		t.Fatalf("Read32 = 0x%x, %v", v, err)
+	}
+	if st := b.Stats(); st.Resends != 6 || st.Retries != 6 || st.Timeouts != 0 || st.CRCErrors != 6 {
+		t.Errorf("Stats = %+v, want 6 resends, no timeout", st)
+	}
+	// The resend budget is bounded too.
+	b.resends = 3
+	p.with(func(p *peer) { p.corrupt = []int{8, 8, 8, 8, 8, 8} })
+	_, err = b.Read32(testCtx(t), 0x40)
+	if !errors.Is(err, ErrCRCMismatch) || drivers.ClassOf(err) != drivers.ClassInfra || !strings.Contains(err.Error(), "4 damaged answers") {
+		t.Errorf("Read32 past the resend budget: %v (class %v)", err, drivers.ClassOf(err))
+	}
+}
+
+func TestNoisyLineSplitsReadBursts(t *testing.T) {
+	b, p, _ := newSyncedBridge(t, Options{Timeout: calm})
+	ctx := testCtx(t)
+	want := make([]uint32, 64)
+	for i := range want {
+		want[i] = 0xC0DE0000 + uint32(i)
+		p.with(func(p *peer) { p.ram[uint32(4*i)] = want[i] })
+	}
+	// A clean line: one request.
+	got := make([]uint32, 64)
+	if err := b.ReadBurst(ctx, 0, got); err != nil || !slices.Equal(got, want) {
+		t.Fatalf("ReadBurst on a clean line: %v", err)
+	}
+	if st := b.Stats(); st.SplitBursts != 0 || st.ReadChunk != MaxCount {
+		t.Fatalf("clean line: Stats = %+v, want no split", st)
+	}
+	// One answer in three damaged: answers of 13 bytes, about 2.6% of
+	// bytes hit, as far as the host can tell.
+	for i := range 30 {
+		if i%3 == 0 {
+			p.with(func(p *peer) { p.corrupt = []int{8} })
+		}
+		if _, err := b.Read32(ctx, uint32ToAddr(i%64)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := peerRequests(p)
+	clear(got)
+	if err := b.ReadBurst(ctx, 0, got); err != nil || !slices.Equal(got, want) {
+		t.Fatalf("ReadBurst on a noisy line: %v (%x)", err, got)
+	}
+	st := b.Stats()
+	if st.SplitBursts != 1 || st.ReadChunk >= 64 {
+		t.Errorf("noisy line: Stats = %+v, want the burst split", st)
+	}
+	// At one damaged answer in three, pieces of about 2 words (an answer
+	// of 17 bytes); as clean pieces come back the estimate recovers.
+	if n := peerRequests(p) - before; n < 4 {
+		t.Errorf("the 64-word burst took %d requests, want it split in pieces", n)
+	}
 }
 
 func TestCallerDeadlineBoundsRetries(t *testing.T) {

@@ -2,6 +2,7 @@ package uartbridge
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"testing"
@@ -208,6 +209,41 @@ func TestDecoderLongRandomStream(t *testing.T) {
 	for i := range want {
 		if !responsesEqual(got[i], want[i]) {
 			t.Fatalf("frame %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// A request header is refused only when it cannot start a request: the
+// response bit set, or a data-carrying COUNT above 256. An unknown CMD or a
+// READ_BURST above 256 words is a 12-byte frame a device answers
+// (docs/uart-bridge.md, "Resynchronisation").
+func TestRequestHeaderCheck(t *testing.T) {
+	raw := func(seq, cmd uint8, count uint16, words int) []byte {
+		f := []byte{0xA5, 0x5A, seq, cmd, 0, 0, 0, 0, byte(count), byte(count >> 8)}
+		f = append(f, make([]byte, 4*words)...)
+		return binary.LittleEndian.AppendUint16(f, CRC16(f[2:]))
+	}
+	for _, c := range []struct {
+		name  string
+		frame []byte
+		ok    bool
+	}{
+		{"unknown CMD", raw(1, 0x09, 0, 0), true},
+		{"unknown CMD with a COUNT", raw(2, 0x7F, 300, 0), true},
+		{"READ_BURST COUNT 257", raw(3, 0x03, 257, 0), true},
+		{"INFO COUNT 65535", raw(4, 0x00, 65535, 0), true},
+		{"response bit", raw(5, 0x81, 1, 0), false},
+		{"WRITE_BURST COUNT 257", raw(6, 0x04, 257, 257), false},
+		{"WRITE COUNT 300", raw(7, 0x02, 300, 0), false},
+	} {
+		d := NewRequestDecoder()
+		d.Write(c.frame)
+		r, _, err := d.Next()
+		if c.ok && (err != nil || r.Seq != c.frame[2] || byte(r.Cmd) != c.frame[3]) {
+			t.Errorf("%s: %+v, %v; want the frame", c.name, r, err)
+		}
+		if !c.ok && !errors.Is(err, ErrBadHeader) {
+			t.Errorf("%s: %+v, %v; want a bad header", c.name, r, err)
 		}
 	}
 }

@@ -171,11 +171,16 @@ func AppendResponse(dst []byte, r Response) ([]byte, error) {
 }
 
 // requestFrameLen checks a request's fixed part (h holds at least reqFixed
-// bytes, sync first) and returns the frame's full length.
+// bytes, sync first) and returns the frame's full length. A CMD with the
+// response bit set cannot start a request, nor can a WRITE or WRITE_BURST
+// with COUNT above 256; any other header starts a frame, 12 bytes unless it
+// carries data, so that a device can answer an unknown CMD (BAD_CMD) or a
+// READ_BURST of more than 256 words (BAD_COUNT) (docs/uart-bridge.md,
+// "Resynchronisation").
 func requestFrameLen(h []byte) (int, bool) {
 	cmd := Cmd(h[3])
 	count := int(binary.LittleEndian.Uint16(h[8:10]))
-	if !cmd.Known() || count > MaxCount {
+	if cmd&respBit != 0 || (cmd.HasData() && count > MaxCount) {
 		return 0, false
 	}
 	return RequestLen(cmd, count), true

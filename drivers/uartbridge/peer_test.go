@@ -55,12 +55,13 @@ type peer struct {
 	// Misbehaviour, each consumed one response at a time. INFO requests
 	// are spared, so that a late copy of the session-start INFO cannot use
 	// up what a test aims at the operation under test.
-	busy    int      // answer BUSY (not executing, not remembering)
-	drop    int      // execute, then lose the response
-	stale   int      // send two stale answers (old SEQ; right SEQ, wrong CMD) first
-	corrupt []int    // flip bit 0x40 of this byte (negative: from the end)
-	garbage [][]byte // send these bytes before the response
-	silent  bool     // never answer
+	busy    int           // answer BUSY (not executing, not remembering)
+	drop    int           // execute, then lose the response
+	stale   int           // send two stale answers (old SEQ; right SEQ, wrong CMD) first
+	corrupt []int         // flip bit 0x40 of this byte (negative: from the end)
+	garbage [][]byte      // send these bytes before the response
+	silent  bool          // never answer
+	slow    time.Duration // execute the next request this long (a device busy with it)
 	// Memory of the last executed request (page, "Sequence numbers").
 	haveLast bool
 	lastSeq  uint8
@@ -156,6 +157,17 @@ func (p *peer) serve(dec *RequestDecoder) {
 				p.mu.Unlock()
 			}
 			continue // never answer a frame that failed its checks
+		}
+		p.mu.Lock()
+		slow := p.slow
+		if req.Cmd != CmdInfo {
+			p.slow = 0
+		}
+		p.mu.Unlock()
+		if slow > 0 && req.Cmd != CmdInfo {
+			// The device executes for that long; the host's retries
+			// queue on the line meanwhile, as on a real UART.
+			time.Sleep(slow)
 		}
 		for _, out := range p.answer(req, crc) {
 			// Counted before writing: the host may have read the bytes

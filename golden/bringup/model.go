@@ -335,21 +335,35 @@ const (
 )
 
 func exact(metric string, p results.Params, v float64, unit, src, note string) results.Expectation {
-	e := results.Expectation{Metric: metric, Params: p, Value: v, Unit: unit, Source: src, Note: note}
+	e := results.Expectation{Metric: metric, Params: p, Value: v, Unit: unit, Source: src, Note: note,
+		Budget: "exact: a count, a choice or arithmetic from the lab's topology and the declared figures; float rounding only"}
 	if v != math.Trunc(v) {
 		e.RelTol = 1e-9
 	}
 	return e
 }
 
-func band(metric string, p results.Params, e Estimate, unit, src, note string) results.Expectation {
-	return results.Expectation{Metric: metric, Params: p, Value: e.Value, Min: results.Float(e.Min), Max: results.Float(e.Max),
-		Unit: unit, Source: src, Note: note}
+// band is an expectation between an Estimate's bounds; budget says what
+// the width is made of and wide, when the band is wider than ±10% or
+// one-sided, why.
+func band(metric string, p results.Params, e Estimate, unit, src, note, budget, wide string) results.Expectation {
+	x := results.Expectation{Metric: metric, Params: p, Value: e.Value, Min: results.Float(e.Min), Max: results.Float(e.Max),
+		Unit: unit, Source: src, Note: note, Budget: budget}
+	if x.NeedsReason() {
+		x.Wide = wide
+	}
+	return x
 }
 
 func text(metric string, p results.Params, t, src, note string) results.Expectation {
-	return results.Expectation{Metric: metric, Params: p, Text: t, Source: src, Note: note}
+	return results.Expectation{Metric: metric, Params: p, Text: t, Source: src, Note: note, Budget: "exact"}
 }
+
+// Budgets of the bands, each with the figures it is made of.
+const (
+	budgetPMOS = "PMOS cost model: lower end, no MOS word lost and a window that never stalls (every word at the MOS rate, one ack); upper end, the no-loss time plus the retransmissions the declared loss rate exceeds only with the tail probability, each costing its frame and a whole timeout; 0 loss declared makes the band a point"
+	widePMOS   = "a lossy MOS channel retransmits a random number of frames, each costing up to a whole timeout of idle link: the band spans no loss to the tail of that count"
+)
 
 func (sc *scenario) predict() ([]results.Expectation, error) {
 	plan, err := Bootstrap(sc.top, sc.faults)
@@ -398,16 +412,16 @@ func (sc *scenario) predict() ([]results.Expectation, error) {
 		if bt.Transfer.AbandonProbability > 1e-3 {
 			note += fmt.Sprintf("; PMOS gives up on the cable with probability %.3g (a clear failure is then correct)", bt.Transfer.AbandonProbability)
 		}
-		add(band("bringup.board_ms", results.Params{"board": bt.Board}, bt.Duration, "ms", srcTime, note))
+		add(band("bringup.board_ms", results.Params{"board": bt.Board}, bt.Duration, "ms", srcTime, note, budgetPMOS, widePMOS))
 	}
 	for w, e := range sched.Waves {
 		if w == 0 {
 			continue
 		}
 		add(band("bringup.wave_ms", results.Params{"wave": strconv.Itoa(w)}, e, "ms", srcTime,
-			"from the start of the bootstrap until the wave's last board is done (waves overlap)"))
+			"from the start of the bootstrap until the wave's last board is done (waves overlap)", budgetPMOS+"; summed over the boards and waves before it", widePMOS))
 	}
-	add(band("bringup.time_ms", nil, sched.Total, "ms", srcTime, "from the start of the bootstrap until the last board is done"))
+	add(band("bringup.time_ms", nil, sched.Total, "ms", srcTime, "from the start of the bootstrap until the last board is done", budgetPMOS+"; summed over every wave", widePMOS))
 
 	// PMOS.
 	pm := sc.timing.PMOS
@@ -420,7 +434,7 @@ func (sc *scenario) predict() ([]results.Expectation, error) {
 			return nil, err
 		}
 		add(band("bringup.pmos.goodput", results.Params{"bytes": strconv.Itoa(sc.goodput)}, gp, "", srcPMOS,
-			fmt.Sprintf("payload rate over 6 B × %g words/s at MOS loss %g", pm.MOSRate, pm.Loss)))
+			fmt.Sprintf("payload rate over 6 B × %g words/s at MOS loss %g", pm.MOSRate, pm.Loss), budgetPMOS+" (as a rate: the bounds swap)", widePMOS))
 		tr, err := pm.Transfer(sc.goodput, 0, -1)
 		if err != nil {
 			return nil, err
@@ -454,18 +468,27 @@ func (sc *scenario) predict() ([]results.Expectation, error) {
 			continue
 		}
 		v := sc.sync.MeasuredDelayNS(l)
-		add(results.Expectation{Metric: "bringup.timesync.link_delay_ns", Params: results.Params{"link": l.Name()}, Value: v,
+		le := results.Expectation{Metric: "bringup.timesync.link_delay_ns", Params: results.Params{"link": l.Name()}, Value: v,
 			AbsTol: sc.sync.MeasErrNS, Unit: "ns", Source: "Aquila App. B.2: round-trip delay measurement in latency-measurement mode",
-			Note: "half the round trip: latency + asymmetry/2 + PHY"})
+			Note:   "half the round trip: latency + asymmetry/2 + PHY",
+			Budget: fmt.Sprintf("the round-trip measurement's error, ±%g ns (App. B.2: the carried time is exact to ±2.5 ns)", sc.sync.MeasErrNS)}
+		if le.NeedsReason() {
+			le.Wide = fmt.Sprintf("a short cable: the measurement's absolute error, ±%g ns, is more than 10%% of a %.3g ns delay", sc.sync.MeasErrNS, v)
+		}
+		add(le)
 	}
 	if tree.Primary != "" {
 		add(band("bringup.timesync.converge_us", nil, sc.sync.ConvergeUS(tree.Depth, linkMax), "µs", srcOffset,
-			"from the primary starting TimeSync to every client holding a valid time"))
+			"from the primary starting TimeSync to every client holding a valid time",
+			fmt.Sprintf("the primary's first message goes out anywhere within its first interval (%g µs, +%g ppm), then crosses %d hops within a wait, the chip, the cable and the PHY each", sc.sync.IntervalUS, sc.sync.DriftPPM, tree.Depth),
+			"the primary's first message can leave at any moment of its first interval (App. B.2: about 100 µs), so the convergence time is spread over a whole interval"))
 	}
 	for _, n := range tree.Nodes {
 		if n.State == Invalid {
 			add(band("bringup.timesync.drift_detect_us", results.Params{"board": n.Board}, sc.sync.DriftDetectUS(n.Depth, linkMax), "µs", srcDetect,
-				"from its first update to its failure signal: "+n.Why))
+				"from its first update to its failure signal: "+n.Why,
+				fmt.Sprintf("%d invalid messages, one an interval (%g µs, +%g ppm), the first up to an interval after the update; a wait, the chip, the cable and the PHY per hop of jitter", sc.sync.InvalidCount, sc.sync.IntervalUS, sc.sync.DriftPPM),
+				"the first invalid message comes up to an interval after the update that set the clock: the band spans that interval"))
 		}
 	}
 
@@ -485,12 +508,16 @@ func (sc *scenario) predict() ([]results.Expectation, error) {
 			case DetectYes:
 				add(exact("bringup.timesync.detect", p, 1, "", srcDetect, "the failure is on its path from the primary"))
 				add(band("bringup.timesync.detect_us", p, sc.sync.DetectUS(n.Depth, linkMax), "µs", srcDetect,
-					fmt.Sprintf("%d intervals without a valid message", sc.sync.InvalidCount)))
+					fmt.Sprintf("%d intervals without a valid message", sc.sync.InvalidCount),
+					fmt.Sprintf("%d missed intervals of %g µs, the failure anywhere within the first (+%g ppm and a wait, the chip, the cable and the PHY per hop)", sc.sync.InvalidCount, sc.sync.IntervalUS, sc.sync.DriftPPM),
+					"the failure falls anywhere within an interval, so detection takes between N-1 and N intervals"))
 			case DetectNo:
 				add(exact("bringup.timesync.detect", p, 0, "", srcDetect, "the failure is not on its path from the primary"))
 			case DetectMaybe:
 				add(results.Expectation{Metric: "bringup.timesync.detect", Params: p, Value: 0.5, Min: results.Float(0), Max: results.Float(1),
-					Source: srcDetect, Note: "depends on the parents the runner chose: " + strings.Join(n.Parents, ",")})
+					Source: srcDetect, Note: "depends on the parents the runner chose: " + strings.Join(n.Parents, ","),
+					Budget: "either answer: the runner's choice of parent decides whether the failure is on the board's path",
+					Wide:   "a yes-or-no figure whose answer depends on the tree the runner built: both are right"})
 			}
 		}
 		re, err := TimeTree(sc.top, plan.Live(), sc.primaries, sc.sync, sc.ppm, sc.tsFail)
@@ -544,7 +571,10 @@ func (sc *scenario) treeExpectations(prefix string, tr *Tree) []results.Expectat
 			if n.SysMinNS != 0 || n.SysMaxNS != 0 {
 				nt += fmt.Sprintf(" around the uncompensated asymmetry's %.4g..%.4g ns (half the asymmetry per cable)", n.SysMinNS, n.SysMaxNS)
 			}
-			out = append(out, band(prefix+".offset_ns", p, e, "ns", srcOffset, nt+"; offset = board time - primary time"))
+			out = append(out, band(prefix+".offset_ns", p, e, "ns", srcOffset, nt+"; offset = board time - primary time",
+				fmt.Sprintf("per hop: carried time ±%g ns, link-delay measurement ±%g ns, half the undeclared asymmetry %g ns, drift %g ppm over the wait, chip, cable and PHY; the drift since the last update over one interval; the runner's reading ±%g ns: ±%.4g ns at depth %d",
+					sc.sync.TxErrNS, sc.sync.MeasErrNS, sc.sync.AsymMaxNS/2, 2*sc.sync.DriftPPM, sc.sync.ReadErrNS, n.BoundNS, n.Depth),
+				"an offset's ideal is 0, so a relative width means nothing: the band is the absolute error bound App. B.2's terms add up to"))
 		}
 	}
 	return out
@@ -587,6 +617,8 @@ func (sc *scenario) shoalExpectations() ([]results.Expectation, error) {
 		note += " (strictly less than Max in a clocked design)"
 	}
 	out = append(out, results.Expectation{Metric: "bringup.shoal.precision_ns", Value: maxP / 2,
-		Min: results.Float(0), Max: results.Float(maxP), Unit: "ns", Source: srcShoal, Note: note})
+		Min: results.Float(0), Max: results.Float(maxP), Unit: "ns", Source: srcShoal, Note: note,
+		Budget: fmt.Sprintf("upper end: the guard band less reconfiguration and propagation variability, %.4g ns (exact, §3.4)", maxP),
+		Wide:   "a precision's ideal is 0: the guard band bounds it from above only (reading M4: Shoal's precision is reported, not judged)"})
 	return out, nil
 }

@@ -96,6 +96,7 @@ func (m Model) Predict(set map[string]string) ([]results.Expectation, error) {
 			Params: results.Params{"src": pr[0].Param(), "dst": pr[1].Param()},
 			Text:   p.Text(),
 			Source: "ExaNet §3.3: dimension-ordered routing; upper VC (1) when destination−current > 0, lower VC (0) otherwise",
+			Budget: "exact: the path and virtual channels DOR gives, compared hop by hop",
 			Note:   fmt.Sprintf("order %s, %d-hop path in mesh %s (no wrap-around, §3.1)", order, len(p.Hops), lattice.Param()),
 		})
 	}

@@ -47,8 +47,8 @@ func (Model) Params() []golden.Param {
 		{Name: "traffic", Default: "all", Doc: "traffic models: uniform, bursty, nonuniform, or all (§5.1a-c); empty: no simulation"},
 		{Name: "algs", Default: "all", Doc: "switches: " + joinAlgs(Algs) + ", or all; empty: no simulation"},
 		{Name: "load", Default: "1", Doc: "input rate r, packets per input per cycle, 0 < r ≤ 1 (§5.1 reports r = 1); prr.zero_drop_depth and prr.saturation are always at r = 1"},
-		{Name: "cycles", Default: "30000", Doc: "simulated cycles per run; worst cases and zero-drop depths at r = 1 grow with it. §5.1 does not state its run length; at 3e4 its quoted worst cases are reproduced within about 20%"},
-		{Name: "replicas", Default: "4", Doc: "independent seeded runs per figure, 2..64: their spread gives the tolerance band"},
+		{Name: "cycles", Default: "25000", Doc: "simulated cycles per run; worst cases and zero-drop depths at r = 1 grow with it. §5.1 does not state its run length; at 25000 (golden's reproduction of §5.1, reading P40) its five quoted worst cases of the proposal and PIM come out within 3.5%"},
+		{Name: "replicas", Default: "8", Doc: "independent seeded runs per figure, 2..64: their spread is the band (a 99% prediction interval for one more run)"},
 		{Name: "seed", Default: "1", Doc: "seed of the simulations (unsigned 64-bit)"},
 		{Name: "depths", Default: "1", Doc: "FIFO depths for prr.drop_rate, each ≥ 1 (§5.1 Fig. 9; §5.2 builds the hardware with depth 1); empty: none"},
 		{Name: "burst_len", Default: "32", Doc: "bursty traffic: mean burst size s (§5.1b default 32)"},
@@ -203,7 +203,8 @@ func (m Model) Predict(set map[string]string) ([]results.Expectation, error) {
 const formulaEps = 1e-6
 
 func exact(metric string, p results.Params, v float64, unit, source, note string) results.Expectation {
-	return results.Expectation{Metric: metric, Params: p, Value: v, Unit: unit, Source: source, Note: note}
+	return results.Expectation{Metric: metric, Params: p, Value: v, Unit: unit, Source: source, Note: note,
+		Budget: "exact: a whole number from the paper's formula, read from the design's registers or traced cycles; no measurement error"}
 }
 
 func pipelineExpectations(pl Plan) ([]results.Expectation, error) {
@@ -228,16 +229,19 @@ func pipelineExpectations(pl Plan) ([]results.Expectation, error) {
 		{
 			Metric: "prr.port_to_port_latency", Params: results.Params{"p": itoa(pl.P), "s": itoa(pl.S), "clock_mhz": clock},
 			Value: pipe.PortToPortNs(pl.ClockMHz), Unit: "ns", AbsTol: formulaEps,
+			Budget: fmt.Sprintf("exact formula at the declared clock (%s); ±%g ns of float rounding", pl.ClockNote, formulaEps),
 			Source: "FPGA'20 §4.2 Table 1, §5.2 (latency_p2p = (latency_opt + 1)/f_clk)",
 			Note:   fmt.Sprintf("(%d+1) cycles at %g MHz (%s)", pipe.Latency, pl.ClockMHz, pl.ClockNote),
 		},
 		{
 			Metric: "prr.throughput", Params: tp, Value: line, Unit: "Gb/s", AbsTol: formulaEps,
+			Budget: fmt.Sprintf("exact formula at the declared clock (%s); ±%g Gb/s of float rounding", pl.ClockNote, formulaEps),
 			Source: "FPGA'20 §5.2 (Throughput = Width × f_clk), §4.5 (one packet per port per cycle)",
 			Note:   fmt.Sprintf("line throughput of one port, %d bits × %g MHz (%s)", pl.WidthBits, pl.ClockMHz, pl.ClockNote),
 		},
 		{
 			Metric: "prr.throughput.aggregate", Params: tp, Value: line * float64(pl.P), Unit: "Gb/s", AbsTol: formulaEps,
+			Budget: fmt.Sprintf("exact formula at the declared clock (%s); ±%g Gb/s of float rounding", pl.ClockNote, formulaEps),
 			Source: "FPGA'20 §1, §5.2 (16×16, 512 bits: 903.2 Gb/s aggregate)",
 			Note:   fmt.Sprintf("%d ports × %g Gb/s", pl.P, line),
 		},
@@ -356,8 +360,8 @@ func depthMeaning(a Alg, d, p int) string {
 }
 
 // paperNote adds, for the figures §5.1 quotes, what the paper measured: a
-// comparison of order, not a target (its run length is not given; its worst
-// cases match runs of about 3·10^4 cycles).
+// comparison, not a target (its run length is not given; its worst cases
+// match the mean of runs of 25,000 cycles, reading P40).
 func paperNote(a Alg, tr Traffic, what string) string {
 	type k struct {
 		a    Alg
@@ -374,7 +378,7 @@ func paperNote(a Alg, tr Traffic, what string) string {
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("; the paper reports %s for a 16×16 switch at r = 1 (§5.1, run length not stated)", v)
+	return fmt.Sprintf("; the paper reports %s for a 16×16 switch at r = 1 (§5.1, run length not stated; docs/figures.md compares it with golden's reproduction at 25000 cycles, reading P40)", v)
 }
 
 func collect(rs []SimResult, f func(SimResult) float64) []float64 {
@@ -432,15 +436,30 @@ func predictionHalfWidth(sd float64, n int) float64 {
 // run (normal by the central limit theorem). The floor, max(rel·|mean|,
 // abs), keeps the band from collapsing when the replicas happen to agree
 // (no drop in any replica: abs is three packets in one run's offered load,
-// the rule of three).
+// the rule of three). Its Budget is that spread; a band wider than ±10% says
+// why in Wide.
 func meanExpectation(metric string, p results.Params, v []float64, unit string, rel, abs float64, source, note string) results.Expectation {
 	m := mean(v)
-	h := math.Max(predictionHalfWidth(stddev(v), len(v)), math.Max(rel*math.Abs(m), abs))
+	sd := stddev(v)
+	pi := predictionHalfWidth(sd, len(v))
+	floor := math.Max(rel*math.Abs(m), abs)
+	h := math.Max(pi, floor)
 	lo, hi := math.Max(0, m-h), m+h
 	if unit == "fraction" || unit == "packets/cycle/port" {
 		hi = math.Min(hi, 1)
 	}
-	return results.Expectation{Metric: metric, Params: p, Value: m, Unit: unit, Min: results.Float(lo), Max: results.Float(hi), Source: source, Note: note}
+	e := results.Expectation{Metric: metric, Params: p, Value: m, Unit: unit, Min: results.Float(lo), Max: results.Float(hi), Source: source, Note: note}
+	e.Budget = fmt.Sprintf("golden replica spread at the run length: %d seeded runs, sd %.4g (%s of the mean), 99%% prediction interval of one more run ±%.4g (t %.3g); floor ±%.4g (%s); counters exact",
+		len(v), sd, pct(sd, m), pi, tQuantile995(len(v)-1), floor, floorWhy(rel, abs))
+	if e.NeedsReason() {
+		switch {
+		case pi < floor:
+			e.Wide = "no replica shows the event (a drop, a lost packet): the band is the rule of three, at most three packets in one run's offered load, and reaches 0 because 0 is a right answer"
+		default:
+			e.Wide = fmt.Sprintf("one run's figure varies by %s (sd) from seed to seed at this run length: at input rate 1 the queues are critically loaded (their fill is a random walk), so the band is that sampling noise, which only longer runs or more of them narrow", pct(sd, m))
+		}
+	}
+	return e
 }
 
 // logExpectation: value and bounds for an extreme (a maximum over a run),
@@ -453,10 +472,34 @@ func logExpectation(metric string, p results.Params, v []float64, unit, source, 
 		lv[i] = math.Log1p(x)
 	}
 	m := mean(lv)
-	h := predictionHalfWidth(math.Max(stddev(lv), 0.05), len(v))
+	sdl := stddev(lv)
+	h := predictionHalfWidth(math.Max(sdl, 0.05), len(v))
 	lo := math.Max(0, math.Floor(math.Expm1(m-h))-1)
 	hi := math.Ceil(math.Expm1(m+h)) + 1
-	return results.Expectation{Metric: metric, Params: p, Value: mean(v), Unit: unit, Min: results.Float(lo), Max: results.Float(hi), Source: source, Note: note}
+	e := results.Expectation{Metric: metric, Params: p, Value: mean(v), Unit: unit, Min: results.Float(lo), Max: results.Float(hi), Source: source, Note: note}
+	e.Budget = fmt.Sprintf("golden replica spread at the run length: %d seeded runs, sd of log(1+x) %.3g (floor 0.05), 99%% prediction interval of one more run ×/÷%.3g (t %.3g); ±1 for an integer count",
+		len(v), sdl, math.Exp(h), tQuantile995(len(v)-1))
+	if e.NeedsReason() {
+		e.Wide = fmt.Sprintf("the largest value of a run is an extreme: it varies by a factor %.2f (sd on a log scale) from seed to seed at this run length and grows with it (queues at input rate 1 are critically loaded), so the band is that sampling noise", math.Exp(math.Max(sdl, 0.05)))
+	}
+	return e
+}
+
+func pct(x, of float64) string {
+	if of == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", 100*x/math.Abs(of))
+}
+
+func floorWhy(rel, abs float64) string {
+	switch {
+	case rel > 0 && abs > 0:
+		return fmt.Sprintf("%.3g%% of the mean, or %.3g", 100*rel, abs)
+	case rel > 0:
+		return fmt.Sprintf("%.3g%% of the mean", 100*rel)
+	}
+	return "three packets in one run's offered load"
 }
 
 // --- formatting ---

@@ -239,23 +239,25 @@
 //     has come back (§6.2): FeedbackSlots after the start of the reply's send
 //     slot (reading S2; the intermediate reports on a cell it has wholly
 //     received and queued, DelaySlots after the cell's send slot).
-//   - Feedback (Eq. 1, Eq. 6): node j remembers the last local cell it
-//     received from i and the queue Q_jk it joined; in its next slot to i (in
-//     a data or an empty cell) it reports len(Q_jk) + len(R_jk), R_jk being
-//     j's local subflows through k that satisfy Eq. 2 and have no cell in
-//     Q_jk. This is Eq. 6 with R_jk holding every ready local subflow including
-//     the one whose cell sits in Q_jk, the -1 removing that double count. The
-//     literal -1 without a local cell in Q_jk lets two cells of a subflow meet
-//     in Q_jk and breaks Eq. 5 (seen: 9 cells in an 8-node rack); this reading
-//     keeps Eq. 5 for every queue at every instant, which the tests check.
-//     A direct cell is reported with 0.
+//   - Feedback (Eq. 1, Eq. 6; reading S40): node j remembers the last local
+//     cell it received from i and the queue Q_jk it joined; in its next slot
+//     to i (in a data or an empty cell) it reports len(Q_jk) + len(R_jk) - 1
+//     (never below 0), R_jk being j's local subflows through k that satisfy
+//     Eq. 2 and have no cell in Q_jk (len(Q_jk) without ready queues, Eq. 1),
+//     and, while i's cell is still in Q_jk at place p, the slot it will leave
+//     in: the p-th slot of j to k from then on. A direct cell is reported
+//     with 0.
 //   - Release (Eq. 2): a cell of subflow i→j→k enters Q_ij when
 //     len(Q_ij(t)) + (t - T) ≥ feedback, in epochs, T being when j sampled its
 //     queue (the start of j's slot to i — known to i from the static
 //     schedule). §3.3.2 says "receives", which is FeedbackSlots later (reading
 //     S2); the paper writes the sample as Q_jk(T), treating the two as one,
-//     and the queue drains from the instant it was sampled. Without feedback
-//     yet (a new subflow) it may go.
+//     and the queue drains from the instant it was sampled. And it goes only
+//     if, sent behind the len(Q_ij) cells before it (one an epoch), it reaches
+//     j after the subflow's previous cell has left Q_jk (reading S40): the
+//     invariant of §3.3.2 — at most one cell of a subflow in each queue —
+//     on which Eq. 3 and Eq. 5 rest holds at every instant, which the tests
+//     check. Without feedback yet (a new subflow) it may go.
 //   - Ready queues (§3.3.3, Eq. 4/5): at most one local cell in Q_ij; local
 //     subflows are served from their list in turn (round robin, a subflow
 //     rejoining at the tail when its feedback arrives). New-flow rule: a
@@ -314,9 +316,13 @@
 //	shoal.incast.max_queue {senders}                ≤ senders: one cell per sender's flow (Fig. 10: 7)
 //	shoal.permutation.throughput {slot_cycles}      prototype, Fig. 9 (full permutation vs slot size)
 //	shoal.permutation.throughput {pairs}            Fig. 12 (communicating pairs at the configured slot)
-//	                                                fraction of one cell per slot and channel; between 80%
-//	                                                of the simulation and the max-min fair ceiling
-//	                                                (subflows capped by their feedback loops, reading S2)
+//	                                                fraction of one cell per slot and channel; Value: the
+//	                                                simulation; band (NewPermutationBand): the simulation
+//	                                                with cells and feedback acted on one slot later to one
+//	                                                slot earlier (capped by the max-min ceiling, reading
+//	                                                S3), widened by the run's phase spread and the window's
+//	                                                edges; its Budget lists each part. The runner gets the
+//	                                                same band for its own flows from PermutationExpectation
 //	shoal.sim.max_queue {workload, load}            ≤ N (Eq. 5); Value: the simulation's peak
 //
 // Simulation figures (tolerance bands, each with a Note):
@@ -340,13 +346,14 @@
 //     the destination leaves in the first epoch, before the other senders'
 //     cells reach it, so its queue peaks at 6, not 7). The bands of one epoch
 //     hold both.
-//   - Permutation (§6.2 "∼50%", Fig. 12 "halves"): under Eq. 2 and Eq. 6 as
-//     read above the full permutation levels off near 0.42 of the link on 8
-//     nodes and 0.37 on 512, below the max-min fair share (4/7 on 8 nodes, 1/2
-//     on 512) that the paper's figures describe: a subflow waits for its
-//     feedback and then for the queue it reported, so it rarely keeps the
-//     two-epoch rhythm a fair half needs. The expectation is the band between
-//     the two.
+//   - Permutation (§6.2 "∼50%", Fig. 12 "halves"): under reading S40 the
+//     full permutation on the prototype reaches 0.513 of the link at 96-cycle
+//     slots, 0.524 at 128 and 0.5625 at 512 (its max-min ceiling: 4/7 of the
+//     link for 8 nodes less the feedback loops), and on the §7.1 rack 0.991
+//     for one pair and 0.500 for all 512: Fig. 9's convergence towards 50%
+//     and Fig. 12's halving. (The earlier reading, feedback never less than
+//     the subflow's own cell, levelled off at 0.35-0.42 on 8 nodes and 0.37
+//     on 512.)
 //   - Fig. 14 (ready queues and the new-flow rule shorten target short
 //     flows): not reproduced; with Eq. 6 the target's subflows get their fair
 //     share of the intermediates' links with or without the optimisations,

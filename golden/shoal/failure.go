@@ -16,9 +16,12 @@ const (
 	FailLeaf                             // a leaf switch (Table 1: ≈ 1/√(2N))
 	FailLeafSpineLink                    // a link between a leaf and a spine (Table 1: ≈ 2/N)
 	FailSpine                            // a spine switch (Table 1: ≈ 2√2/√N)
+	// FailLeafSpineDown is one direction of a leaf-spine link, spine to
+	// leaf: Table 1's ≈ 2/N counts this (reading S41).
+	FailLeafSpineDown
 )
 
-var failureNames = []string{"node", "node_link", "leaf", "leaf_spine_link", "spine"}
+var failureNames = []string{"node", "node_link", "leaf", "leaf_spine_link", "spine", "leaf_spine_down"}
 
 // String is the parameter spelling.
 func (k FailureKind) String() string {
@@ -28,9 +31,10 @@ func (k FailureKind) String() string {
 	return fmt.Sprintf("failure(%d)", int(k))
 }
 
-// FailureKinds lists every kind in Table 1 order (node first).
+// FailureKinds lists every kind in Table 1 order (node first), then the
+// one-direction link failure.
 func FailureKinds() []FailureKind {
-	return []FailureKind{FailNode, FailNodeLink, FailLeaf, FailLeafSpineLink, FailSpine}
+	return []FailureKind{FailNode, FailNodeLink, FailLeaf, FailLeafSpineLink, FailSpine, FailLeafSpineDown}
 }
 
 // ParseFailureKind reads a FailureKind's String form.
@@ -63,7 +67,7 @@ func TableOneApprox(kind FailureKind, n int) float64 {
 		return 1 / N
 	case FailLeaf:
 		return 1 / math.Sqrt(2*N)
-	case FailLeafSpineLink:
+	case FailLeafSpineLink, FailLeafSpineDown:
 		return 2 / N
 	case FailSpine:
 		return 2 * math.Sqrt2 / math.Sqrt(N)
@@ -97,11 +101,11 @@ func FailedPairs(t Topology, s *Schedule, f Failure) ([]bool, error) {
 		if f.Index < 0 || f.Index >= n {
 			return nil, fmt.Errorf("failed %s %d: nodes are 0..%d", f.Kind, f.Index, n-1)
 		}
-	case FailLeaf, FailLeafSpineLink:
+	case FailLeaf, FailLeafSpineLink, FailLeafSpineDown:
 		if f.Index < 0 || f.Index >= t.Leaves() {
 			return nil, fmt.Errorf("failed %s: leaf %d: leaves are 0..%d", f.Kind, f.Index, t.Leaves()-1)
 		}
-		if f.Kind == FailLeafSpineLink && (f.Spine < 0 || f.Spine >= t.Spines()) {
+		if f.Kind != FailLeaf && (f.Spine < 0 || f.Spine >= t.Spines()) {
 			return nil, fmt.Errorf("failed leaf-spine link: spine %d: spines are 0..%d", f.Spine, t.Spines()-1)
 		}
 	case FailSpine:
@@ -141,6 +145,8 @@ func FailedPairs(t Topology, s *Schedule, f Failure) ([]bool, error) {
 				hit = lu == f.Index || lv == f.Index
 			case FailLeafSpineLink:
 				hit = sp == f.Spine && (lu == f.Index || lv == f.Index)
+			case FailLeafSpineDown:
+				hit = sp == f.Spine && lv == f.Index
 			case FailSpine:
 				hit = sp == f.Index
 			}
@@ -154,7 +160,9 @@ func FailedPairs(t Topology, s *Schedule, f Failure) ([]bool, error) {
 
 // Attached lists the nodes a failure cuts off entirely (the failed node, the
 // node behind a failed link, the nodes of a failed leaf); they are left out of
-// FailedSlotFraction, which is about the nodes that keep working.
+// FailedSlotFraction, which is about the nodes that keep working. A node
+// whose circuits all cross a failed spine or leaf-spine link is not left out:
+// Table 1's spine figure, 2√2/√N, counts those (reading S41).
 func Attached(t Topology, f Failure) []int {
 	switch f.Kind {
 	case FailNode, FailNodeLink:
@@ -177,21 +185,23 @@ func Attached(t Topology, f Failure) []int {
 // Table 1's quantity: for a failed node link each other node loses its one
 // slot to that node, 1/(N-1) ≈ 1/N; for a leaf each loses the k/2 slots to
 // its nodes, ≈ 1/k = 1/√(2N); for a spine a pair fails when either direction
-// crosses it, ≈ 2/(k/2) = 2√2/√N. A leaf-spine link failed both ways costs
-// ≈ 4/N (the node on its port loses everything, and the leaf's nodes lose
-// their slot from every sender whose circuit comes down through that spine),
-// twice Table 1's 2/N, which counts one direction of the link.
+// crosses it, ≈ 2/(k/2) = 2√2/√N. One direction of a leaf-spine link
+// (FailLeafSpineDown) fails the pair of the circuit coming down into the leaf
+// in every slot, a different one each time: ≈ 2/N, Table 1's figure. A cable
+// cut both ways (FailLeafSpineLink) costs ≈ 4/N: the node on the spine's
+// port loses everything as well (its circuits all go up that link), reading
+// S41.
 func FailedSlotFraction(t Topology, s *Schedule, f Failure) (float64, error) {
 	n := t.Nodes
 	cut := make([]bool, n)
 	for _, i := range Attached(t, f) {
 		cut[i] = true
 	}
-	total, lost := 0, 0
 	failedAny, err := FailedPairs(t, s, f)
 	if err != nil {
 		return 0, err
 	}
+	total, lost := 0, 0
 	for i := 0; i < n; i++ {
 		if cut[i] {
 			continue

@@ -23,6 +23,10 @@ func TestFailedSlotsPrototype(t *testing.T) {
 		{Failure{Kind: FailLeaf, Index: 0}, 2.0 / 7},
 		{Failure{Kind: FailSpine, Index: 0}, 44.0 / 56},
 		{Failure{Kind: FailLeafSpineLink, Index: 0, Spine: 0}, 20.0 / 56},
+		// Spine-to-leaf only: the circuits from the even nodes down into
+		// nodes 0 and 1 (2, 4, 6 to 0; 0, 2, 4, 6 to 1): 7 pairs, 14 of 56
+		// slots, Table 1's 2/N exactly.
+		{Failure{Kind: FailLeafSpineDown, Index: 0, Spine: 0}, 14.0 / 56},
 	} {
 		got, err := FailedSlotFraction(topo, s, tc.f)
 		if err != nil {
@@ -35,10 +39,9 @@ func TestFailedSlotsPrototype(t *testing.T) {
 }
 
 // Table 1's approximations at rack scale (N = 512, k = 32; N = 1152,
-// k = 48): node ≈ 1/N, leaf ≈ 1/√(2N), spine ≈ 2√2/√N within a few per cent. A
-// leaf-spine link, counted with both directions failed, costs ≈ 4/N, twice
-// Table 1's 2/N: the table's figure is the failure of the link's spine→leaf
-// direction alone.
+// k = 48): node ≈ 1/N, leaf ≈ 1/√(2N), spine ≈ 2√2/√N within a few per cent,
+// and the spine→leaf direction of a leaf-spine link ≈ 2/N within 5%. The
+// link cut both ways costs ≈ 4/N, twice Table 1's 2/N (reading S41).
 func TestFailedSlotsTableOne(t *testing.T) {
 	for _, fab := range []struct{ n, k int }{{512, 32}, {1152, 48}} {
 		topo := Topology{Nodes: fab.n, Radix: fab.k}
@@ -52,6 +55,8 @@ func TestFailedSlotsTableOne(t *testing.T) {
 			{Failure{Kind: FailLeaf, Index: 2}, 1, 0.01},
 			{Failure{Kind: FailSpine, Index: 1}, 1, 0.05},
 			{Failure{Kind: FailLeafSpineLink, Index: 3, Spine: 2}, 2, 0.1},
+			// One direction is Table 1's figure itself (reading S41).
+			{Failure{Kind: FailLeafSpineDown, Index: 3, Spine: 2}, 1, 0.05},
 		} {
 			got, err := FailedSlotFraction(topo, s, tc.f)
 			if err != nil {

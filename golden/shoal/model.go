@@ -64,7 +64,7 @@ func (Model) Params() []golden.Param {
 		{Name: "perm_slot_cycles", Doc: "prototype only: slot sizes in cycles for the full-permutation throughput (Fig. 9; 12,16,24,32,48,64,96,128); empty: none"},
 		{Name: "perm_pairs", Doc: "communicating pairs for the permutation throughput at the configured slot (Fig. 12; rack 1,128,256,512, prototype none)"},
 		{Name: "fair_flows", Doc: "flows src>dst for max-min fair rates (§7.2; prototype 1>0,2>0,3>0,4>5, rack none)"},
-		{Name: "failures", Default: "node,node_link,leaf,leaf_spine_link,spine", Doc: "failed components for the failed-slot fractions (Table 1); empty: none"},
+		{Name: "failures", Default: "node,node_link,leaf,leaf_spine_link,spine,leaf_spine_down", Doc: "failed components for the failed-slot fractions (Table 1; leaf_spine_link is a cable cut both ways, leaf_spine_down its spine-to-leaf direction alone, reading S41); empty: none"},
 		{Name: "sim", Default: "", Doc: "reference simulation workloads: uniform (§7.3), skewed (§7.4), both comma-separated; empty: none"},
 		{Name: "load", Default: "0.5", Doc: "simulation loads L = F/(R·N·τ) (§7.3), comma-separated"},
 		{Name: "load_gbps", Doc: "the R of the load formula, Gb/s (half the node link: prototype 5, rack 50; see doc)"},
@@ -201,7 +201,8 @@ func (p *predictor) parse(s map[string]string) error {
 func (p *predictor) add(e results.Expectation) { p.out = append(p.out, e) }
 
 func (p *predictor) exactly(metric string, params results.Params, v float64, unit, source, note string) {
-	p.add(results.Expectation{Metric: metric, Params: params, Value: tidy(v), Unit: unit, RelTol: exact, Source: source, Note: note})
+	p.add(results.Expectation{Metric: metric, Params: params, Value: tidy(v), Unit: unit, RelTol: exact, Source: source, Note: note,
+		Budget: "exact: arithmetic of the paper's figures and the configuration; float rounding only (1e-9)"})
 }
 
 // tidy rounds away binary floating-point noise (12 x 6.4 = 76.80000000000001)
@@ -240,9 +241,12 @@ func (p *predictor) arithmetic() error {
 	p.exactly("shoal.guard.reconfig_ns", nil, c.ReconfigNS, "ns", p.src("Shoal §4.1: reconfiguration in one clock cycle, 6.4 ns", "Shoal §7.1: 2.5 ns switch reconfiguration delay"),
 		"the part of the guard band the switches spend reconfiguring (§3.4)")
 	zero := 0.0
-	p.add(bounded("shoal.sync.max_offset_ns", nil, c.SyncNS, &zero, results.Float(c.SyncNS), "ns",
+	sync := bounded("shoal.sync.max_offset_ns", nil, c.SyncNS, &zero, results.Float(c.SyncNS), "ns",
 		p.src("Shoal §6.1: synchronization precision of less than a clock cycle", "Shoal §7.1: 0.25 ns for variability in propagation and synchronization imprecision"),
-		"largest clock offset between nodes the guard band absorbs (§3.4: guard = reconfiguration + propagation variability + sync precision)"))
+		"largest clock offset between nodes the guard band absorbs (§3.4: guard = reconfiguration + propagation variability + sync precision)")
+	sync.Budget = fmt.Sprintf("upper end: the guard band's share for synchronisation, %.4g ns (exact, §3.4: guard = reconfiguration + propagation variability + sync precision)", c.SyncNS)
+	sync.Wide = "a magnitude whose ideal is 0: a perfectly synchronised rack reads 0, an unsynchronised one reads the boards' own offsets (hundreds of ns), far above the bound; the paper gives no lower limit of precision (WhiteRabbit reaches 50 ps, §3.4)"
+	p.add(sync)
 	p.exactly("shoal.usable_slot_ns", nil, c.UsableNS(), "ns", p.src("Shoal §6.1: usable slot 8 cycles (51.2 ns)", "Shoal §7.1: 20.5 ns of usable slot size"), "slot - guard - MAC overhead")
 	p.exactly("shoal.cell_bytes", nil, float64(c.CellBytes()), "B", p.src("Shoal §6.1: 64 B cells at 10 Gbps", "Shoal §3.4, §7.1: 20.5 ns = 64 B cells over a 25 Gbps channel"),
 		"floor(usable slot x channel rate / 8)")
@@ -285,7 +289,7 @@ func (p *predictor) schedule() error {
 			col := p.sched.Column(slot, ch)
 			p.add(results.Expectation{Metric: "shoal.schedule",
 				Params: results.Params{"slot": strconv.Itoa(slot), "channel": strconv.Itoa(ch)},
-				Text:   MappingText(p.sched.Pairs(slot, ch)),
+				Text:   MappingText(p.sched.Pairs(slot, ch)), Budget: "exact: the schedule, node by node",
 				Source: p.src("Shoal §3.2, Fig. 3: static schedule, each pair once per epoch", "Shoal §3.2, §3.4: static schedule, channels serve 1/C of the nodes each"),
 				Note:   fmt.Sprintf("node>node in slot %d (paper's slot %d), offset %d, %s schedule", slot, slot+1, col.Offset, p.c.Schedule)})
 		}
@@ -300,7 +304,7 @@ func (p *predictor) schedule() error {
 			for w, sc := range cfg {
 				p.add(results.Expectation{Metric: "shoal.switch_config",
 					Params: results.Params{"switch": ids[w].String(), "slot": strconv.Itoa(slot)},
-					Text:   sc.Text(),
+					Text:   sc.Text(), Budget: "exact: the switch's circuits, port by port",
 					Source: "Shoal §3.2, Fig. 4: per-switch schedule decomposed from the fabric schedule; §4.1 one register per output port",
 					Note:   "input port>output port; leaf ports 0..k/2-1 face nodes, k/2+s faces spine s; spine port l faces leaf l"})
 			}
@@ -313,12 +317,15 @@ func (p *predictor) bounds() error {
 	n := p.c.Nodes
 	zero := 0.0
 	deg := strconv.Itoa(n - 1)
-	p.add(bounded("shoal.queue_bound", results.Params{"eq": "3"}, float64(QueueBoundEq3(n-1, n-1)), &zero, results.Float(float64(QueueBoundEq3(n-1, n-1))), "cells",
-		"Shoal §3.3.2, Eq. 3: len(Q_ij) ≤ outcast(i) + incast(j)", "without ready queues; worst case outcast = incast = N-1 = "+deg))
-	p.add(bounded("shoal.queue_bound", results.Params{"eq": "4"}, float64(ReadyQueueBound(n-1)), &zero, results.Float(float64(ReadyQueueBound(n-1))), "flows",
-		"Shoal §3.3.3, Eq. 4: len(R_jk) ≤ outcast(j) ≤ N-1", "ready queue of local flow ids"))
-	p.add(bounded("shoal.queue_bound", results.Params{"eq": "5"}, float64(QueueBoundEq5(n-1)), &zero, results.Float(float64(QueueBoundEq5(n-1))), "cells",
-		"Shoal §3.3.3, Eq. 5: len(Q_jk) ≤ 1 + incast(k) ≤ N", "with ready queues; the bound every per-destination queue keeps under any traffic"))
+	qb := func(eq string, bound int, unit, source, note string) {
+		e := bounded("shoal.queue_bound", results.Params{"eq": eq}, float64(bound), &zero, results.Float(float64(bound)), unit, source, note)
+		e.Budget = fmt.Sprintf("upper end: Eq. %s's bound at its worst case, %d (exact)", eq, bound)
+		e.Wide = "the paper's equations bound a queue from above under any traffic; how full a run fills it is a property of the run (its incast and outcast degrees): golden's simulation of the runner's own flows gives that (shoal.sim.max_queue, the incast's max_queue)"
+		p.add(e)
+	}
+	qb("3", QueueBoundEq3(n-1, n-1), "cells", "Shoal §3.3.2, Eq. 3: len(Q_ij) ≤ outcast(i) + incast(j)", "without ready queues; worst case outcast = incast = N-1 = "+deg)
+	qb("4", ReadyQueueBound(n-1), "flows", "Shoal §3.3.3, Eq. 4: len(R_jk) ≤ outcast(j) ≤ N-1", "ready queue of local flow ids")
+	qb("5", QueueBoundEq5(n-1), "cells", "Shoal §3.3.3, Eq. 5: len(Q_jk) ≤ 1 + incast(k) ≤ N", "with ready queues; the bound every per-destination queue keeps under any traffic")
 	p.exactly("shoal.buffer_bytes", results.Params{"memory": "total"}, float64(p.c.BufferBytes()), "B",
 		"Shoal §3.3.4: 512 nodes and 64 B cells need 17 MB per node", "(N-1) queues x N cells (Eq. 5) x cell size")
 	p.exactly("shoal.buffer_bytes", results.Params{"memory": "onchip"}, float64(p.c.OnChipBufferBytes()), "B",
@@ -331,29 +338,23 @@ func (p *predictor) incast() error {
 		return nil
 	}
 	cells := (p.incastBytes + int64(p.c.CellBytes()) - 1) / int64(p.c.CellBytes())
-	E := p.c.EpochNS()
 	for _, s := range p.senders {
-		r, err := Incast(p.c, s, cells, 0, SimOptions{})
+		flows := make([]Flow, s)
+		for k := range flows {
+			flows[k] = Flow{Src: (1 + k) % p.c.Nodes, Dst: 0, Cells: cells}
+		}
+		b, err := NewIncastBand(p.c, flows)
 		if err != nil {
 			return err
 		}
-		ps := func(flow string) results.Params {
-			return results.Params{"senders": strconv.Itoa(s), "flow": flow}
-		}
 		closed := IncastSlowestNS(p.c, s, int(cells))
-		src := p.src("Shoal §6.2, Fig. 10: 7:1 incast of 448 B flows, fastest 6.05 us, slowest 6.9 us", "Shoal §7.2, Fig. 13: synchronised incast of 130 KB flows")
-		note := fmt.Sprintf("golden slot simulation, %d cells per flow; ±1 epoch (%.3f µs): the slot at which a cell reaches its intermediate node decides whether it makes that epoch's slot; paper's account of the slowest: %d epochs + 2 x propagation = %.3f µs",
-			cells, E/1000, max(s, int((int64(s)*cells+int64(p.c.Nodes)-2)/int64(p.c.Nodes-1))), closed/1000)
-		for _, fv := range []struct {
-			name string
-			v    float64
-		}{{"fastest", r.FastestNS}, {"slowest", r.SlowestNS}, {"mean", r.MeanNS}} {
-			p.add(results.Expectation{Metric: "shoal.incast.fct_us", Params: ps(fv.name), Value: fv.v / 1000, Unit: "µs",
-				AbsTol: E / 1000, Source: src, Note: note})
+		src := p.src("Shoal §6.2, Fig. 10: 7:1 incast of 448 B flows, fastest 6.05 us, slowest 6.9 us; the queue for the destination grows up to a maximum of 7 (Eq. 5)",
+			"Shoal §7.2, Fig. 13: synchronised incast of 130 KB flows; the queue grows linearly, bounded by the incast degree (Eq. 5)")
+		note := fmt.Sprintf("golden slot simulation, %d cells per flow; paper's account of the slowest: %d epochs + 2 x propagation = %.3f µs",
+			cells, max(s, int((int64(s)*cells+int64(p.c.Nodes)-2)/int64(p.c.Nodes-1))), closed/1000)
+		for _, e := range b.Expectations(p.c, s, src, note) {
+			p.add(e)
 		}
-		p.add(bounded("shoal.incast.max_queue", results.Params{"senders": strconv.Itoa(s)}, float64(r.MaxQueue), nil, results.Float(float64(s)), "cells",
-			p.src("Shoal §6.2: the queue for the destination grows up to a maximum of 7 (Eq. 5)", "Shoal §7.2: the queue grows linearly, bounded by the incast degree (Eq. 5)"),
-			fmt.Sprintf("at most one cell per sender: the senders' flows plus the intermediate's own (it is one of the senders); golden simulation peaks at %d", r.MaxQueue)))
 	}
 	return nil
 }
@@ -364,25 +365,16 @@ func (p *predictor) permutation() error {
 		// Long enough for the new-flow rule to have let go (log2 N epochs,
 		// §3.3.3) and for the average to settle; on a large rack every
 		// epoch already averages over N(N-1) subflows.
-		warm, meas := 200, 2000
+		w := PermutationWindow{Warmup: 200, Epochs: 2000}
 		if c.Nodes > 64 {
-			warm, meas = 15, 40
+			w = PermutationWindow{Warmup: 15, Epochs: 40}
 		}
-		r, err := Permutation(c, pairs, p.seed, warm, meas)
+		b, err := NewPermutationBand(c, permutationFlows(c.Nodes, pairs, p.seed), w)
 		if err != nil {
 			return err
 		}
-		hi, err := permutationCeiling(c, pairs, p.seed)
-		if err != nil {
-			return err
-		}
-		// 2% over the fluid ceiling for the edges of a finite counting
-		// window (a cell per subflow more or less).
-		hi = math.Max(hi, r.Throughput) * 1.02
-		p.add(bounded("shoal.permutation.throughput", params, r.Throughput, results.Float(0.8*r.Throughput), results.Float(hi), "fraction",
-			src, fmt.Sprintf("useful cells per destination per slot and channel; golden slot simulation (%d epochs after %d); ceiling: max-min fair share per subflow capped by its feedback loop "+
-				"(feedback used once the reply's header is in, %d slots after the reply's send slot: the best the mechanism allows), +2%% for the window's edges (%.3f); floor: 80%% of the simulation",
-				meas, warm, c.FeedbackSlots(), hi)))
+		p.add(b.Expectation(params, src, fmt.Sprintf("useful cells per destination per slot and channel; golden slot simulation of the seed-%d permutation (%d epochs after %d): %.4f",
+			p.seed, w.Epochs, w.Warmup, b.Value)))
 		return nil
 	}
 	for _, sc := range p.permSlots {
@@ -473,11 +465,13 @@ func (p *predictor) fairness() error {
 	for f, fl := range p.fair {
 		p.add(results.Expectation{Metric: "shoal.fair_rate", Params: results.Params{"flow": fl.String(), "model": "ideal"},
 			Value: ideal[f], Unit: "fraction", RelTol: 0.1,
+			Budget: "the paper's own tolerance: §7.2, 99% of flows within 10% of their max-min share; water-filling is exact",
 			Source: "Shoal §7.2: ideal throughput by max-min water-filling; 99% of flows within 10% of it",
 			Note:   "max-min share of a rack-wide ideal switch, fraction of a node's link"})
 		if shoal != nil {
 			p.add(results.Expectation{Metric: "shoal.fair_rate", Params: results.Params{"flow": fl.String(), "model": "shoal"},
 				Value: shoal[f], Unit: "fraction", RelTol: 0.1,
+				Budget: "the paper's own tolerance: §7.2, 99% of flows within 10% of their max-min share; water-filling with the feedback loops (reading S2) is exact",
 				Source: "Shoal §3.3.2: a flow is all traffic of a node pair; per-subflow max-min fairness over virtual links of 1/(N-1) of the link; §6.2 feedback loop",
 				Note:   "water-filling over the N(N-1) virtual links, each subflow capped at one cell per feedback loop (feedback usable once the reply's header is in); fraction of a node's cells per slot"})
 		}
@@ -530,28 +524,70 @@ func (p *predictor) simulate() error {
 				p.flows, p.seed, p.loadGbps, sum.ShortDone, sum.Short, sum.Joined)
 			for _, q := range []struct {
 				name string
-				v    float64
-			}{{"50", sum.ShortP50}, {"99", sum.ShortP99}, {"99.9", sum.ShortP999}} {
+				pct  float64
+			}{{"50", 50}, {"99", 99}, {"99.9", 99.9}} {
 				if sum.ShortDone == 0 {
 					break
 				}
-				p.add(results.Expectation{Metric: "shoal.sim.fct_us", Params: ps("percentile", q.name, "size", "short"),
-					Value: q.v / 1000, Unit: "µs", RelTol: 0.25, Source: src,
-					Note: note + "; ±25%: a different but faithful reading of the release rule moves tail FCTs by a quarter"})
+				p.add(percentileExpectation(sum.ShortFCTs, q.pct, ps("percentile", q.name, "size", "short"), src, note))
 			}
-			if sum.Long > 0 {
-				p.add(results.Expectation{Metric: "shoal.sim.goodput_gbps", Params: ps("size", "long"),
-					Value: sum.LongGoodputGbps, Unit: "Gb/s", RelTol: 0.2, Source: src,
-					Note: fmt.Sprintf("mean payload goodput of the %d flows ≥ 1 MB, each over its time in the run; ±20%%", sum.Long)})
+			if sum.Long > 1 {
+				m, sd := meanSD(sum.LongGoodputs)
+				h := 2.576 * sd / math.Sqrt(float64(sum.Long))
+				e := results.Expectation{Metric: "shoal.sim.goodput_gbps", Params: ps("size", "long"),
+					Value: sum.LongGoodputGbps, Unit: "Gb/s", Min: results.Float(math.Max(0, m-h)), Max: results.Float(m + h), Source: src,
+					Note:   fmt.Sprintf("mean payload goodput of the %d flows ≥ 1 MB, each over its time in the run", sum.Long),
+					Budget: fmt.Sprintf("which flows are long: the mean of %d long flows, sd %.3g Gb/s across them, 99%% interval ±%.3g Gb/s (2.58 sd/√n); one run of golden's simulation, deterministic", sum.Long, sd, h)}
+				if e.NeedsReason() {
+					e.Wide = fmt.Sprintf("only %d flows of a heavy-tailed (Pareto 1.05) workload are long: their mean goodput is known to ±%.0f%% from one run", sum.Long, 100*h/math.Max(m, 1e-9))
+				}
+				p.add(e)
 			}
-			p.add(bounded("shoal.sim.max_queue", ps(), float64(sum.MaxQueue), nil, results.Float(float64(QueueBoundEq5(p.c.Nodes-1))), "cells",
-				src+"; §3.3.3 Eq. 5", fmt.Sprintf("golden simulation peaks at %d cells; any run must stay within Eq. 5 (1 + incast ≤ N)", sum.MaxQueue)))
+			p.add(results.Expectation{Metric: "shoal.sim.max_queue", Params: ps(), Value: float64(sum.MaxQueue), Min: results.Float(1), Max: results.Float(float64(QueueBoundEq5(p.c.Nodes - 1))), Unit: "cells",
+				Source: src + "; §3.3.3 Eq. 5", Note: fmt.Sprintf("golden simulation peaks at %d cells; any run must stay within Eq. 5 (1 + incast ≤ N)", sum.MaxQueue),
+				Budget: fmt.Sprintf("upper end: Eq. 5, 1 + incast ≤ N = %d (exact); lower end: a run with traffic queues at least one cell", QueueBoundEq5(p.c.Nodes-1)),
+				Wide:   "Eq. 5 bounds the queues of any traffic from above; how far a run fills them depends on its incast degrees, a maximum over the run, so the band is the bound, with golden's own peak in Value"})
 			p.add(results.Expectation{Metric: "shoal.sim.max_node_queue", Params: ps(), Value: float64(sum.MaxNodeQueue), Unit: "cells", RelTol: 0.3,
 				Source: "Shoal §7.3, Fig. 16: maximum aggregate queue per node (336 cells at high load, 512 nodes)",
-				Note:   "most cells queued at one node over all its queues; ±30%"})
+				Note:   "most cells queued at one node over all its queues",
+				Budget: "a maximum over one run of golden's simulation: ±30% for the run-to-run spread of an extreme (at 512 nodes and load 0.5-0.9 golden's own runs give 338-395 cells)",
+				Wide:   "the largest aggregate queue of a run is an extreme that grows with the run's length and load; one run pins it only to about a third"})
 		}
 	}
 	return nil
+}
+
+// percentileExpectation is the band of an FCT percentile of the short flows
+// from one run: the order statistics whose ranks a 99% binomial interval
+// allows around the percentile's rank (the sampling error of a percentile
+// of n flows).
+func percentileExpectation(sorted []float64, pct float64, params results.Params, source, note string) results.Expectation {
+	n := float64(len(sorted))
+	q := pct / 100
+	h := 2.576 * math.Sqrt(n*q*(1-q))
+	lo := sorted[min(max(int(math.Floor(n*q-h))-1, 0), len(sorted)-1)]
+	hi := sorted[min(max(int(math.Ceil(n*q+h))-1, 0), len(sorted)-1)]
+	v := Percentile(sorted, pct)
+	e := results.Expectation{Metric: "shoal.sim.fct_us", Params: params, Value: v / 1000, Unit: "µs",
+		Min: results.Float(lo / 1000), Max: results.Float(hi / 1000), Source: source, Note: note,
+		Budget: fmt.Sprintf("which flows are short: the p%g of %d flows, its rank known to ±%.1f flows (99%% binomial interval), FCTs %.3f to %.3f µs at those ranks; one run of golden's simulation, deterministic; FCTs to the slot", pct, len(sorted), h, lo/1000, hi/1000)}
+	if e.NeedsReason() {
+		e.Wide = fmt.Sprintf("a tail percentile of %d flows rests on its last %.0f: the FCTs next to that rank spread this far in a heavy-tailed workload", len(sorted), math.Ceil(n*(1-q)))
+	}
+	return e
+}
+
+func meanSD(v []float64) (m, sd float64) {
+	for _, x := range v {
+		m += x / float64(len(v))
+	}
+	for _, x := range v {
+		sd += (x - m) * (x - m)
+	}
+	if len(v) > 1 {
+		sd = math.Sqrt(sd / float64(len(v)-1))
+	}
+	return m, sd
 }
 
 // WorkloadSummary condenses a simulation of a workload into the §7.3
@@ -568,6 +604,9 @@ type WorkloadSummary struct {
 	// Joined counts the workload flows that arrived while their pair's
 	// Shoal flow was live and joined it (SimResult.Joined, §3.3.2).
 	Joined int
+	// ShortFCTs are the completed short flows' FCTs (ns), sorted;
+	// LongGoodputs the long flows' goodputs (Gb/s).
+	ShortFCTs, LongGoodputs []float64
 }
 
 // RunWorkload draws the workload's flows for the configuration's cell
@@ -617,6 +656,7 @@ func Summarise(c Config, flows []Flow, r *SimResult) WorkloadSummary {
 				s.Long++
 				got := min(fr.Delivered*payload, bytes)
 				gp += float64(got) * 8 / t
+				s.LongGoodputs = append(s.LongGoodputs, float64(got)*8/t)
 			}
 		}
 	}
@@ -624,6 +664,7 @@ func Summarise(c Config, flows []Flow, r *SimResult) WorkloadSummary {
 		s.LongGoodputGbps = gp / float64(s.Long)
 	}
 	sort.Float64s(fct)
+	s.ShortFCTs = fct
 	s.ShortP50, s.ShortP99, s.ShortP999 = Percentile(fct, 50), Percentile(fct, 99), Percentile(fct, 99.9)
 	return s
 }

@@ -3,6 +3,7 @@ package shoal
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"sort"
 )
 
@@ -138,6 +139,31 @@ type shoalFlow struct {
 	ended      bool
 }
 
+// wflow is the state of one workload flow, in one struct because a cell's
+// arrival reads and writes most of it.
+type wflow struct {
+	unassigned, delivered, window, startSlot int64
+	endNS                                    float64
+	owner                                    int32 // its Shoal flow
+	next                                     int32 // the next workload flow of the same Shoal flow
+	done                                     bool
+}
+
+// subflow is the state of one subflow (a Shoal flow through one
+// intermediate node), kept together because release and feedback read all
+// of it at once.
+type subflow struct {
+	t      int64 // send slot of the reply carrying its last feedback (Eq. 2)
+	len    int32 // that feedback's queue length; -1: none yet
+	state  uint8
+	inList bool  // an entry of the subflow is on its candidate list
+	clear  int64 // reading S40: the slot the subflow's last cell leaves the intermediate
+}
+
+// candEntry is an entry of a candidate list: a Shoal flow whose subflow
+// through the list's intermediate node may be released.
+type candEntry struct{ next, flow int32 }
+
 // dataCell is a cell on its way to its receiver, acted on DelaySlots after
 // the start of its send slot.
 type dataCell struct {
@@ -153,6 +179,9 @@ type feedback struct {
 	to, from int32
 	flow     int32 // Shoal flow
 	length   int32
+	// clear is the slot in which the subflow's previous cell leaves the
+	// intermediate's queue, 0 when it has left already (reading S40).
+	clear int64
 }
 
 // sim holds the flat arrays of one run. Per ordered pair (a, b) the index is
@@ -168,31 +197,28 @@ type sim struct {
 	failed    []bool
 	anyFailed bool
 	flows     []Flow
-	// per workload flow
-	unassigned []int64
-	delivered  []int64
-	window     []int64
-	startSlot  []int64
-	done       []bool
-	endNS      []float64
-	owner      []int32 // its Shoal flow
-	next       []int32 // the next workload flow of the same Shoal flow
+	wf        []wflow // per workload flow
 	// Shoal flows, in the order they started; the live one of each pair
 	sf       []shoalFlow
 	pairFlow []int32 // [src*N + dst], -1 none
 	// per Shoal-flow slab, [slab*N + intermediate]
-	sfState  []uint8
-	sfInList []bool // an entry of the subflow is on its candidate list
-	sfT      []int64
-	sfLen    []int32
-	free     []int32
+	sub  []subflow
+	free []int32
 	// per ordered pair
 	p []pair
+	// active has a bit per pair index that may have something to send: a
+	// queued cell, a candidate subflow or feedback to return. It is a
+	// superset (bits are set when one of those appears and cleared when a
+	// scan finds none), so that a slot visits only those pairs and counts
+	// the others as empty cells without touching them.
+	active []uint64
+	sink   int32   // see touchArrivals
+	todo   []int32 // see column
 	// cell and candidate pools (singly linked lists)
-	cells              []cellEntry
-	cellFree           int32
-	candNext, candFlow []int32 // candFlow: a Shoal flow
-	candFree           int32
+	cells    []cellEntry
+	cellFree int32
+	cand     []candEntry
+	candFree int32
 	// per node
 	nodeQ, incast, outcast []int32
 	dataRing               [][]dataCell
@@ -256,24 +282,16 @@ func Simulate(c Config, flows []Flow, o SimOptions) (*SimResult, error) {
 
 func (m *sim) init() {
 	n, F := m.n, len(m.flows)
-	m.unassigned = make([]int64, F)
-	m.delivered = make([]int64, F)
-	m.window = make([]int64, F)
-	m.startSlot = make([]int64, F)
-	m.done = make([]bool, F)
-	m.endNS = make([]float64, F)
-	m.owner = make([]int32, F)
-	m.next = make([]int32, F)
+	m.wf = make([]wflow, F)
 	for k, f := range m.flows {
-		m.unassigned[k] = f.Cells
-		m.startSlot[k] = int64(math.Ceil(f.StartNS/m.slotNS - 1e-9))
-		m.owner[k], m.next[k] = -1, -1
+		m.wf[k] = wflow{unassigned: f.Cells, startSlot: int64(math.Ceil(f.StartNS/m.slotNS - 1e-9)), owner: -1, next: -1}
 	}
 	m.pairFlow = make([]int32, n*n)
 	for i := range m.pairFlow {
 		m.pairFlow[i] = -1
 	}
 	m.p = make([]pair, n*n)
+	m.active = make([]uint64, (n*n+63)/64)
 	for i := range m.p {
 		m.p[i] = pair{qHead: -1, qTail: -1, cHead: -1, cTail: -1, recvFlow: -1, recvQueue: -1}
 	}
@@ -313,18 +331,20 @@ func (m *sim) run(until float64) {
 		if float64(slot)*m.slotNS >= until {
 			break
 		}
-		for next < len(order) && m.startSlot[order[next]] <= slot {
+		for next < len(order) && m.wf[order[next]].startSlot <= slot {
 			m.activate(int(order[next]), slot)
 			next++
 		}
 		// Headers first: feedback is usable from the slot boundary after
 		// the reply cell's header arrived, cells once wholly received.
 		fbBucket := &m.fbRing[slot%int64(m.fb+1)]
+		m.touchFeedback(*fbBucket)
 		for _, f := range *fbBucket {
 			m.feedback(f, slot)
 		}
 		*fbBucket = (*fbBucket)[:0]
 		bucket := &m.dataRing[slot%int64(m.d+1)]
+		m.touchArrivals(*bucket)
 		for _, cell := range *bucket {
 			if m.arrive(cell, slot) {
 				remaining--
@@ -351,13 +371,17 @@ func (m *sim) run(until float64) {
 				lo = n / 2
 			}
 			base := col.Offset * n
+			if !m.anyFailed {
+				m.column(base, col.Offset, lo, hi, slot, out, fbOut)
+				continue
+			}
 			for i := lo; i < hi; i++ {
 				x := base + i
 				j := i + col.Offset
 				if j >= n {
 					j -= n
 				}
-				if m.anyFailed && (m.failed[i] || m.failed[j]) {
+				if m.failed[i] || m.failed[j] {
 					continue // the slot is marked failed (§3.5)
 				}
 				if pp := &m.p[x]; pp.qLen == 0 && pp.cHead < 0 && pp.recvFlow < 0 {
@@ -373,14 +397,94 @@ func (m *sim) run(until float64) {
 	m.res.ShoalFlows = len(m.sf)
 	for k := range m.flows {
 		r := &m.res.Flows[k]
-		r.Delivered, r.Window, r.Done = m.delivered[k], m.window[k], m.done[k]
-		if m.done[k] {
-			r.EndNS = m.endNS[k]
+		r.Delivered, r.Window, r.Done = m.wf[k].delivered, m.wf[k].window, m.wf[k].done
+		if m.wf[k].done {
+			r.EndNS = m.wf[k].endNS
 		} else {
 			r.EndNS = math.Max(m.res.EndNS, m.flows[k].StartNS)
 		}
 	}
 }
+
+// touchArrivals reads, ahead of processing a slot's arrivals, the queue
+// each cell joins and the pair that records it: the reads are independent
+// of each other, so the processor overlaps their cache misses, where the
+// processing itself would take them one after the other. It changes
+// nothing (the sum only keeps the reads from being optimised away).
+func (m *sim) touchArrivals(cells []dataCell) {
+	var sum int32
+	for _, c := range cells {
+		j := int(c.to)
+		sum += m.p[m.idx(j, int(c.final))].qTail + m.p[m.idx(j, int(c.from))].recvFlow + int32(m.wf[c.flow].owner)
+	}
+	m.sink += sum
+}
+
+// touchFeedback does the same for a slot's feedback: the Shoal flow, its
+// subflow and the candidate list it may join.
+func (m *sim) touchFeedback(fbs []feedback) {
+	var sum int32
+	for _, f := range fbs {
+		s := &m.sf[f.flow]
+		sum += s.slab + int32(m.sub[int(s.slab)*m.n+int(f.from)].state) + m.p[m.idx(int(f.to), int(f.from))].cTail
+	}
+	m.sink += sum
+}
+
+// column serves the pairs base+lo .. base+hi-1 (nodes i sending to
+// i+offset) of a rack without failed nodes, in order, visiting only the
+// pairs whose active bit is set: every other pair sends an empty cell.
+func (m *sim) column(base, offset, lo, hi int, slot int64, out *[]dataCell, fbOut *[]feedback) {
+	n := m.n
+	m.res.EmptyCells += int64(hi - lo)
+	todo := m.todo[:0]
+	var sum int32
+	for w := (base + lo) / 64; w <= (base+hi-1)/64; w++ {
+		word := m.active[w]
+		if first := w * 64; first < base+lo {
+			word &^= 1<<uint(base+lo-first) - 1
+		}
+		if last := w*64 + 63; last >= base+hi {
+			word &= 1<<uint(base+hi-w*64) - 1
+		}
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			word &^= 1 << uint(b)
+			x := w*64 + b
+			pp := &m.p[x]
+			if pp.qLen == 0 && pp.cHead < 0 && pp.recvFlow < 0 {
+				m.active[w] &^= 1 << uint(b)
+				continue
+			}
+			todo = append(todo, int32(x))
+			// Read ahead what transmit will need (see touchArrivals).
+			if pp.qHead >= 0 {
+				sum += m.cells[pp.qHead].flow
+			}
+			if pp.cHead >= 0 {
+				sum += m.cand[pp.cHead].flow
+			}
+			if pp.recvQueue >= 0 {
+				sum += m.p[m.idx(x-base, int(pp.recvQueue))].qLen
+			}
+		}
+	}
+	m.sink += sum
+	for _, x32 := range todo {
+		x := int(x32)
+		i := x - base
+		j := i + offset
+		if j >= n {
+			j -= n
+		}
+		m.res.EmptyCells--
+		m.transmit(i, j, x, slot, out, fbOut)
+	}
+	m.todo = todo
+}
+
+// mark sets the active bit of pair index x.
+func (m *sim) mark(x int) { m.active[x>>6] |= 1 << uint(x&63) }
 
 // activate hands a workload flow to its pair's Shoal flow, starting one if
 // the pair has none live: its cells queue behind those of the pair's earlier
@@ -396,12 +500,12 @@ func (m *sim) activate(k int, slot int64) {
 		m.res.Joined++
 	}
 	m.pairFlow[key] = f
-	m.owner[k] = f
+	m.wf[k].owner = f
 	s := &m.sf[f]
 	if s.head < 0 {
 		s.head, s.tail = int32(k), int32(k)
 	} else {
-		m.next[s.tail] = int32(k)
+		m.wf[s.tail].next = int32(k)
 		s.tail = int32(k)
 	}
 	if s.pending == 0 {
@@ -420,13 +524,13 @@ func (m *sim) activate(k int, slot int64) {
 	base := int(s.slab) * m.n
 	for j := 0; j < m.n; j++ {
 		sf := base + j
-		if j == fl.Src || m.failed[j] || m.sfState[sf] != sfIdle {
+		if j == fl.Src || m.failed[j] || m.sub[sf].state != sfIdle {
 			continue
 		}
-		m.sfState[sf] = sfListed
-		if !m.sfInList[sf] {
+		m.sub[sf].state = sfListed
+		if !m.sub[sf].inList {
 			m.listAppend(m.idx(fl.Src, j), f)
-			m.sfInList[sf] = true
+			m.sub[sf].inList = true
 		}
 	}
 }
@@ -437,16 +541,12 @@ func (m *sim) start(src, dst int, slot int64) int32 {
 	if k := len(m.free); k > 0 {
 		sl, m.free = m.free[k-1], m.free[:k-1]
 	} else {
-		sl = int32(len(m.sfState) / m.n)
-		m.sfState = append(m.sfState, make([]uint8, m.n)...)
-		m.sfInList = append(m.sfInList, make([]bool, m.n)...)
-		m.sfT = append(m.sfT, make([]int64, m.n)...)
-		m.sfLen = append(m.sfLen, make([]int32, m.n)...)
+		sl = int32(len(m.sub) / m.n)
+		m.sub = append(m.sub, make([]subflow, m.n)...)
 	}
 	base := int(sl) * m.n
 	for j := 0; j < m.n; j++ {
-		m.sfState[base+j], m.sfInList[base+j] = sfIdle, false
-		m.sfLen[base+j], m.sfT[base+j] = -1, 0
+		m.sub[base+j] = subflow{len: -1, state: sfIdle}
 	}
 	m.sf = append(m.sf, shoalFlow{src: int32(src), dst: int32(dst), slab: sl, head: -1, tail: -1, startSlot: slot})
 	return int32(len(m.sf) - 1)
@@ -469,19 +569,19 @@ func (m *sim) listAppend(x int, f int32) {
 	var e int32
 	if m.candFree >= 0 {
 		e = m.candFree
-		m.candFree = m.candNext[e]
-		m.candNext[e], m.candFlow[e] = -1, f
+		m.candFree = m.cand[e].next
+		m.cand[e] = candEntry{next: -1, flow: f}
 	} else {
-		e = int32(len(m.candNext))
-		m.candNext = append(m.candNext, -1)
-		m.candFlow = append(m.candFlow, f)
+		e = int32(len(m.cand))
+		m.cand = append(m.cand, candEntry{next: -1, flow: f})
 	}
 	if m.p[x].cTail >= 0 {
-		m.candNext[m.p[x].cTail] = e
+		m.cand[m.p[x].cTail].next = e
 	} else {
 		m.p[x].cHead = e
 	}
 	m.p[x].cTail = e
+	m.mark(x)
 }
 
 // release moves eligible local subflows of (i, j) into Q_ij: the first one
@@ -491,34 +591,34 @@ func (m *sim) listAppend(x int, f int32) {
 func (m *sim) release(i, j, x int, slot int64) {
 	prev, e := int32(-1), m.p[x].cHead
 	for e >= 0 {
-		nx := m.candNext[e]
-		f := m.candFlow[e]
+		nx := m.cand[e].next
+		f := m.cand[e].flow
 		s := &m.sf[f]
 		ok, stale := false, true
 		sf := -1
 		if !s.ended {
 			sf = int(s.slab)*m.n + j
-			if s.unassigned > 0 && m.sfState[sf] == sfListed {
+			if s.unassigned > 0 && m.sub[sf].state == sfListed {
 				stale = false
 				ok = m.eligible(s, sf, x, slot)
 				if ok {
-					m.sfState[sf] = sfQueued
+					m.sub[sf].state = sfQueued
 				}
 			}
 		}
 		if stale || ok {
 			if prev >= 0 {
-				m.candNext[prev] = nx
+				m.cand[prev].next = nx
 			} else {
 				m.p[x].cHead = nx
 			}
 			if m.p[x].cTail == e {
 				m.p[x].cTail = prev
 			}
-			m.candNext[e] = m.candFree
+			m.cand[e].next = m.candFree
 			m.candFree = e
 			if sf >= 0 {
-				m.sfInList[sf] = false
+				m.sub[sf].inList = false
 			}
 		} else {
 			prev = e
@@ -526,10 +626,10 @@ func (m *sim) release(i, j, x int, slot int64) {
 		if ok {
 			k := s.head
 			m.enqueue(i, x, k, true, j)
-			m.unassigned[k]--
+			m.wf[k].unassigned--
 			s.unassigned--
-			if m.unassigned[k] == 0 {
-				s.head = m.next[k]
+			if m.wf[k].unassigned == 0 {
+				s.head = m.wf[k].next
 				if s.head < 0 {
 					s.tail = -1
 				}
@@ -550,7 +650,14 @@ func (m *sim) release(i, j, x int, slot int64) {
 func (m *sim) eligible(s *shoalFlow, sf, x int, slot int64) bool {
 	E := int64(m.E)
 	qlen := int64(m.p[x].qLen)
-	if m.sfLen[sf] >= 0 && (slot-m.sfT[sf])+qlen*E < int64(m.sfLen[sf])*E {
+	if m.sub[sf].len >= 0 && (slot-m.sub[sf].t)+qlen*E < int64(m.sub[sf].len)*E {
+		return false
+	}
+	// The cell would leave behind the qlen cells of Q_ij, one an epoch,
+	// and reach the intermediate d slots later: not before the previous
+	// cell of its subflow has left the intermediate's queue (§3.3.2, the
+	// invariant behind Eq. 3 and 5; reading S40).
+	if cl := m.sub[sf].clear; cl > 0 && m.nextSlot(int(s.src), sf-int(s.slab)*m.n, slot+qlen*E)+int64(m.d) <= cl {
 		return false
 	}
 	if !m.o.NoNewFlowRule {
@@ -565,13 +672,13 @@ func (m *sim) eligible(s *shoalFlow, sf, x int, slot int64) bool {
 // release rule now: len(R_ik) of Eq. 4 and 6.
 func (m *sim) ready(k, y int, slot int64) int32 {
 	var r int32
-	for e := m.p[y].cHead; e >= 0; e = m.candNext[e] {
-		s := &m.sf[m.candFlow[e]]
+	for e := m.p[y].cHead; e >= 0; e = m.cand[e].next {
+		s := &m.sf[m.cand[e].flow]
 		if s.ended || s.unassigned == 0 {
 			continue
 		}
 		sf := int(s.slab)*m.n + k
-		if m.sfState[sf] == sfListed && m.eligible(s, sf, y, slot) {
+		if m.sub[sf].state == sfListed && m.eligible(s, sf, y, slot) {
 			r++
 		}
 	}
@@ -584,8 +691,8 @@ func (m *sim) ready(k, y int, slot int64) int32 {
 func (m *sim) unlist(f int32) {
 	base := int(m.sf[f].slab) * m.n
 	for j := 0; j < m.n; j++ {
-		if m.sfState[base+j] == sfListed {
-			m.sfState[base+j] = sfIdle
+		if m.sub[base+j].state == sfListed {
+			m.sub[base+j].state = sfIdle
 		}
 	}
 }
@@ -608,6 +715,7 @@ func (m *sim) enqueue(i, x int, k int32, local bool, next int) {
 		m.cells[pp.qTail].next = e
 	} else {
 		pp.qHead = e
+		m.mark(x)
 	}
 	pp.qTail = e
 	pp.qLen++
@@ -649,20 +757,20 @@ func (m *sim) transmit(i, j, x int, slot int64, out *[]dataCell, fbOut *[]feedba
 		cell := dataCell{to: int32(j), from: int32(i), flow: k, local: local, final: int32(j)}
 		if local {
 			pp.qLocal--
-			f := m.owner[k]
+			f := m.wf[k].owner
 			s := &m.sf[f]
 			cell.final = s.dst
 			sf := int(s.slab)*m.n + j
 			switch {
 			case !m.o.IgnoreFeedback:
-				m.sfState[sf] = sfOutstanding
+				m.sub[sf].state = sfOutstanding
 				s.waiting++
 			case s.unassigned > 0:
-				m.sfState[sf] = sfListed
+				m.sub[sf].state = sfListed
 				m.listAppend(x, f)
-				m.sfInList[sf] = true
+				m.sub[sf].inList = true
 			default:
-				m.sfState[sf] = sfIdle
+				m.sub[sf].state = sfIdle
 			}
 		} else {
 			m.res.Forwarded++
@@ -674,19 +782,47 @@ func (m *sim) transmit(i, j, x int, slot int64, out *[]dataCell, fbOut *[]feedba
 	}
 	if f := pp.recvFlow; f >= 0 {
 		// Rate-limit feedback about the queue the last local cell from j
-		// went into (Eq. 1; Eq. 6 with ready queues): what stands in
-		// front of j's subflow on the link i→k.
+		// went into (reading S40): Eq. 1, len(Q_ik), without ready queues;
+		// with them Eq. 6, len(Q_ik) + len(R_ik) - 1, and, while j's own
+		// cell is still in Q_ik, the slot by which it will have left, so
+		// that j's next cell of the subflow reaches i after it.
 		fb := feedback{to: int32(j), from: int32(i), flow: f}
 		if k := pp.recvQueue; k >= 0 {
 			y := m.idx(i, int(k))
 			fb.length = m.p[y].qLen
 			if !m.o.NoReadyQueues {
-				fb.length += m.ready(int(k), y, slot)
+				fb.length = max(fb.length+m.ready(int(k), y, slot)-1, 0)
+				if at := m.place(y, f); at > 0 {
+					fb.clear = m.nextSlot(i, int(k), slot+1) + int64(at-1)*int64(m.E)
+				}
 			}
 		}
 		pp.recvFlow = -1
 		*fbOut = append(*fbOut, fb)
 	}
+}
+
+// place is the position, counted from 1 at the head, of the last cell of
+// Shoal flow f among the forwarded cells of queue y, 0 when none is there:
+// Q_y serves one cell an epoch, so that cell leaves in the place-th slot of
+// the queue's link from now.
+func (m *sim) place(y int, f int32) int32 {
+	var at, n int32
+	for e := m.p[y].qHead; e >= 0; e = m.cells[e].next {
+		n++
+		if c := &m.cells[e]; !c.local && m.wf[c.flow].owner == f {
+			at = n
+		}
+	}
+	return at
+}
+
+// nextSlot is the first slot at or after from in which node a sends to node
+// b: the static schedule repeats every epoch.
+func (m *sim) nextSlot(a, b int, from int64) int64 {
+	w, _, _ := m.s.When(a, b)
+	E := int64(m.E)
+	return from + ((int64(w)-from)%E+E)%E
 }
 
 // feedback acts on the rate-limit feedback in a header that node fb.to has
@@ -700,24 +836,24 @@ func (m *sim) feedback(fb feedback, slot int64) {
 	}
 	j, i := int(fb.to), int(fb.from)
 	sf := int(s.slab)*m.n + i
-	if m.sfState[sf] != sfOutstanding {
+	if m.sub[sf].state != sfOutstanding {
 		return
 	}
-	m.sfT[sf], m.sfLen[sf] = slot-int64(m.fb), fb.length
+	m.sub[sf].t, m.sub[sf].len, m.sub[sf].clear = slot-int64(m.fb), fb.length, fb.clear
 	s.waiting--
 	if s.unassigned > 0 {
-		m.sfState[sf] = sfListed
+		m.sub[sf].state = sfListed
 		y := m.idx(j, i)
-		if !m.sfInList[sf] {
+		if !m.sub[sf].inList {
 			m.listAppend(y, f)
-			m.sfInList[sf] = true
+			m.sub[sf].inList = true
 		}
 		if m.o.NoReadyQueues || m.p[y].qLocal == 0 {
 			m.release(j, i, y, slot)
 		}
 		return
 	}
-	m.sfState[sf] = sfIdle
+	m.sub[sf].state = sfIdle
 	m.maybeEnd(f)
 }
 
@@ -732,22 +868,24 @@ func (m *sim) arrive(c dataCell, slot int64) bool {
 		// j records it for its next feedback to i (§3.3.2).
 		q := int(c.final)
 		m.enqueue(j, m.idx(j, q), k, false, q)
-		m.p[x].recvFlow, m.p[x].recvQueue = m.owner[k], c.final
+		m.p[x].recvFlow, m.p[x].recvQueue = m.wf[k].owner, c.final
+		m.mark(x)
 		return false
 	}
 	if c.local {
 		// Direct subflow: no queue at j to report, but the source still
 		// waits for feedback.
-		m.p[x].recvFlow, m.p[x].recvQueue = m.owner[k], -1
+		m.p[x].recvFlow, m.p[x].recvQueue = m.wf[k].owner, -1
+		m.mark(x)
 	}
 	// The cell's last byte left at the end of its send slot and took PropNS.
 	at := float64(slot-int64(m.d)+1)*m.slotNS + m.c.PropNS
-	m.delivered[k]++
+	m.wf[k].delivered++
 	m.res.DeliveredPerNode[j]++
 	if at >= m.measureFrom {
-		m.window[k]++
+		m.wf[k].window++
 	}
-	f := m.owner[k]
+	f := m.wf[k].owner
 	s := &m.sf[f]
 	s.pending--
 	if s.pending == 0 {
@@ -755,10 +893,10 @@ func (m *sim) arrive(c dataCell, slot int64) bool {
 		m.outcast[s.src]--
 		m.maybeEnd(f)
 	}
-	if m.delivered[k] < m.flows[k].Cells {
+	if m.wf[k].delivered < m.flows[k].Cells {
 		return false
 	}
-	m.done[k] = true
-	m.endNS[k] = at
+	m.wf[k].done = true
+	m.wf[k].endNS = at
 	return true
 }

@@ -76,11 +76,12 @@ func TestIncastFigure13(t *testing.T) {
 
 // Fig. 9: the prototype's full-permutation throughput is low for small
 // slots, where the feedback loop spans several epochs, and grows with the
-// slot size; it never exceeds the max-min fair ceiling and levels off in the
-// band that reaches the paper's ~50%.
+// slot size; it never exceeds the max-min fair ceiling, and at 96 and 128
+// cycles it is within 5% of §6.2's "∼50%" (reading S40; golden gave 0.35
+// and 0.38 before it).
 func TestPermutationFigure9(t *testing.T) {
 	var prev float64
-	for k, sc := range []int{12, 24, 48, 128, 512} {
+	for k, sc := range []int{12, 24, 48, 96, 128, 512} {
 		c := Prototype()
 		c.SlotNS = float64(sc) * CycleNS
 		r, err := Permutation(c, 8, 1, 100, 600)
@@ -105,38 +106,72 @@ func TestPermutationFigure9(t *testing.T) {
 			if math.Abs(r.Throughput-1.0/7) > 0.005/7 {
 				t.Errorf("12 cycles: throughput %.4f; with 7-epoch feedback loops every destination gets 1/7", r.Throughput)
 			}
+		case 96, 128:
+			if math.Abs(r.Throughput/0.5-1) > 0.05 {
+				t.Errorf("%d cycles: throughput %.4f, not within 5%% of §6.2's ∼50%%", sc, r.Throughput)
+			}
 		case 512:
-			if r.Throughput < 0.35 || ceil < 0.5 {
-				t.Errorf("512 cycles: throughput %.3f, ceiling %.3f; the band must reach 50%%", r.Throughput, ceil)
+			// Loops of one or two epochs: the max-min share itself.
+			if r.Throughput < 0.99*ceil {
+				t.Errorf("512 cycles: throughput %.4f below its max-min ceiling %.4f", r.Throughput, ceil)
 			}
 		}
 	}
 }
 
 // Fig. 12: average destination throughput falls from the peak for one pair
-// towards half for the full permutation, never above the max-min fair
-// ceiling.
+// to half of it for the full permutation, never above the max-min fair
+// ceiling (a 64-node rack with the §7.1 slot and channels; the 512-node
+// figure itself is TestPermutationFigure12Rack, under -figures).
 func TestPermutationFigure12(t *testing.T) {
 	c := Rack()
 	c.Nodes, c.Radix = 64, 12
+	got := permutationCurve(t, c, []int{1, 16, 32, 64}, 3, 30, 200)
+	// On 64 nodes an epoch is 16 slots, and the pairs whose reply slot
+	// comes right after their own wait two epochs: one pair's peak is its
+	// max-min ceiling, 0.93, not the 0.99 of 512 nodes.
+	peak, err := permutationCeilingWith(c, 1, 3, FeedbackLoops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] < 0.98*peak {
+		t.Errorf("one pair: %.3f, want its peak %.3f (§7.2)", got[0], peak)
+	}
+	if math.Abs(got[3]/0.5-1) > 0.05 {
+		t.Errorf("throughput %v: the full permutation gets %.3f, want half the link within 5%% (§7.2)", got, got[3])
+	}
+}
+
+// TestPermutationFigure12Rack is Fig. 12 on the §7.1 rack itself (512
+// nodes, -figures: about 3 s of CPU): the full permutation gets half of what
+// one pair gets, within 5%.
+func TestPermutationFigure12Rack(t *testing.T) {
+	if !*figures {
+		t.Log("the 512-node rack runs with -figures (make figures); TestPermutationFigure12 covers a 64-node rack")
+		return
+	}
+	got := permutationCurve(t, Rack(), []int{1, 128, 256, 512}, 1, 15, 40)
+	if r := got[0] / got[3]; math.Abs(r/2-1) > 0.05 || math.Abs(got[3]/0.5-1) > 0.05 {
+		t.Errorf("throughput %v: one pair %.3f, all pairs %.3f (x%.2f); §7.2: from the peak, halving when all pairs communicate", got, got[0], got[3], r)
+	}
+}
+
+// permutationCurve is Fig. 12's curve: the throughput for each number of
+// communicating pairs, checked against the max-min ceiling and falling.
+func permutationCurve(t *testing.T, c Config, pairs []int, seed uint64, warm, epochs int) []float64 {
+	t.Helper()
 	var got []float64
-	for _, pairs := range []int{1, 16, 32, 64} {
-		r, err := Permutation(c, pairs, 3, 30, 200)
+	for _, n := range pairs {
+		r, err := Permutation(c, n, seed, warm, epochs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ceil, err := permutationCeiling(c, pairs, 3)
+		ceil, err := permutationCeiling(c, n, seed)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Throughput > ceil*1.001 || r.Throughput < 0.6*ceil {
-			t.Errorf("%d pairs: throughput %.3f, fair ceiling %.3f", pairs, r.Throughput, ceil)
-		}
-		if pairs == 1 && ceil < 0.75 {
-			t.Errorf("one pair: ceiling %.3f, want near the peak", ceil)
-		}
-		if pairs == 64 && (ceil > 0.55 || ceil < 0.45) {
-			t.Errorf("full permutation: ceiling %.3f, want about half (§7.2)", ceil)
+		if r.Throughput > ceil*1.001 || r.Throughput < 0.9*ceil {
+			t.Errorf("%d pairs: throughput %.3f, fair ceiling %.3f", n, r.Throughput, ceil)
 		}
 		got = append(got, r.Throughput)
 	}
@@ -145,9 +180,7 @@ func TestPermutationFigure12(t *testing.T) {
 			t.Errorf("throughput rises with pairs: %v", got)
 		}
 	}
-	if got[0] < 1.8*got[3] {
-		t.Errorf("throughput %v: one pair should get about twice the full permutation's", got)
-	}
+	return got
 }
 
 // The queue bound (Eq. 5, and Eq. 3 without ready queues) holds at every

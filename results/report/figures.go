@@ -78,7 +78,7 @@ func (g *gold) add(e results.Expectation) {
 	// A bounded expectation's Value is its reference only when it lies
 	// inside the bounds (the golden models put the middle there, for
 	// plots); a toleranced one is always centred on it.
-	if (e.Min == nil && e.Max == nil) || (e.Value >= lo && e.Value <= hi && !(e.Value == 0 && (math.IsInf(lo, 0) || math.IsInf(hi, 0)))) {
+	if meaningfulValue(e) {
 		g.vals = append(g.vals, e.Value)
 	}
 	if g.sources == nil {

@@ -26,8 +26,40 @@ type vrow struct {
 	ExpectedCode           bool
 	Band, Off              string
 	Wide, Budget           string
-	Message                string
-	Cite, Source           string
+	// Message is what the test said; past about four lines the rest is
+	// folded into MessageMore.
+	Message, MessageMore string
+	Cite, Source         string
+}
+
+// messageFold is how much of a message a row shows before folding the rest.
+const messageFold = 320
+
+// fold splits a long message at a word boundary near messageFold.
+func fold(msg string) (head, more string) {
+	r := []rune(msg)
+	if len(r) <= messageFold+80 {
+		return msg, ""
+	}
+	cut := messageFold
+	for i := messageFold; i > messageFold-60; i-- {
+		if r[i] == ' ' {
+			cut = i
+			break
+		}
+	}
+	return string(r[:cut]), strings.TrimSpace(string(r[cut:]))
+}
+
+// fmtSig writes v with prec significant digits, without an exponent
+// between 0.001 and ten million ("11200", not "1.12e+04").
+func fmtSig(v float64, prec int) string {
+	a := math.Abs(v)
+	if a != 0 && (a < 1e-3 || a >= 1e7) {
+		return strconv.FormatFloat(v, 'g', prec, 64)
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', prec, 64), 64)
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 func unitText(unit string) string {
@@ -51,7 +83,7 @@ func numPrec(v float64, unit string, prec int) string {
 	case math.IsInf(v, -1):
 		s = "−∞"
 	default:
-		s = fmt.Sprintf("%.*g", prec, v)
+		s = fmtSig(v, prec)
 	}
 	switch unit {
 	case "":
@@ -63,12 +95,26 @@ func numPrec(v float64, unit string, prec int) string {
 }
 
 // shortValue tells a value from prose: a text reading is shown in the
-// measured column only when it is short and has no sentence in it (a
-// traced path, a register name); anything longer goes to the message.
+// measured column only when it is short and has no words in it (a traced
+// path, a set of nodes, per-VC counts); anything else goes to the message.
 func shortValue(s string) bool {
 	s = strings.TrimSpace(s)
-	return s != "" && len(s) <= 40 && len(strings.Fields(s)) <= 3 && !strings.Contains(s, ": ")
+	if s == "" || len(s) > 40 || strings.Contains(s, ": ") {
+		return false
+	}
+	fs := strings.Fields(s)
+	if len(fs) > 3 {
+		return false
+	}
+	for _, f := range fs {
+		if wordRE.MatchString(f) {
+			return false
+		}
+	}
+	return true
 }
+
+var wordRE = regexp.MustCompile(`^[A-Za-z]{3,}[.,;:!?]?$`)
 
 // cite shortens a source to its paper and section for the table; the
 // whole text is the cell's tooltip.
@@ -112,8 +158,13 @@ func meaningfulValue(e results.Expectation) bool {
 	if e.Value < lo || e.Value > hi {
 		return false
 	}
-	// A one-sided bound with Value 0 at its edge says nothing about 0.
-	return !(e.Value == 0 && (math.IsInf(lo, 0) || math.IsInf(hi, 0) || e.Value == lo || e.Value == hi))
+	// A Value on an edge of the band is the bound itself (a queue of at
+	// most 8 cells has Value 8), and a Value 0 beside a one-sided bound a
+	// leftover: neither is what the reading should be near.
+	if lo < hi && (e.Value == lo || e.Value == hi) {
+		return false
+	}
+	return !(e.Value == 0 && (math.IsInf(lo, 0) || math.IsInf(hi, 0)))
 }
 
 // bandText renders where a reading must fall: "±4.6%" around the value,
@@ -255,7 +306,9 @@ func (v *View) row(vd results.Verdict) vrow {
 			r.Off = offText(*vd.Measured, *e, unit)
 		}
 	case shortValue(vd.Expected):
-		r.Expected, r.ExpectedFull = vd.Expected, vd.Expected
+		// Not the human form of a number (parseDescribed would have read
+		// it): a text value, shown as code like the measured one.
+		r.Expected, r.ExpectedFull, r.ExpectedCode = vd.Expected, vd.Expected, true
 	case vd.Expected != "":
 		r.ExpectedFull = vd.Expected
 		moved = append(moved, "expected "+vd.Expected)
@@ -268,6 +321,7 @@ func (v *View) row(vd results.Verdict) vrow {
 		r.Message = strings.TrimSpace(strings.Join(append(moved, r.Message), "; "))
 		r.Message = strings.TrimSuffix(r.Message, ";")
 	}
+	r.Message, r.MessageMore = fold(r.Message)
 	r.Cite = cite(r.Source)
 	return r
 }

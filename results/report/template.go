@@ -48,6 +48,7 @@ figcaption { font-size: 12px; color: #555; margin-top: 4px; }
 .note { background: #fff8e1; border: 1px solid #f0d98c; padding: 6px 10px; margin: 6px 0; font-size: 13px; }
 .cap { font-size: 12px; color: #555; }
 details summary { cursor: pointer; margin: 8px 0; }
+details.more summary { margin: 2px 0; color: #1f5fa8; font-size: 11px; }
 tr.bad td:first-child { border-left: 3px solid #c62828; }
 </style>
 </head>
@@ -112,7 +113,7 @@ window.addEventListener('load', function () {
 {{if .ExpectedCode}}<td class="val" title="{{.ExpectedFull}}"><code>{{.Expected}}</code></td>{{else}}<td class="num"{{if .ExpectedFull}} title="{{.ExpectedFull}}"{{end}}>{{.Expected}}</td>{{end}}
 <td class="band"{{if .Budget}} title="band: {{.Budget}}"{{end}}>{{.Band}}{{if .Wide}}<div class="sub">wide: {{.Wide}}</div>{{end}}</td>
 <td class="num off">{{.Off}}</td>
-{{if $.Msg}}<td class="msg">{{.Message}}{{if .Budget}}<div class="sub">band: {{.Budget}}</div>{{end}}</td>{{end}}
+{{if $.Msg}}<td class="msg">{{.Message}}{{if .MessageMore}} <details class="more"><summary>… {{len .MessageMore}} more characters</summary>{{.MessageMore}}</details>{{end}}{{if .Budget}}<div class="sub">band: {{.Budget}}</div>{{end}}</td>{{end}}
 <td class="src"{{if .Source}} title="{{.Source}}"{{end}}>{{.Cite}}</td>
 </tr>
 {{end}}</tbody>

@@ -3,6 +3,7 @@ package all_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -56,6 +57,8 @@ func TestGoldenInputsNeverComeFromTheBoard(t *testing.T) {
 		t.Fatalf("%d expectations differ (%d clean, %d corrupted): a golden input came from a board's register", len(onlyClean)+len(onlyBad), len(ce), len(be))
 	}
 
+	checkBudgets(t, clean)
+
 	cv, bv := configVerdicts(t, clean), configVerdicts(t, bad)
 	if len(cv) == 0 || len(cv) != len(bv) {
 		t.Fatalf("%d registers.config verdicts clean, %d corrupted", len(cv), len(bv))
@@ -77,18 +80,90 @@ func TestGoldenInputsNeverComeFromTheBoard(t *testing.T) {
 	}
 }
 
+// selftestBands are the metrics whose expectations the plan tests build
+// themselves (from golden simulations, the paper's bounds, or what the
+// runner asked for); golden models' own expectations get their budgets
+// from golden/.
+var selftestBands = []string{
+	"exanet.dor_path",
+	"prr.latency.avg", "prr.latency.max", "prr.sim_throughput", "prr.drop_rate",
+	"shoal.incast.fct_us", "shoal.incast.max_queue", "shoal.permutation.throughput", "shoal.failed_slots.fraction",
+	"shoal.corruption.corrupt_cells",
+	"ordering.fallbacks", "tin.ip.rtsq_hwm", "tin.rma.latency_alone", "tin.rma.hipri_ratio", "tin.rma.lopri_ratio",
+}
+
+// checkBudgets: every expectation the plan tests build says what its
+// width is made of (Budget), and one wider than ±10%, one-sided, or
+// reaching 0 says why (Wide). Each metric of selftestBands must appear.
+func checkBudgets(t *testing.T, dir string) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, results.ExpectationsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var e results.Expectation
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(selftestBands, e.Metric) {
+			continue
+		}
+		seen[e.Metric] = true
+		if e.Budget == "" {
+			t.Errorf("%s: no budget (what the band's width is made of)", e.Key())
+		}
+		if e.NeedsReason() && e.Wide == "" {
+			below, above, _ := e.RelativeBand()
+			t.Errorf("%s: band -%.0f%% +%.0f%% (%s) without a reason", e.Key(), 100*below, 100*above, e.Describe())
+		}
+	}
+	for _, m := range selftestBands {
+		if !seen[m] {
+			t.Errorf("no expectation of %s in the default lab's run", m)
+		}
+	}
+}
+
 // runDefaultLab runs the default lab's nightly in process and returns its
-// run directory. Every emulated board's bus is the emulator's own (no UART
-// bridge, for speed); with corrupt, reads of the declared configuration
-// fields come back with their lowest bit flipped.
+// run directory. With corrupt, reads of the declared configuration fields
+// come back with their lowest bit flipped.
 func runDefaultLab(t *testing.T, cat *bitstreams.Catalogue, corrupt bool) string {
+	t.Helper()
+	r := runLab(t, cat, labRun{corrupt: corrupt})
+	if !corrupt && r.out.ExitCode != 0 {
+		t.Fatalf("clean run: exit %d (%s)", r.out.ExitCode, r.out.Status)
+	}
+	return r.dir
+}
+
+// labRun says how to run the default lab in process.
+type labRun struct {
+	plans   []string            // only these plans (all when empty)
+	tests   map[string][]string // plan -> only these tests, in the plan's order (all when absent)
+	faults  []string            // emulator faults, as --fault takes them
+	corrupt bool
+}
+
+type labResult struct {
+	dir string
+	out selftest.Outcome
+}
+
+// runLab runs the default lab's nightly in process. Every emulated board's
+// bus is the emulator's own (no UART bridge, for speed).
+func runLab(t *testing.T, cat *bitstreams.Catalogue, o labRun) labResult {
 	t.Helper()
 	lab, err := labconfig.Default(labconfig.Known{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	design := map[string]*bitstreams.Manifest{}
-	for _, p := range lab.Plans {
+	for i, p := range lab.Plans {
 		m, err := cat.Design(p.Design)
 		if err != nil {
 			t.Fatal(err)
@@ -96,35 +171,48 @@ func runDefaultLab(t *testing.T, cat *bitstreams.Catalogue, corrupt bool) string
 		for _, pb := range p.Boards {
 			design[pb.Board] = m
 		}
+		if only, ok := o.tests[p.Name]; ok {
+			var keep []labconfig.Test
+			for _, pt := range p.Tests {
+				if slices.Contains(only, pt.Name) {
+					keep = append(keep, pt)
+				}
+			}
+			lab.Plans[i].Tests = keep
+		}
 	}
 	for i := range lab.Boards {
 		if lab.Boards[i].Emulated != nil {
 			lab.Boards[i].Bus = labconfig.Bus{Emulated: &struct{}{}}
 		}
 	}
-	rack, err := emu.Start(lab, emu.Options{Catalogue: cat, Log: slog.New(slog.DiscardHandler)})
+	var faults []labconfig.Fault
+	for _, f := range o.faults {
+		lf, err := labconfig.ParseFault(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		faults = append(faults, lf)
+	}
+	rack, err := emu.Start(lab, emu.Options{Catalogue: cat, Faults: faults, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rack.Close()
 	root := t.TempDir()
-	dir, err := results.Create(root, results.Run{Lab: lab.Name, Seed: lab.Seed, Start: time.Now()})
+	dir, err := results.Create(root, results.Run{Lab: lab.Name, Seed: lab.Seed, Start: time.Now(), Faults: o.faults})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var em selftest.Nightly
-	em = selftest.Nightly{Lab: lab, Catalogue: cat, Emulator: rack, Dir: dir, Log: slog.New(slog.DiscardHandler)}
-	if corrupt {
-		em.Emulator = corrupting{Rack: rack, design: design}
+	n := selftest.Nightly{Lab: lab, Catalogue: cat, Emulator: rack, Dir: dir, Log: slog.New(slog.DiscardHandler), Plans: o.plans}
+	if o.corrupt {
+		n.Emulator = corrupting{Rack: rack, design: design}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	out := em.Run(ctx)
+	out := n.Run(ctx)
 	dir.Close()
-	if !corrupt && out.ExitCode != 0 {
-		t.Fatalf("clean run: exit %d (%s)", out.ExitCode, out.Status)
-	}
-	return dir.Path
+	return labResult{dir: dir.Path, out: out}
 }
 
 // corrupting serves the emulated rack with a bus that lies about the

@@ -68,6 +68,9 @@ type node struct {
 	// the bootstrap has reached it.
 	remote *pmos.RemoteBus
 
+	// borrowed: open is the caller's (Options.Opened), not closed here.
+	borrowed bool
+
 	mu      sync.Mutex
 	results [numStages]*StageResult
 	intent  intent

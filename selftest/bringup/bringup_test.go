@@ -370,6 +370,50 @@ links:
 	}
 }
 
+// A slow TimeSync primary shows in every client it feeds, all drifting
+// from it the same way: it is the one named, and its own stage fails,
+// not its clients' clocks; a board below it that follows its time is not
+// blamed either.
+func TestSlowPrimaryIsNamedNotItsClients(t *testing.T) {
+	r, _ := newTestRun(t, clique("tin-p0b0", "tin-p0b2"))
+	rr := r.racks[0]
+	p, a, c, d := rr.byName["tin-p0b0"], rr.byName["tin-p0b1"], rr.byName["tin-p0b2"], rr.byName["tin-p1b1"]
+	ts := &tsRack{IntervalNS: 100000}
+	p.ts = tsInfo{Role: "primary", Status: "primary"}
+	// Each client's last correction: -50 ns per 100 us interval (it ran
+	// ahead of the slow primary), +500 ppm against it; d and e, below a,
+	// follow a's steps.
+	a.ts = tsInfo{Role: "client", parent: p, Parent: p.Name, Status: "synced", MaxCorrNS: 50, LastCorrNS: -50, DriftPPM: 500}
+	c.ts = tsInfo{Role: "client", parent: p, Parent: p.Name, Status: "synced", MaxCorrNS: 48, LastCorrNS: -48, DriftPPM: 480}
+	d.ts = tsInfo{Role: "client", parent: a, Parent: a.Name, Status: "synced", MaxCorrNS: 50, LastCorrNS: -50, DriftPPM: 500}
+	e := rr.byName["tin-p1b2"]
+	e.ts = tsInfo{Role: "client", parent: a, Parent: a.Name, Status: "synced", MaxCorrNS: 49, LastCorrNS: -49, DriftPPM: 490}
+	for _, n := range []*node{a, c, d} {
+		got := rr.driftCheck(n, ts)
+		if !strings.Contains(got, "the oscillator of tin-p0b0 (the TimeSync primary)") || !strings.Contains(got, "about 490 ppm slow") {
+			t.Errorf("%s: diagnosis %q, want the primary named", n.Name, got)
+		}
+	}
+	for _, n := range []*node{p, a} {
+		n.boot.Status = bootOK
+		n.direct = &memBus{regs: map[uint64]uint32{}}
+	}
+	if res := rr.tsResult(p, ts, nil); res.Status != Failed || !strings.Contains(res.Seen, "its clock runs about 490 ppm slow") {
+		t.Errorf("primary's result: %+v", res)
+	}
+	// a follows the primary's time: its clients drift from it too, but it
+	// is not the one off.
+	if res := rr.tsResult(a, ts, nil); strings.Contains(res.Seen, "its clock runs") {
+		t.Errorf("a client that follows a slow primary is blamed: %+v", res)
+	}
+	// One client alone cannot tell its own clock from its parent's: no
+	// consensus, the client's own corrections are named.
+	c.ts.DriftPPM = 20
+	if got := rr.driftCheck(a, ts); strings.Contains(got, "tin-p0b0") {
+		t.Errorf("a single drifting client blames its primary: %q", got)
+	}
+}
+
 // A client's offset is its own largest correction; the bound the hardware
 // vouches for adds the corrections along its path.
 func TestOffsetsAndPathBound(t *testing.T) {

@@ -51,6 +51,21 @@ type Options struct {
 	// Faults lists the faults injected into the emulated rack, for the
 	// report (the runner never looks at them: it finds their symptoms).
 	Faults []string
+
+	// Within restricts the lab to these boards and the cables between
+	// them (the boards keep their places in the lab file, and so their
+	// management addresses); all of them are judged. Empty: the whole lab.
+	Within []string
+	// Opened are boards the caller opened and keeps (a nightly's): the
+	// bring-up uses their drivers and never closes them.
+	Opened map[string]*boards.Board
+	// Only runs these stages and no other (empty: every stage): a stage
+	// left out is neither run nor judged, and what it would establish
+	// (power, a loaded design) is taken as done.
+	Only []Stage
+	// Env, if set, records the verdicts in place of Rec: a plan's
+	// environment, so that the records carry its plan name and step.
+	Env *selftest.Env
 }
 
 // run is one bring-up in progress.
@@ -87,7 +102,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 // newRun checks the options and builds the run: the racks that take part,
 // their boards, which boards are judged. Nothing is opened yet.
 func newRun(opts Options) (*run, error) {
-	if opts.Lab == nil || opts.Rec == nil {
+	if opts.Lab == nil || (opts.Rec == nil && opts.Env == nil) {
 		return nil, errors.New("bring-up: a lab and a recorder are required")
 	}
 	if opts.Catalogue == nil {
@@ -101,7 +116,7 @@ func newRun(opts Options) (*run, error) {
 			opts.Deadlines[i] = DefaultDeadlines(opts.Lab.Deadlines)[i]
 		}
 	}
-	top, err := NewTopology(opts.Lab, opts.Catalogue)
+	top, err := newTopology(opts.Lab, opts.Catalogue, opts.Within)
 	if err != nil {
 		return nil, drivers.Setup("", "bring-up topology", "fix the lab file", err)
 	}
@@ -111,9 +126,13 @@ func newRun(opts Options) (*run, error) {
 	}
 	r := &run{opts: opts, top: top, log: opts.Log, out: newPrinter(opts.Out), gate: &gate{}, mgmt: mgmt,
 		byName: map[string]*node{}, judge: map[string]bool{}, start: time.Now()}
-	plan := &labconfig.Plan{Name: PlanName, Design: "mgmt"}
-	r.env = selftest.NewEnv(opts.Lab, plan, opts.Rec, opts.Log)
-	r.env.Design = mgmt
+	if opts.Env != nil {
+		r.env = opts.Env.WithDesign(mgmt)
+	} else {
+		plan := &labconfig.Plan{Name: PlanName, Design: "mgmt"}
+		r.env = selftest.NewEnv(opts.Lab, plan, opts.Rec, opts.Log)
+		r.env.Design = mgmt
+	}
 
 	// Which racks take part, and which boards are judged.
 	var racks []*Rack
@@ -155,6 +174,15 @@ func newRun(opts Options) (*run, error) {
 		rr := &rackRun{Rack: rk, run: r, byAddr: map[uint16]*node{}, byName: map[string]*node{}, badCables: map[*Cable]string{}}
 		for _, b := range rk.Boards {
 			n := &node{Board: b}
+			if ob, ok := opts.Opened[b.Name]; ok {
+				// The caller's drivers: used, never closed here. An
+				// in-band board is still reached in-band.
+				n.open, n.borrowed = ob, true
+				if n.DCN {
+					n.raw = ob.Bus
+					n.direct = &gatedBus{g: r.gate, b: ob.Bus}
+				}
+			}
 			r.nodes = append(r.nodes, n)
 			r.byName[b.Name] = n
 			rr.nodes = append(rr.nodes, n)
@@ -177,10 +205,23 @@ func (r *run) close() {
 		}
 	}
 	for _, n := range r.nodes {
-		if n.open != nil {
+		if n.open != nil && !n.borrowed {
 			n.open.Close()
 		}
 	}
+}
+
+// runs says whether stage s is part of this run (Options.Only).
+func (r *run) runs(s Stage) bool {
+	if len(r.opts.Only) == 0 {
+		return true
+	}
+	for _, x := range r.opts.Only {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // stages runs the stages in order. Boards reached directly take identity,
@@ -210,6 +251,9 @@ func (r *run) stages(ctx context.Context) {
 // stage runs a per-board stage on every board (of filter) in parallel,
 // under the stage's deadline.
 func (r *run) stage(ctx context.Context, s Stage, filter func(*node) bool, f func(context.Context, *node, bool) *StageResult) {
+	if !r.runs(s) {
+		return
+	}
 	sctx, cancel := context.WithTimeout(ctx, r.opts.Deadlines[s])
 	defer cancel()
 	var wg sync.WaitGroup
@@ -246,6 +290,9 @@ func (r *run) stage(ctx context.Context, s Stage, filter func(*node) bool, f fun
 // rackStage runs a rack-wide stage (bootstrap, timesync, loopback) on every
 // rack in parallel; the rack sets its boards' results.
 func (r *run) rackStage(ctx context.Context, s Stage, f func(*rackRun, context.Context, bool)) {
+	if !r.runs(s) {
+		return
+	}
 	sctx, cancel := context.WithTimeout(ctx, r.opts.Deadlines[s])
 	defer cancel()
 	quiet := s < r.opts.From
@@ -414,13 +461,11 @@ func (r *run) info(m results.Measurement) {
 	if m.Time.IsZero() {
 		m.Time = time.Now()
 	}
-	m.Plan = PlanName
-	if m.Test == "" {
-		m.Test = m.Metric
+	test := m.Test
+	if test == "" {
+		test = m.Metric
 	}
-	if err := r.opts.Rec.AddMeasurement(m); err != nil {
-		r.log.Error("recording a measurement failed", "metric", m.Metric, "err", err)
-	}
+	r.env.Note(test, m)
 }
 
 // fail builds a failed result from an error, classed by drivers.ClassOf.

@@ -413,6 +413,15 @@ func (rr *rackRun) tsResult(n *node, ts *tsRack, err error) *StageResult {
 	}
 	t := n.ts
 	var bad, checks []string
+	if t.Role != "off" && !rr.ancestorOff(n, ts) {
+		// A board below a parent that is off follows that parent's time
+		// (it steps to it every interval): its own clients drift from it
+		// too, and only the topmost such board is the one to blame.
+		if ppm, kids, ok := rr.oscillatorOff(n, ts); ok {
+			bad = append(bad, fmt.Sprintf("its clock runs about %s: all %d clients it feeds drift from it the same way, by more than the 100 ppm an oscillator may", slowFast(ppm), kids))
+			checks = append(checks, rr.oscillatorNote(n, ppm, kids))
+		}
+	}
 	switch {
 	case t.Role == "off" && ts.excluded[n]:
 		bad = append(bad, fmt.Sprintf("as the primary it sent no TimeSync message its clients accepted: every client under it counted missed messages (TS_MISSED) and failed; the tree was re-rooted at %s", ts.Primary))
@@ -478,6 +487,24 @@ func (rr *rackRun) tsResult(n *node, ts *tsRack, err error) *StageResult {
 // corrections, and its oscillator when the corrections mean a drift far
 // beyond the lab's clocks.
 func (rr *rackRun) driftCheck(n *node, ts *tsRack) string {
+	// A board whose every client drifts from it the same way is the one
+	// off (a client alone cannot tell its own fast clock from a slow
+	// parent): the one nearest the primary on n's path is named first, so
+	// that a slow primary is not blamed on the clients below it.
+	var culprit *node
+	var cppm float64
+	var ckids int
+	for x := n; x != nil; x = x.ts.parent {
+		if ppm, kids, ok := rr.oscillatorOff(x, ts); ok {
+			culprit, cppm, ckids = x, ppm, kids
+		}
+		if x.ts.Role != "client" {
+			break
+		}
+	}
+	if culprit != nil {
+		return rr.oscillatorNote(culprit, cppm, ckids)
+	}
 	// A client steps to its parent's time, so a parent's large steps show
 	// in its children's corrections too: what a board's own oscillator adds
 	// is the excess of its largest correction over its parent's.
@@ -507,6 +534,66 @@ func (rr *rackRun) driftCheck(n *node, ts *tsRack) string {
 			worst.Name, worst.ts.MaxCorrNS, I, excess(worst), worst.ts.Parent, ppm, declared)
 	}
 	return fmt.Sprintf("the clocks on its path (largest own corrections at %s: %.3g ns) and its receive cable", worst.Name, worst.ts.MaxCorrNS)
+}
+
+// oscillatorOff says whether p's oscillator, rather than its clients',
+// is off: at least two synced clients receive from it and every one of them
+// drifts from it by more than 100 ppm (the model's oscillator bound) in the
+// same direction. ppm is p's rate error against them (the mean of their
+// drifts, sign turned: negative, p is slow).
+func (rr *rackRun) oscillatorOff(p *node, ts *tsRack) (ppm float64, kids int, ok bool) {
+	sum, sign := 0.0, 0.0
+	for _, c := range rr.nodes {
+		if c.ts.parent != p || c.ts.Role != "client" || c.ts.Status != "synced" {
+			continue
+		}
+		d := c.ts.DriftPPM
+		if math.Abs(d) <= 100 || (sign != 0 && math.Signbit(d) != math.Signbit(sign)) {
+			return 0, 0, false
+		}
+		sign = d
+		sum += d
+		kids++
+	}
+	if kids < 2 {
+		return 0, 0, false
+	}
+	return -sum / float64(kids), kids, true
+}
+
+// ancestorOff says whether a board above n in the tree has its oscillator
+// off (oscillatorOff).
+func (rr *rackRun) ancestorOff(n *node, ts *tsRack) bool {
+	for x := n.ts.parent; x != nil; x = x.ts.parent {
+		if _, _, ok := rr.oscillatorOff(x, ts); ok {
+			return true
+		}
+		if x.ts.Role != "client" {
+			break
+		}
+	}
+	return false
+}
+
+func (rr *rackRun) oscillatorNote(p *node, ppm float64, kids int) string {
+	declared := "the lab file declares no oscillator error for it"
+	if e := p.Cfg.Emulated; e != nil {
+		declared = fmt.Sprintf("the lab file declares %g ppm", e.ClockPPM)
+	}
+	name := p.Name
+	if p.ts.Role == "primary" {
+		name += " (the TimeSync primary)"
+	}
+	return fmt.Sprintf("the oscillator of %s: every one of the %d clients it feeds drifts from it the same way, so it runs about %s (%s)",
+		name, kids, slowFast(ppm), declared)
+}
+
+// slowFast renders a rate error: "490 ppm slow", "120 ppm fast".
+func slowFast(ppm float64) string {
+	if ppm < 0 {
+		return fmt.Sprintf("%.0f ppm slow", -ppm)
+	}
+	return fmt.Sprintf("%.0f ppm fast", ppm)
 }
 
 func prefixOf(ts *tsRack) string {

@@ -96,8 +96,25 @@ func (t *Topology) Board(name string) (*Board, bool) {
 // (a lab written before the bring-up, like the default lab's Shoal rack) is
 // reached over those buses, every board in wave 0, and Rack.Note says so.
 func NewTopology(lab *labconfig.Lab, cat *bitstreams.Catalogue) (*Topology, error) {
+	return newTopology(lab, cat, nil)
+}
+
+// newTopology is NewTopology restricted to the boards within (all when
+// empty) and the cables between them; a board keeps its index in the lab
+// file, and so its management address.
+func newTopology(lab *labconfig.Lab, cat *bitstreams.Catalogue, within []string) (*Topology, error) {
 	t := &Topology{Lab: lab, byName: map[string]*Board{}}
+	keep := map[string]bool{}
+	for _, name := range within {
+		if _, ok := lab.Board(name); !ok {
+			return nil, fmt.Errorf("no board %q in lab %s", name, lab.Name)
+		}
+		keep[name] = true
+	}
 	for i, cfg := range lab.Boards {
+		if len(keep) > 0 && !keep[cfg.Name] {
+			continue
+		}
 		kind, err := boards.Lookup(cfg.Kind)
 		if err != nil {
 			return nil, fmt.Errorf("%s: board %s: %w", cfg.Pos, cfg.Name, err)
@@ -129,6 +146,9 @@ func NewTopology(lab *labconfig.Lab, cat *bitstreams.Catalogue) (*Topology, erro
 	for _, l := range lab.Links {
 		a, okA := t.byName[l.A.Board]
 		bb, okB := t.byName[l.B.Board]
+		if len(keep) > 0 && (!keep[l.A.Board] || !keep[l.B.Board]) {
+			continue // a cable leaving the boards within
+		}
 		if !okA || !okB {
 			return nil, fmt.Errorf("%s: link %s - %s names a board the lab does not have", l.Pos, l.A, l.B)
 		}

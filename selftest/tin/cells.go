@@ -3,10 +3,13 @@ package tin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/selftest"
 	tt "github.com/labrunner/labrunner/traffic/tin"
@@ -16,7 +19,8 @@ import (
 // packet and reads its data cells off the source switch's trace records
 // (docs/tin.md "Cellification bit-exact against traced cells"): LEN in
 // cell-index order, against golden/tin's cellification (§3.1, §3.3, §6)
-// and against the build's own CELL_FORMAT/CELL_PAYLOAD.
+// and against the cell format the manifest declares, from every board of
+// the plan in turn.
 func runCellification(ctx context.Context, env *selftest.Env) error {
 	c, err := cliqueOf(env)
 	if err != nil {
@@ -26,16 +30,33 @@ func runCellification(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	src, err := boardParam(env, c, "src", c.topo.Boards[0])
-	if err != nil {
-		return err
-	}
-	dst, err := boardParam(env, c, "dst", c.topo.Boards[len(c.topo.Boards)-1])
-	if err != nil {
-		return err
-	}
-	if src == dst {
-		return fmt.Errorf("%s: cellification needs two boards, src and dst are both %s", env.Test.Pos, src)
+	// Every board's switch cuts cells (targets, as for the ordering tests: reading O60):
+	// each board in turn is the source, towards the next board of the
+	// plan, unless the plan names one pair.
+	type pair struct{ src, dst string }
+	var pairs []pair
+	if env.Test.Params.Has("src") || env.Test.Params.Has("dst") {
+		src, err := boardParam(env, c, "src", c.topo.Boards[0])
+		if err != nil {
+			return err
+		}
+		dst, err := boardParam(env, c, "dst", c.topo.Boards[len(c.topo.Boards)-1])
+		if err != nil {
+			return err
+		}
+		if src == dst {
+			return fmt.Errorf("%s: cellification needs two boards, src and dst are both %s", env.Test.Pos, src)
+		}
+		pairs = append(pairs, pair{src, dst})
+	} else {
+		rot, err := env.Targets(c.topo.Boards, time.Now())
+		if err != nil {
+			return drivers.Setup("", env.Test.Pos.String(), "", err)
+		}
+		for _, src := range rot.Boards {
+			i := slices.Index(c.topo.Boards, src)
+			pairs = append(pairs, pair{src, c.topo.Boards[(i+1)%len(c.topo.Boards)]})
+		}
 	}
 	strs := make([]string, len(lengths))
 	for i, l := range lengths {
@@ -48,8 +69,19 @@ func runCellification(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
+	for _, pr := range pairs {
+		if err := cellifyPair(ctx, env, c, es, lengths, pr.src, pr.dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cellifyPair sends one traced packet of each length from src to dst and
+// judges its cells.
+func cellifyPair(ctx context.Context, env *selftest.Env, c *clique, es []results.Expectation, lengths []int, src, dst string) error {
 	for _, l := range lengths {
-		p := results.Params{"bytes": strconv.Itoa(l)}
+		p := results.Params{"bytes": strconv.Itoa(l), "src": src, "dst": dst}
 		cells, err := tracedCells(ctx, c, src, dst, l)
 		if err != nil {
 			env.Error("cellification", src, p, err)
@@ -90,13 +122,14 @@ func runCellification(ctx context.Context, env *selftest.Env) error {
 		env.Check("cellification.design", results.Measurement{Board: src, Params: p, Metric: "tin.cell.sizes_design", Text: text}, text == ownText,
 			ownText, fmt.Sprintf("the declared cell format (manifest config: %d B header, %d B tag, %d B per cell)", c.timing.Header, c.timing.DataTag, c.timing.DataPayload),
 			fmt.Sprintf("%d-byte packet cut into cells %s, the declared cell format gives %s", l, text, ownText))
-		// Against golden/tin.
-		if e, ok := expectation(es, "tin.cell.sizes", p); ok {
+		// Against golden/tin, whose figures depend on the length only.
+		gp := results.Params{"bytes": strconv.Itoa(l)}
+		if e, ok := expectation(es, "tin.cell.sizes", gp); ok {
 			env.Record("cellification", results.Measurement{Board: src, Params: p, Metric: "tin.cell.sizes", Text: text, Unit: "bytes"}, e)
 		} else {
 			env.Error("cellification", src, p, fmt.Errorf("golden/tin predicted no tin.cell.sizes for %d bytes", l))
 		}
-		if e, ok := expectation(es, "tin.cell.count", p); ok {
+		if e, ok := expectation(es, "tin.cell.count", gp); ok {
 			env.Record("cellification.count", results.Measurement{Board: src, Params: p, Metric: "tin.cell.count", Value: float64(len(cells)), Unit: "cells"}, e)
 		}
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
+	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/selftest"
 	tt "github.com/labrunner/labrunner/traffic/tin"
@@ -50,12 +52,32 @@ func runIncast(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
+	if threshold < 2 {
+		return fmt.Errorf("%s: threshold %d: the CTD threshold must let at least two RTSs queue", env.Test.Pos, threshold)
+	}
+	// Every board's IP egress is a victim in turn (targets), unless the
+	// plan names one.
+	victims := []string{victim}
+	if victim == "" {
+		rot, err := env.Targets(c.topo.Boards, time.Now())
+		if err != nil {
+			return drivers.Setup("", env.Test.Pos.String(), "", err)
+		}
+		victims = rot.Boards
+	}
+	for _, v := range victims {
+		if err := incastOn(ctx, env, c, v, senders, bytes, messages, msgBytes, threshold, seed); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// incastOn runs the incast towards one victim.
+func incastOn(ctx context.Context, env *selftest.Env, c *clique, victim string, senders, bytes, messages, msgBytes, threshold int, seed uint64) error {
 	victim, srcs, err := tt.Incast(c.topo, victim, senders, seed)
 	if err != nil {
 		return fmt.Errorf("%s: %w", env.Test.Pos, err)
-	}
-	if threshold < 2 {
-		return fmt.Errorf("%s: threshold %d: the CTD threshold must let at least two RTSs queue", env.Test.Pos, threshold)
 	}
 	if err := c.fresh(ctx); err != nil {
 		return err

@@ -222,6 +222,9 @@ func judgeModePaths(env *selftest.Env, c *clique, judge *pathJudge, es []results
 		t.pairs[p.ID.Src.Node().String()+">"+p.ID.Dst.Node().String()] = true
 	}
 	p := results.Params{"mode": rm.name}
+	if !rm.mode.Hashed() {
+		adaptiveSources(env, c, judge, rm, paths)
+	}
 	cycle, derr := deadlockFree(paths)
 	if derr != nil {
 		env.Error("routes.deadlock", "", p, derr)
@@ -292,6 +295,86 @@ func judgeModePaths(env *selftest.Env, c *clique, judge *pathJudge, es []results
 		}
 		env.Record("routes.distinct", results.Measurement{Params: pc, Metric: "tin.route.distinct", Value: float64(most), Unit: "paths", Text: where}, d)
 	}
+}
+
+// adaptiveSources judges, per source TiN, that an adaptive mode adapts: for
+// the destinations to which golden/tin's route set offers more than one
+// minimal first hop, the data cells the source injects leave on more than
+// one first hop for at least one of them (§3.2: each cell samples 2 of the
+// 8 minimal and 3 of the 24 non-minimal candidates and weighs their
+// queues; reading A63). A source whose routing unit always takes the same
+// candidate sends every cell of a pair the same way. The case is per board,
+// so that the board whose adaptive routing is stuck is the one named; a
+// source that sent to no destination with a choice is not judged (its case
+// is skipped with the reason).
+func adaptiveSources(env *selftest.Env, c *clique, judge *pathJudge, rm routeMode, paths []tt.CellPath) {
+	firstHops := map[string]map[string]map[string]bool{} // source board -> destination -> first hops
+	choice := map[string]bool{}                          // source>destination with two minimal first hops
+	cells := map[string]int{}
+	for _, p := range paths {
+		if !p.Complete || p.ID.Type != tt.CellData || len(p.Records) < 2 {
+			continue
+		}
+		src := boardAt(c, p.Records[0].At.Node())
+		dst := p.ID.Dst.Node().String()
+		k := src + ">" + dst
+		if _, known := choice[k]; !known {
+			rs, err := judge.set(p.ID, rm.mode, p.Class())
+			if err != nil {
+				env.Error("routes.adaptive", src, results.Params{"mode": rm.name, "src": src}, err)
+				return
+			}
+			hops := map[string]bool{}
+			for _, r := range rs.Minimal {
+				if len(r.Hops) > 0 {
+					hops[r.Hops[0].To.String()] = true
+				}
+			}
+			choice[k] = len(hops) > 1
+		}
+		if !choice[k] {
+			continue
+		}
+		if firstHops[src] == nil {
+			firstHops[src] = map[string]map[string]bool{}
+		}
+		if firstHops[src][dst] == nil {
+			firstHops[src][dst] = map[string]bool{}
+		}
+		firstHops[src][dst][p.Records[1].At.Node().String()] = true
+		cells[src]++
+	}
+	for _, b := range c.topo.Boards {
+		pa := results.Params{"mode": rm.name, "src": b}
+		if len(firstHops[b]) == 0 {
+			env.Skip("routes.adaptive", b, pa, "not judged: this run's traffic from "+b+" went to no destination with two minimal first hops")
+			continue
+		}
+		spread := 0
+		var seen []string
+		for dst, hops := range firstHops[b] {
+			if len(hops) > 1 {
+				spread++
+			}
+			seen = append(seen, fmt.Sprintf("%s:%d", dst, len(hops)))
+		}
+		sort.Strings(seen)
+		env.Check("routes.adaptive", results.Measurement{Board: b, Params: pa, Metric: "tin.route.adaptive_pairs", Value: float64(spread), Unit: "destinations",
+			Text: fmt.Sprintf("%d data cells to destinations with a choice; first hops per destination %s", cells[b], strings.Join(seen, " "))},
+			spread > 0, "data cells to at least one destination with two minimal first hops leave on more than one",
+			"Aquila §3.2 (adaptive routing samples minimal and non-minimal candidates per cell and weighs their queues)",
+			fmt.Sprintf("mode %s: every data cell %s injected towards a destination with a choice of first hop left on one (%d cells: %s): its adaptive routing never adapts", rm.name, b, cells[b], strings.Join(seen, " ")))
+	}
+}
+
+// boardAt names the board of a TiN of the Clique ("" when none).
+func boardAt(c *clique, n tt.Node) string {
+	for b, x := range c.topo.Node {
+		if x == n {
+			return b
+		}
+	}
+	return ""
 }
 
 // minimalLen is the hop count of the set's minimal routes.

@@ -110,9 +110,10 @@ func init() {
 		Params: map[string]string{"load": "0.1", "bytes": "1500", "count": "100", "seed": "plan seed"},
 		Doc:    "after uniform-random traffic has drained, every up cage holds CREDIT_INIT on every VC: no credit lost (§3.1 reliable credit mechanism)"})
 	selftest.Register(selftest.Test{Name: "cellification", Design: design, Run: runCellification,
-		Params: map[string]string{"packets": "1,64,152,153,1500,4096", "src": "first board", "dst": "last board"},
-		Doc: "a traced message of each length, one packet, is cut into the cells golden/tin's cellification gives (§3.1, §3.3, §6), " +
-			"read off the source switch's trace records (LEN, index, LAST, header CRC); the design's own CELL_FORMAT is checked too"})
+		Params: map[string]string{"packets": "1,64,152,153,1500,4096", selftest.TargetsParam: selftest.TargetsDoc + " (each a source, towards the next board)",
+			"src": "one source board instead (default: every board)", "dst": "its destination (default: the next board)"},
+		Doc: "a traced message of each length, one packet, from every board in turn, is cut into the cells golden/tin's cellification gives (§3.1, §3.3, §6), " +
+			"read off the source switch's trace records (LEN, index, LAST, header CRC); the declared cell format is checked too"})
 	selftest.Register(selftest.Test{Name: "flow_order", Design: design, Run: runFlowOrder,
 		Params: map[string]string{"load": "0.1", "bytes": "1500", "count": "150", "flows": "4", "seed": "plan seed"},
 		Doc:    "uniform-random IP under fully adaptive data routing: every flow's packets are delivered in the order they were sent (§3.3: RTS order), read from the receivers' delivery logs and IP_OOO_PKTS"})
@@ -126,7 +127,7 @@ func init() {
 		Params: map[string]string{"qps": "10000", "bytes": "4096", "reads": "20", "bulk_load": "0.2", "bulk_bytes": "4864", "hipri_weight": "8", "slack": "1.25", "seed": "plan seed"},
 		Doc:    "§5.1 Fig. 9: 4 KB high-priority 1RMA reads alone and beside bulk IP, low-priority reads beside bulk IP; high priority is nearly unaffected, low priority slower"})
 	selftest.Register(selftest.Test{Name: "incast", Design: design, Run: runIncast,
-		Params: map[string]string{"victim": "seeded", "senders": "all", "bytes": "1500", "messages": "4", "message_bytes": "65536", "threshold": "16", "seed": "plan seed"},
+		Params: map[string]string{selftest.TargetsParam: selftest.TargetsDoc + " (each a victim)", "victim": "one victim board instead (default: every board)", "senders": "all", "bytes": "1500", "messages": "4", "message_bytes": "65536", "threshold": "16", "seed": "plan seed"},
 		Doc:    "many sources burst to one destination port: RTS queues stay at the CTD threshold, the excess is dropped by CTD at the source without its data crossing the fabric, ECN marks the rest (§3.3)"})
 	selftest.Register(selftest.Test{Name: "ordering", Design: design, Run: runOrdering,
 		Params: map[string]string{"modes": "ordered,ordered-eod,sync", selftest.TargetsParam: selftest.TargetsDoc, "target": "one board (older form of targets)", "sources": "3", "streams": "4", "lengths": "10,20,40",
@@ -140,8 +141,9 @@ func init() {
 		Params: map[string]string{selftest.TargetsParam: selftest.TargetsDoc, "target": "one board (older form of targets)", "sources": "2", "streams": "4", "length": "40", "jitter_ns": "200", "gap_ns": "link", "buffer_packets": "20", "seed": "plan seed"},
 		Doc:    "reorder-buffer occupancy under reordering stays within golden/ordering's skew-sized capacity (§IV-D), the skew taken from golden/tin's path latencies of this Clique plus the injected jitter"})
 	selftest.Register(selftest.Test{Name: "trace_path", Design: design, Run: runTracePath,
-		Params: map[string]string{"src": "seeded", "dst": "seeded", "bytes": "1500", "seed": "plan seed"},
-		Doc:    "one traced IP packet: its RTS, CTS and data cells are stitched from every board's collector (§6), each path consistent with the cabling and in golden/tin's route set, the data cells as the design cellifies the packet"})
+		Params: map[string]string{selftest.TargetsParam: selftest.TargetsDoc + " (each a source)", "src": "one source board instead (default: every board)",
+			"dst": "the destination (default: seeded, per source)", "bytes": "1500", "seed": "plan seed"},
+		Doc: "one traced IP packet from every board in turn: its RTS, CTS and data cells are stitched from every board's collector (§6), each path consistent with the cabling and in golden/tin's route set, the data cells as the design cellifies the packet"})
 }
 
 // setup brings the Clique up (docs/tin.md "Recipes for the TiN plan"):

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/labrunner/labrunner/drivers"
 	gt "github.com/labrunner/labrunner/golden/tin"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/selftest"
@@ -41,28 +44,58 @@ func runTracePath(ctx context.Context, env *selftest.Env) error {
 		return err
 	}
 	r := rand.New(rand.NewPCG(seed, 0x7472616365)) // "trace"
-	defSrc := c.topo.Boards[r.IntN(len(c.topo.Boards))]
-	src, err := boardParam(env, c, "src", defSrc)
-	if err != nil {
-		return err
-	}
-	others := make([]string, 0, len(c.topo.Boards))
-	for _, b := range c.topo.Boards {
-		if b != src {
-			others = append(others, b)
-		}
-	}
-	dst, err := boardParam(env, c, "dst", others[r.IntN(len(others))])
-	if err != nil {
-		return err
-	}
 	bytes, err := env.Test.Params.Int("bytes", 1500)
 	if err != nil {
 		return err
 	}
-	if src == dst {
-		return fmt.Errorf("%s: trace_path needs two boards, src and dst are both %s", env.Test.Pos, src)
+	// Every board's collector and routes are traced in turn (targets),
+	// each towards a seeded other board, unless the plan names src.
+	var srcs []string
+	if env.Test.Params.Has("src") {
+		src, err := boardParam(env, c, "src", "")
+		if err != nil {
+			return err
+		}
+		srcs = []string{src}
+	} else {
+		rot, err := env.Targets(c.topo.Boards, time.Now())
+		if err != nil {
+			return drivers.Setup("", env.Test.Pos.String(), "", err)
+		}
+		srcs = rot.Boards
 	}
+	for _, src := range c.topo.Boards {
+		// One seeded draw per board of the plan, run or not, so that each
+		// source's destination is the same whatever the rotation.
+		others := make([]string, 0, len(c.topo.Boards))
+		for _, b := range c.topo.Boards {
+			if b != src {
+				others = append(others, b)
+			}
+		}
+		pick := others[r.IntN(len(others))]
+		if !slices.Contains(srcs, src) {
+			continue
+		}
+		dst, err := boardParam(env, c, "dst", pick)
+		if err != nil {
+			return err
+		}
+		if src == dst {
+			if env.Test.Params.Has("src") {
+				return fmt.Errorf("%s: trace_path needs two boards, src and dst are both %s", env.Test.Pos, src)
+			}
+			continue // the named destination does not trace to itself
+		}
+		if err := tracePair(ctx, env, c, src, dst, bytes, seed); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tracePair traces one IP packet from src to dst and judges its paths.
+func tracePair(ctx context.Context, env *selftest.Env, c *clique, src, dst string, bytes int, seed uint64) error {
 	if err := c.fresh(ctx); err != nil {
 		return err
 	}

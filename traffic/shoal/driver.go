@@ -179,6 +179,17 @@ func (r *Rack) write(ctx context.Context, board, name string, v uint32) error {
 	return r.regs[board].Write(actx, name, v)
 }
 
+// strobe writes a run strobe (TG_CTRL, RUN_SLOTS) under the Settle
+// deadline rather than one access's: hardware answers at once, but an
+// emulated board runs the chunk inside the write, and a fabric that
+// suddenly costs more per slot (cells corrupted and resent after a clock
+// drifted) must not turn a sized chunk into a bus timeout.
+func (r *Rack) strobe(ctx context.Context, board, name string, v uint32) error {
+	sctx, cancel := drivers.Deadline(ctx, max(r.Settle, r.Access))
+	defer cancel()
+	return r.regs[board].Write(sctx, name, v)
+}
+
 // writeCheck writes a configuration register and reads it back: a bus that
 // drops or garbles writes shows here, not as a mysterious traffic failure.
 func (r *Rack) writeCheck(ctx context.Context, board, name string, v uint32) error {
@@ -747,7 +758,7 @@ func (r *Rack) Traffic(ctx context.Context, reload bool, slots int64) (RunStatus
 			cmd = 1 // START
 		}
 		w0 := time.Now()
-		if err := r.write(ctx, r.Master, "TG_CTRL", cmd); err != nil {
+		if err := r.strobe(ctx, r.Master, "TG_CTRL", cmd); err != nil {
 			return rs, err
 		}
 		st, err := r.poll(ctx, r.Master, "TG_STATUS", func(v uint32) bool { return v&(tgDone|tgLimit|tgStalled|tgNotRunning) != 0 })
@@ -804,7 +815,7 @@ func (r *Rack) RunSlots(ctx context.Context, n int64) error {
 			return err
 		}
 		w0 := time.Now()
-		if err := r.write(ctx, r.Master, "RUN_SLOTS", uint32(k)); err != nil {
+		if err := r.strobe(ctx, r.Master, "RUN_SLOTS", uint32(k)); err != nil {
 			return err
 		}
 		// The slot counter says when the slots have passed (on hardware

@@ -278,7 +278,19 @@ func (a *pingPong) step(n *node, c int64) bool {
 		}
 		tx := &n.tx[port]
 		if tx.hdrFree() < 1 || tx.dataFree() < len(a.outDat) {
-			return false // the FIFO drains as the router moves packets
+			// The FIFO drains as the router moves packets. A ping that
+			// never leaves gets no reply either: TIMEOUT counts from the
+			// iteration's start, so a TX FIFO held full (a stalled link)
+			// ends the run instead of leaving it BUSY for ever.
+			if a.op == opWritePing {
+				dl := ceilCycle(a.startU) + ppTimeout
+				if c >= dl {
+					a.op, a.busy, a.pending, a.timeout = opNone, false, false, true
+					return true
+				}
+				n.wake(dl)
+			}
+			return false
 		}
 		for _, w := range a.outDat {
 			tx.data.push(w)

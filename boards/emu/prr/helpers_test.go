@@ -28,6 +28,10 @@ type rigOpts struct {
 	cfg    *Config // nil: the catalogue's build
 	faults []labconfig.Fault
 	seed   int64
+	// timeout bounds the rig's register accesses (default 2 minutes): a
+	// test that runs millions of cycles inside its writes needs more under
+	// the race detector on a loaded machine.
+	timeout time.Duration
 }
 
 // catalogueConfig is the build the embedded catalogue lists.
@@ -83,7 +87,11 @@ func newRig(t testing.TB, o rigOpts) *rig {
 	if err != nil {
 		t.Fatalf("catalogue image for %s: %v", kind.Part, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	timeout := o.timeout
+	if timeout == 0 {
+		timeout = 2 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
 	if err := b.Programmer().Program(ctx, img); err != nil {
 		t.Fatalf("program: %v", err)

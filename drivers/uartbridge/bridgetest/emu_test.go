@@ -2,6 +2,7 @@ package bridgetest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -132,7 +133,9 @@ func (d *example) Read32(addr uint32) (uint32, error) {
 		return 0, nil
 	case addr >= 0x1400 && addr < 0x1800:
 		if len(d.fifo) == 0 {
-			return 0, nil
+			// Any other error than the emulator's three is the register
+			// refusing the access: REFUSED.
+			return 0, errors.New("pop of the empty FIFO")
 		}
 		v := d.fifo[0]
 		d.fifo = d.fifo[1:]

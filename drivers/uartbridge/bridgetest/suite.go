@@ -33,6 +33,7 @@ const (
 	stBadCmd   = uint8(uartbridge.StatusBadCmd)
 	stBusy     = uint8(uartbridge.StatusBusy)
 	stReadOnly = uint8(uartbridge.StatusReadOnly)
+	stRefused  = uint8(uartbridge.StatusRefused)
 )
 
 // Target is one device implementation under test: its bridge UART's port
@@ -314,7 +315,8 @@ func (s *suite) testBursts(t *testing.T) {
 }
 
 func (s *suite) testStatusErrors(t *testing.T) {
-	br, _, _ := s.host(t)
+	br, _, rm := s.host(t)
+	regs := func(*uartbridge.Bridge) *regmap.Regs { return rm }
 	ctx := ctxFor(t, 20*time.Second)
 	_, err := br.Read32(ctx, s.undecoded)
 	if !errors.Is(err, uartbridge.ErrBusError) || drivers.ClassOf(err) != drivers.ClassSetup {
@@ -326,7 +328,15 @@ func (s *suite) testStatusErrors(t *testing.T) {
 			t.Fatalf("write to read-only 0x%x: %v, want READ_ONLY as a setup error", a, err)
 		}
 	}
-	if st := br.Stats(); st.Retries != 0 || st.Failures != 3 {
+	// A pop of the empty FIFO: the register refused, a design failure.
+	if err := regs(br).Write(ctx, "CTRL", 1); err != nil { // soft reset: the FIFO empties
+		t.Fatal(err)
+	}
+	_, err = br.Read32(ctx, s.pop)
+	if !errors.Is(err, uartbridge.ErrRefused) || drivers.ClassOf(err) != drivers.ClassDesign {
+		t.Fatalf("pop of the empty FIFO: %v, want REFUSED as a design failure", err)
+	}
+	if st := br.Stats(); st.Retries-st.Busy != 0 || st.Failures != 4 {
 		t.Fatalf("final statuses were retried or miscounted: %+v", st)
 	}
 }
@@ -335,6 +345,7 @@ func (s *suite) testStatusErrors(t *testing.T) {
 // which one wins when several apply (docs/uart-bridge.md, "Status codes").
 func (s *suite) testPrecedence(t *testing.T) {
 	r := s.raw(t)
+	s.drainFIFO(t, r)
 	const (
 		info, read, write, readB, writeB = 0x00, 0x01, 0x02, 0x03, 0x04
 	)
@@ -367,6 +378,9 @@ func (s *suite) testPrecedence(t *testing.T) {
 		{"READ not decoded", s.frame(read, s.undecoded, 1), stBusError},
 		{"READ_BURST off the 32-bit space", s.frame(readB, 0xFFFFFFF8, 4), stBusError},
 		{"WRITE read-only", s.frame(write, s.id, 1, 1), stReadOnly},
+		{"WRITE into fifo_pop", s.frame(write, s.pop, 1, 1), stReadOnly},
+		{"READ of the empty FIFO", s.frame(read, s.pop, 1), stRefused},
+		{"READ_BURST refused at its first word", s.frame(readB, s.pop, 3), stRefused},
 	} {
 		t.Run(c.name, func(t *testing.T) { s.do(t, r, c.frame, c.status) })
 	}
@@ -544,18 +558,41 @@ func (s *suite) testResync(t *testing.T) {
 	time.Sleep(PartialTimeout + 50*time.Millisecond)
 	s.do(t, r, s.frame(0x01, s.id, 1), stOK)
 	// A request split over several writes with short gaps is one request.
-	f := s.frame(0x01, s.id, 1)
-	for _, part := range [][]byte{f[:1], f[1:5], f[5:11]} {
-		if err := r.Send(part); err != nil {
-			t.Fatal(err)
+	// The gaps must stay well under the partial-frame timeout for the
+	// attempt to say anything: on a loaded machine a 5 ms sleep can last
+	// longer, and then the device is right to drop the partial frame, so
+	// such an attempt is repeated, not judged.
+	for attempt := 1; ; attempt++ {
+		f := s.frame(0x01, s.id, 1)
+		parts := [][]byte{f[:1], f[1:5], f[5:11], f[11:]}
+		longest := time.Duration(0)
+		last := time.Now()
+		for i, part := range parts {
+			if i > 0 {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if d := time.Since(last); i > 0 && d > longest {
+				longest = d
+			}
+			if err := r.Send(part); err != nil {
+				t.Fatal(err)
+			}
+			last = time.Now()
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := r.Send(f[11:]); err != nil {
-		t.Fatal(err)
-	}
-	if resp, err := r.Next(time.Now().Add(s.wait())); err != nil || resp.Seq != f[2] || resp.Status != stOK {
-		t.Fatalf("request split over four writes: %+v, %v", resp, err)
+		resp, err := r.Next(time.Now().Add(s.wait()))
+		if longest < PartialTimeout/2 {
+			if err != nil || resp.Seq != f[2] || resp.Status != stOK {
+				t.Fatalf("request split over four writes (longest gap %v): %+v, %v", longest, resp, err)
+			}
+			break
+		}
+		if attempt == 5 {
+			t.Fatalf("the machine is too loaded: five attempts to send four writes 5 ms apart had a gap of %v or more", PartialTimeout/2)
+		}
+		t.Logf("attempt %d not judged: a gap of %v between the writes", attempt, longest)
+		time.Sleep(PartialTimeout + 50*time.Millisecond)
+		r.P.Flush(30 * time.Millisecond)
+		r.buf = nil
 	}
 }
 

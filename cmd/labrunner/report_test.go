@@ -1,0 +1,119 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/selftest/bringup"
+)
+
+// The report of a nightly draws, for each plan, every figure its design's
+// report: block describes: a described metric the tests do not record
+// under that name (a typo on either side) shows up here as a figure with
+// no readings. The lab is the CLI tests' small ExaNet, PRR and Shoal labs
+// in one, so that their board groups run side by side.
+func TestNightlyReportDrawsEveryDescribedFigure(t *testing.T) {
+	lab := combinedLab(t, "mini.yaml", "prr.yaml", "shoal.yaml")
+	out := t.TempDir()
+	if code := run([]string{"labrunner", "--log-level", "error", "nightly", "--lab", lab, "--out", out}); code != 0 {
+		t.Fatalf("nightly exit %d, want 0", code)
+	}
+	dir := onlyRunDir(t, out)
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`No readings in this run for: [^<]*`).Find(page); m != nil {
+		t.Errorf("described figures without readings: %s", m)
+	}
+	if m := regexp.MustCompile(`No figures: [^<]*`).Find(page); m != nil {
+		t.Errorf("a plan without figures: %s", m)
+	}
+	figures := map[string]bool{}
+	for _, m := range regexp.MustCompile(`<h4>([^<]*)</h4>`).FindAllSubmatch(page, -1) {
+		figures[string(m[1])] = true
+	}
+	for _, design := range []string{"exanet", "prr", "shoal"} {
+		m, err := bitstreams.Default().Design(design)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range m.Report.Figures {
+			found := false
+			for title := range figures {
+				found = found || title == f.Title || strings.HasPrefix(title, f.Title+" (")
+			}
+			if !found {
+				t.Errorf("%s: no figure %q in the report (figures: %v)", design, f.Title, figures)
+			}
+		}
+	}
+}
+
+// combinedLab writes one lab file holding the boards, links and plans of
+// several of testdata's labs (their board names differ), with the first
+// one's header.
+func combinedLab(t *testing.T, files ...string) string {
+	t.Helper()
+	sections := map[string]*strings.Builder{"boards": {}, "links": {}, "plans": {}}
+	var header strings.Builder
+	for i, f := range files {
+		b, err := os.ReadFile(filepath.Join("testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur := ""
+		for _, l := range strings.SplitAfter(string(b), "\n") {
+			if top := regexp.MustCompile(`^([a-z_]+):`).FindStringSubmatch(l); top != nil {
+				cur = top[1]
+				if _, ok := sections[cur]; ok {
+					continue
+				}
+			}
+			switch {
+			case sections[cur] != nil:
+				sections[cur].WriteString(l)
+			case i == 0:
+				header.WriteString(l)
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString(header.String())
+	for _, k := range []string{"boards", "links", "plans"} {
+		b.WriteString(k + ":\n" + sections[k].String())
+	}
+	path := filepath.Join(t.TempDir(), "combined.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// `bringup` prints the path of its report and the report is there, with
+// the clock offsets per board its description asks for.
+func TestBringupWritesTheReportItPrints(t *testing.T) {
+	r := runBringupCLI(t, "--board", "tin-p1b3") // in-band, two hops from the primary: it has an offset
+	if r.code != 0 {
+		r.explain(t)
+		t.Fatalf("exit %d, want 0", r.code)
+	}
+	m := regexp.MustCompile(`(?m)^report: (.+)$`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no report path printed:\n%s", r.stdout)
+	}
+	if filepath.Dir(m[1]) != r.dir {
+		t.Errorf("report %s is not in the run directory %s", m[1], r.dir)
+	}
+	page, err := os.ReadFile(m[1])
+	if err != nil {
+		t.Fatalf("the printed report does not exist: %v", err)
+	}
+	if want := "<h4>" + bringup.Figures().Figures[0].Title + "</h4>"; !strings.Contains(string(page), want) {
+		t.Errorf("the bring-up report lacks %s", want)
+	}
+}

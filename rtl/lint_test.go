@@ -1,0 +1,64 @@
+package rtl
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLint: every module lints clean under verilator --lint-only -Wall as
+// Verilog-2005, with the default parameters and with those the
+// co-simulation and a small build use, and yosys reads and elaborates it.
+func TestLint(t *testing.T) {
+	if err := RequireTools(); err != nil {
+		t.Fatal(err)
+	}
+	srcs, err := Sources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	for _, c := range []struct {
+		top    string
+		params []string
+	}{
+		{"lbrb_bridge", nil},
+		{"lbrb_bridge", []string{"-GCLK_HZ=921600", "-GBAUD=115200", "-GMAX_COUNT=16", "-GBUS_TIMEOUT_CYCLES=0"}},
+		{"lbrb_example_top", nil},
+		{"lbrb_example_top", []string{fmt.Sprintf("-GCLK_HZ=%d", Config{Baud: 921600}.ClkHz()), "-GBAUD=921600"}},
+	} {
+		name := c.top + " " + strings.Join(c.params, " ")
+		args := append([]string{"--lint-only", "-Wall", "--default-language", "1364-2005", "--top-module", c.top}, c.params...)
+		cmd := exec.CommandContext(ctx, "verilator", append(args, srcs...)...)
+		if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
+			t.Errorf("verilator --lint-only -Wall %s: %v\n%s", name, err, out)
+		}
+	}
+	for _, top := range []string{"lbrb_bridge", "lbrb_example_top"} {
+		script := fmt.Sprintf("read_verilog -defer %s; hierarchy -check -top %s; proc; check -assert", strings.Join(srcs, " "), top)
+		cmd := exec.CommandContext(ctx, "yosys", "-q", "-p", script)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("yosys on %s: %v\n%s", top, err, out)
+		}
+	}
+}
+
+// TestToolsTarget: the make target that installs the tools is quick and
+// quiet when they are there (make test runs it every time).
+func TestToolsTarget(t *testing.T) {
+	if err := RequireTools(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "make", "-s", "rtl-tools")
+	cmd.Dir = filepath.Join(Dir(), "..")
+	if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
+		t.Fatalf("make -s rtl-tools with the tools installed: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,213 @@
+package all_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
+)
+
+// faultCase is one design fault of the ExaNet, PRR, Shoal or TiN emulator
+// and what the default lab's plan must make of it.
+type faultCase struct {
+	fault string
+	// targets are the boards (or board:port cables) the fault can take;
+	// each run injects it on one, in rotation.
+	targets []string
+	plan    string
+	// catch: at least one of these tests fails (a design failure).
+	catch []string
+	// benign faults pass, and leave the trace measurement named here.
+	benign string
+}
+
+var (
+	exanetBoards = []string{"exa-00", "exa-10", "exa-01", "exa-11"}
+	exanetCables = []string{"exa-00:sfp0", "exa-01:sfp0", "exa-00:sfp1", "exa-10:sfp1", "exa-10:sfp0", "exa-11:sfp0", "exa-01:sfp1", "exa-11:sfp1"}
+	shoalNICs    = []string{"shoal-nic0", "shoal-nic1"}
+	shoalSwitch  = []string{"shoal-sw0", "shoal-sw1", "shoal-sw2", "shoal-sw3", "shoal-sw4", "shoal-sw5"}
+	shoalBoards  = append(append([]string{}, shoalNICs...), shoalSwitch...)
+	shoalCables  = []string{"shoal-nic0:sfp0", "shoal-nic0:sfp3", "shoal-nic1:sfp1", "shoal-sw0:sfp2", "shoal-sw1:sfp3", "shoal-sw3:sfp2", "shoal-sw2:sfp3"}
+	tinBoards    = []string{"tin-p0b0", "tin-p0b1", "tin-p0b2", "tin-p0b3", "tin-p1b0", "tin-p1b1", "tin-p1b2", "tin-p1b3"}
+	tinCables    = []string{"tin-p0b0:sfp0", "tin-p0b1:sfp1", "tin-p0b2:sfp0", "tin-p0b3:sfp3", "tin-p1b0:sfp2", "tin-p1b1:sfp0", "tin-p1b2:sfp3", "tin-p1b3:sfp1"}
+)
+
+// designFaults is every fault `labrunner faults` lists for the four designs.
+var designFaults = []faultCase{
+	{"arbiter-starve", exanetBoards, "exanet-mesh", []string{"bandwidth"}, ""},
+	{"dor-misroute", exanetBoards, "exanet-mesh", []string{"dor_path"}, ""},
+	{"credit-leak", exanetCables, "exanet-mesh", []string{"bandwidth.credits", "links.credits"}, ""},
+	{"link-down", exanetCables, "exanet-mesh", []string{"links.up"}, ""},
+	{"header-bit-flip", exanetCables, "exanet-mesh", nil, "exanet.link.ecc_corrected"},
+	{"arbiter-out-of-step", []string{"prr-0"}, "prr", []string{"placement.state", "latency.order"}, ""},
+	{"offset-skip", []string{"prr-0"}, "prr", []string{"placement"}, ""},
+	{"sort-unstable", []string{"prr-0"}, "prr", []string{"placement"}, ""},
+	{"wrong-slot", shoalSwitch, "shoal", []string{"schedule.trace"}, ""},
+	{"clock-drift", shoalBoards, "shoal", []string{"sync.guard_band", "sync.slots"}, ""},
+	{"ignore-rate-limit", shoalNICs, "shoal", []string{"queue_bound.queue"}, ""},
+	{"shoal-link-down", shoalCables, "shoal", []string{"sync.slots"}, ""},
+	{"shoal-node-down", shoalBoards, "shoal", []string{"sync.slots"}, ""},
+	{"tin-adaptive-stuck", tinBoards, "tin", []string{"routes.adaptive"}, ""},
+	{"tin-rob-early-release", tinBoards, "tin", []string{"fallback.log"}, ""},
+	{"tin-rts-overtake", tinBoards, "tin", []string{"flow_order"}, ""},
+	{"tin-credit-leak", tinCables, "tin", []string{"credits", "links.credits"}, ""},
+	// The cable fails during each run (after_ns into it), so it is up at
+	// rest: the tests whose traffic crosses it catch it.
+	{"tin-link-down", tinCables, "tin", []string{"links.up", "credits", "flow_order.delivered"}, ""},
+}
+
+// tinTests are the TiN plan's tests this campaign runs (the whole plan
+// takes long; these are the ones its faults are caught by, and every
+// board is a target of each).
+var tinTests = []string{"links", "flow_order", "routes", "fallback", "credits"}
+
+// rotation is where tonight's targets start: $LABRUNNER_FAULT_ROTATION, or
+// the day number, so that successive runs cover every board and cable.
+func rotation(t *testing.T) int {
+	if s := os.Getenv("LABRUNNER_FAULT_ROTATION"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			t.Fatalf("LABRUNNER_FAULT_ROTATION=%q: want a number from 0", s)
+		}
+		return n
+	}
+	return int(time.Now().UTC().Unix() / 86400)
+}
+
+// Every design fault of the default lab's designs makes its plan fail
+// with exit 1 (design) on the board or cable the rotation gives it, with
+// only design failures, through the tests that should catch it; a benign
+// fault passes and leaves its trace; and every case of the clean run keeps
+// its name (no case appears or disappears with the fault).
+func TestDefaultPlansCatchEveryDesignFault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a plan per fault")
+	}
+	cat := bitstreams.Default()
+	rot := rotation(t)
+	t.Logf("rotation %d (set LABRUNNER_FAULT_ROTATION=%d to repeat it)", rot, rot)
+	run := func(plan string, faults ...string) labResult {
+		o := labRun{plans: []string{plan}, faults: faults}
+		if plan == "tin" {
+			o.tests = map[string][]string{"tin": tinTests}
+		}
+		return runLab(t, cat, o)
+	}
+	clean := map[string][]string{}
+	for _, plan := range []string{"exanet-mesh", "prr", "shoal", "tin"} {
+		r := run(plan)
+		if r.out.ExitCode != selftest.ExitPass {
+			t.Fatalf("plan %s without a fault: exit %d", plan, r.out.ExitCode)
+		}
+		clean[plan] = caseNames(t, r.dir)
+	}
+	for i, fc := range designFaults {
+		target := fc.targets[(rot+i)%len(fc.targets)]
+		fault := fc.fault + "@" + target
+		t.Run(fault, func(t *testing.T) {
+			r := run(fc.plan, fault)
+			vs := verdictsOf(t, r.dir)
+			var failed []string
+			for _, v := range vs {
+				switch v.Status {
+				case results.Fail:
+					if v.Class != "design" {
+						t.Errorf("%s on %s failed with class %q: %s", v.Name(), v.Board, v.Class, v.Message)
+					}
+					failed = append(failed, v.Test)
+				case results.Error:
+					t.Errorf("%s on %s: error (%s): %s", v.Name(), v.Board, v.Class, v.Message)
+				}
+			}
+			if fc.benign != "" {
+				if r.out.ExitCode != selftest.ExitPass {
+					t.Errorf("benign fault: exit %d, want 0 (failed: %s)", r.out.ExitCode, strings.Join(dedup(failed), ", "))
+				}
+				if !traced(t, r.dir, fc.benign, strings.Split(target, ":")[0]) {
+					t.Errorf("benign fault left no trace: no %s above 0 on %s", fc.benign, target)
+				}
+			} else {
+				if r.out.ExitCode != selftest.ExitFail {
+					t.Errorf("exit %d, want %d (a design failure)", r.out.ExitCode, selftest.ExitFail)
+				}
+				caught := false
+				for _, c := range fc.catch {
+					caught = caught || slices.Contains(failed, c)
+				}
+				if !caught {
+					t.Errorf("none of %s failed (failed: %s)", strings.Join(fc.catch, ", "), strings.Join(dedup(failed), ", "))
+				}
+			}
+			got := caseNames(t, r.dir)
+			if missing, extra := diff(clean[fc.plan], got), diff(got, clean[fc.plan]); len(missing)+len(extra) > 0 {
+				t.Errorf("the fault changed the plan's cases: %d missing (%s), %d new (%s)", len(missing), firstOf(missing), len(extra), firstOf(extra))
+			}
+		})
+	}
+}
+
+func verdictsOf(t *testing.T, dir string) []results.Verdict {
+	t.Helper()
+	d, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	return d.Verdicts()
+}
+
+// caseNames are a run's JUnit identities (board and case name), sorted.
+func caseNames(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	for _, v := range verdictsOf(t, dir) {
+		out = append(out, v.Plan+"."+v.Board+" "+v.Name())
+	}
+	slices.Sort(out)
+	return out
+}
+
+// traced reports whether the run measured metric above 0 on board.
+func traced(t *testing.T, dir, metric, board string) bool {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, results.MeasurementsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var m results.Measurement
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Metric == metric && m.Board == board && m.Value > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func dedup(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+func firstOf(s []string) string {
+	if len(s) > 4 {
+		return strings.Join(s[:4], "; ") + fmt.Sprintf("; ... %d in all", len(s))
+	}
+	return strings.Join(s, "; ")
+}
