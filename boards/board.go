@@ -64,6 +64,10 @@ type Options struct {
 	RegisterTimeout time.Duration
 	// NoConsole skips opening the console.
 	NoConsole bool
+	// NoBus skips opening the register bus (a command that only programs
+	// the board, or only talks to its console, must not fail on a bridge
+	// that is unplugged).
+	NoBus bool
 }
 
 // Open opens a board's drivers as its lab entry says. On error nothing stays
@@ -108,6 +112,7 @@ func (b *Board) open(ctx context.Context, kind Kind, opts Options) error {
 	}
 
 	switch {
+	case opts.NoBus:
 	case cfg.Bus.Emulated != nil:
 		if !emulated {
 			return drivers.Setup(cfg.Name, "open bus", "use mmio or uart_bridge, or add an emulated: block to the board", fmt.Errorf("%s: the emulated bus on a real board", cfg.Bus.Pos))

@@ -140,3 +140,18 @@ func TestOpenClosesWhatOpened(t *testing.T) {
 		t.Errorf("bad programmer after an open bus: %v", err)
 	}
 }
+
+// A command that does not use the bus (program, console) does not open
+// it: an unplugged bridge does not stop it.
+func TestOpenWithoutTheBus(t *testing.T) {
+	cfg := realBoard("b4")
+	cfg.Bus.UARTBridge = &labconfig.Serial{Port: missing + "/ttyUSB-bridge", Baud: 921600}
+	b, err := boards.Open(ctx(t), cfg, boards.Options{NoBus: true})
+	if err != nil {
+		t.Fatalf("NoBus still opened the bridge: %v", err)
+	}
+	defer b.Close()
+	if b.Bus != nil || b.Programmer == nil || b.Power == nil {
+		t.Errorf("bus %v programmer %v power %v", b.Bus, b.Programmer, b.Power)
+	}
+}

@@ -66,8 +66,12 @@ func lastLines(s string, n int) string {
 }
 
 func (d *doctor) programmer(ctx context.Context, f *findings, b *labconfig.Board, kind boards.Kind) {
-	if b.Programmer.Type == "emulated" {
+	switch b.Programmer.Type {
+	case "emulated":
 		f.ok("programmer", "emulated: programmed by the emulated rack")
+		return
+	case "none":
+		f.note("programmer", "none: the board's design is fixed and never programmed")
 		return
 	}
 	cfg := b.Programmer

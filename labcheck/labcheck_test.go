@@ -248,3 +248,18 @@ func newerList() *program.PartList {
 		program.FPGA{IDCode: 0x029070dd, Manufacturer: "altera", Family: "stratix V", Model: "5SGXEA7"})
 	return l
 }
+
+// A board whose design is fixed (programmer: none, the Verilator
+// co-simulation) is never programmed: no bitstream is looked for.
+func TestCheckSkipsFixedDesigns(t *testing.T) {
+	lab := parse(t, "fixed.yaml", `
+lab: fixed
+boards:
+  - {name: sim-0, kind: verilator, bus: {uart_bridge: {port: /dev/pts/9}}, programmer: {type: none}}
+plans:
+  - {name: p, design: exanet, boards: [{board: sim-0}], tests: [{test: registers}]}
+`)
+	if err := Check(lab, options()); err != nil {
+		t.Errorf("a fixed design: %v", err)
+	}
+}

@@ -48,7 +48,15 @@ func (s *session) close() {
 	}
 }
 
-func openSession(c *cli.Context, withConsole bool) (*session, error) {
+// What a board command opens: only what it uses, so that a device it does
+// not need (a bridge unplugged while a board is programmed over JTAG) does
+// not stop it.
+const (
+	withBus = 1 << iota
+	withConsole
+)
+
+func openSession(c *cli.Context, open int) (*session, error) {
 	log := logger(c)
 	s := &session{cat: bitstreams.Default()}
 	var err error
@@ -74,7 +82,7 @@ func openSession(c *cli.Context, withConsole bool) (*session, error) {
 	}
 	ctx, cancel := drivers.Deadline(c.Context, s.lab.Deadlines.Console)
 	defer cancel()
-	s.board, err = boards.Open(ctx, *cfg, boards.Options{Emulator: emulator(s.rack), Log: log, NoConsole: !withConsole})
+	s.board, err = boards.Open(ctx, *cfg, boards.Options{Emulator: emulator(s.rack), Log: log, NoConsole: open&withConsole == 0, NoBus: open&withBus == 0})
 	if err != nil {
 		s.close()
 		return nil, withCode(exitCodeFor(err), err)
@@ -158,7 +166,7 @@ func programCommand() *cli.Command {
 			&cli.StringFlag{Name: "file", Usage: "bitstream file to program instead of the catalogue's"},
 			faultFlag(), seedFlag()},
 		Action: func(c *cli.Context) error {
-			s, err := openSession(c, false)
+			s, err := openSession(c, 0)
 			if err != nil {
 				return err
 			}
@@ -179,7 +187,7 @@ func regsCommand() *cli.Command {
 		&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 		faultFlag(), seedFlag()}
 	open := func(c *cli.Context) (*session, *regmap.Regs, error) {
-		s, err := openSession(c, false)
+		s, err := openSession(c, withBus)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -326,7 +334,7 @@ func consoleCommand() *cli.Command {
 			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "how long --expect waits"},
 			faultFlag(), seedFlag()},
 		Action: func(c *cli.Context) error {
-			s, err := openSession(c, true)
+			s, err := openSession(c, withConsole)
 			if err != nil {
 				return err
 			}

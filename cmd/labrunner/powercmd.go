@@ -35,9 +35,9 @@ func powerCommand() *cli.Command {
 				Name: "hold", Hidden: true, Usage: "hold a GPIO line while a relay is on (started by power on)",
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "gpio-holder", Usage: "marks the holder's command line"},
-					&cli.StringFlag{Name: "pin", Required: true, Usage: "the GPIO line to hold (as the lab file's power.pin)"},
-					&cli.StringFlag{Name: "level", Required: true, Usage: "the line's level while the relay is on: high or low"},
-					&cli.StringFlag{Name: "off-level", Required: true, Usage: "the level the line returns to when the hold ends"},
+					&cli.StringFlag{Name: "pin", Required: true, Usage: "the GPIO line, as power.pin names it"},
+					&cli.StringFlag{Name: "level", Required: true, Usage: "the level that switches the relay on: 1 or 0"},
+					&cli.StringFlag{Name: "off-level", Required: true, Usage: "the level driven when told to stop: 1 or 0"},
 				},
 				Action: func(c *cli.Context) error {
 					// Only power off's SIGTERM ends the hold; the session is
