@@ -109,7 +109,7 @@ func runCampaign(c *cli.Context) error {
 	} else if err := campaign.WriteTable(os.Stdout, camp); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "campaign: %s (%s, %s, report.html)\n", dir, results.CampaignFile, campaignText)
+	fmt.Fprintf(os.Stderr, "run directory: %s (the campaign's baseline, with %s, %s and report.html)\n", dir, results.CampaignFile, campaignText)
 	if err != nil {
 		return withCode(selftest.ExitInfra, err)
 	}
