@@ -58,7 +58,7 @@ func campaignCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "plan", Usage: "only this plan (repeatable)"},
 			&cli.StringSliceFlag{Name: "faults", Usage: "only faults whose name matches this pattern (repeatable; e.g. uart-*, mos-lossy)"},
 			&cli.StringFlag{Name: "targets", Value: campaign.TargetsRotation, Usage: "all: every target each fault can name; rotation: one per fault and board group, by --night"},
-			&cli.IntFlag{Name: "night", Usage: "the rotation's night (default: days since 1970-01-01 UTC, so that a nightly job rotates by itself)"},
+			&cli.IntFlag{Name: "night", Usage: "the rotation's night, so that a nightly job rotates by itself", DefaultText: "days since 1970-01-01 UTC"},
 			seedFlag(),
 			&cli.IntFlag{Name: "parallel", Usage: "run at most this many board groups at once (0: all)"},
 			noMgmtFlag(),
