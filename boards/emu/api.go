@@ -72,7 +72,24 @@ type FaultInfo struct {
 	// enumerations) without a rack; CheckFault runs it after the names and
 	// the numbers. RegisterFault runs it on the defaults.
 	Check func(labconfig.Params) error `json:"-"`
+	// Benign: with its default parameters the fault is one the design or
+	// the protocols absorb (a noisy line, a lossy management cable): a run
+	// must pass, and the fault show in its counters. Severe lists the
+	// parameter settings ("rate=0.6") at which the same fault must fail
+	// the run instead.
+	Benign bool
+	Severe []string
+	// Needs says what a board must have for the fault to act on it:
+	// NeedsUARTBridge (its bus is the UART bridge), NeedsCable (a cabled
+	// port: the fault acts through management traffic or TimeSync clients).
+	Needs []string
 }
+
+// What a fault's target must have (FaultInfo.Needs).
+const (
+	NeedsUARTBridge = "uart_bridge"
+	NeedsCable      = "cable"
+)
 
 // Port is one network cage of a board, possibly cabled to another.
 type Port struct {

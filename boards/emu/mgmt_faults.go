@@ -21,6 +21,7 @@ const (
 
 func init() {
 	RegisterFault(FaultInfo{Name: FaultMOSLossy, Scope: "link", Params: map[string]string{"rate": "0.05"},
+		Benign: true, Severe: []string{"rate=0.6"},
 		Doc: "each MOS word crossing this cable (either direction) is lost with probability rate (default 0.05). " +
 			"Symptoms: PMOS_RETX and PMOS_REASM_DROPS rise on both ends; management messages still arrive, later " +
 			"(PMOS retransmits); at rate 0.5 and above a 240-byte packet (41 words) almost never crosses, PMOS_GIVEUPS " +
@@ -37,6 +38,7 @@ func init() {
 			"half the asymmetry (behind when its messages come the slow way, ahead when they come the fast way), " +
 			"which the hardware cannot see: TS_LAST_CORR_PS stays small while the true offset exceeds the bound"})
 	RegisterFault(FaultInfo{Name: FaultProxyDies, Scope: "board", Params: map[string]string{"after": "12"},
+		Needs: []string{NeedsCable},
 		Doc: "the board's management firmware crashes once it has sent or received `after` new PMOS data frames " +
 			"(default 12), e.g. in the middle of proxying a bootstrap. Symptoms: its MOS falls silent (no ACKs: the " +
 			"neighbours' PMOS gives up, messages through it are lost), firmware registers (mailbox, ROUTE, " +
@@ -50,6 +52,7 @@ func init() {
 			"started init, with an RCU stall and no prompt. Its design registers still answer over the bridge. The " +
 			"runner must report it failed and go on with the rest"})
 	RegisterFault(FaultInfo{Name: FaultNSFReboot, Scope: "board", Params: map[string]string{"after": "6"},
+		Benign: true, Needs: []string{NeedsCable},
 		Doc: "the board's management firmware reboots without traffic loss (non-stop forwarding, §4.3) on the " +
 			"`after`-th remote register request it receives (default 6), which is lost unexecuted with whatever the " +
 			"firmware held. Symptoms: that request gets no answer; after 1 ms the firmware is back, forwarding went " +
@@ -57,6 +60,7 @@ func init() {
 			"(PROXY_CTRL, TS_THRESHOLD_NS, TS_FAIL_LIMIT) are back at their defaults: a runner reconciling the board's " +
 			"registers with its intent finds and rewrites them"})
 	RegisterFault(FaultInfo{Name: FaultTSyncDead, Scope: "board", Params: map[string]string{"at_us": "0"},
+		Needs: []string{NeedsCable},
 		Doc: "from at_us microseconds of emulated management time on (default 0) the board's TimeSync transmitter " +
 			"sends nothing, as a failed primary would. Symptoms: its TS_TX_COUNT keeps counting attempts but its " +
 			"clients count TS_MISSED and set TS_STATUS.FAILED within about five intervals; the runner must choose a " +

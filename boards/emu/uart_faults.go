@@ -14,15 +14,18 @@ import (
 // their draws come from b.Rand("uart"), so a seed replays them exactly.
 func init() {
 	RegisterFault(FaultInfo{Name: "uart-corrupt", Scope: "board", Params: map[string]string{"rate": "0.02"},
+		Benign: true, Severe: []string{"rate=0.3"}, Needs: []string{NeedsUARTBridge},
 		Doc: "each byte of a bridge response has one bit flipped with probability rate (default 0.02): the host sees CRC " +
 			"mismatches (or frames it cannot find), retries, and gets the remembered answer, so values stay right and a " +
 			"FIFO pop is never repeated; its CRC-error and retry counters rise. At high rates (0.3 and up) requests run " +
 			"out of retries and fail as infrastructure errors naming the CRC mismatch"})
 	RegisterFault(FaultInfo{Name: "uart-drop", Scope: "board", Params: map[string]string{"rate": "0.1"},
+		Benign: true, Severe: []string{"rate=1"}, Needs: []string{NeedsUARTBridge},
 		Doc: "each bridge response (first answers and replays alike) is lost with probability rate (default 0.1): the " +
 			"host times out, retries, and gets the remembered answer; the request executes once. At rate 1 every access " +
 			"fails after its attempts with a timeout, while a write still took effect once"})
 	RegisterFault(FaultInfo{Name: "uart-stale", Scope: "board", Params: map[string]string{"rate": "1"},
+		Benign: true, Needs: []string{NeedsUARTBridge},
 		Doc: "before a bridge response the board also sends, with probability rate (default 1), a copy of the response " +
 			"before it (an old SEQ), as a line that delivers a late answer would: the host must discard it (its stale " +
 			"counter rises) and still return the right value; a host that takes the first frame reads the previous " +

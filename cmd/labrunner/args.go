@@ -261,6 +261,9 @@ func checkArgs(c *cli.Context) error {
 	if cmd == nil || cmd.Action == nil || c.NArg() == 0 {
 		return nil
 	}
+	if cmd.Command(c.Args().First()) != nil {
+		return nil // a subcommand of a command that also acts alone (faults campaign)
+	}
 	if cmd.ArgsUsage == "" {
 		first := c.Args().First()
 		hint := ""

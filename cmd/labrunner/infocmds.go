@@ -112,6 +112,7 @@ func goldenCommand() *cli.Command {
 		Name:  "golden",
 		Usage: "the golden models: list them, or print a model's predictions",
 		Subcommands: []*cli.Command{
+			bandsCommand(),
 			{
 				Name:  "list",
 				Usage: "list the models and their parameters",
@@ -274,9 +275,10 @@ func simCommand() *cli.Command {
 
 func faultsCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "faults",
-		Usage: "list the faults the emulated rack can inject (--fault NAME@BOARD[:PORT][,k=v])",
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}},
+		Name:        "faults",
+		Usage:       "list the faults the emulated rack can inject (--fault NAME@BOARD[:PORT][,k=v]); faults campaign runs the plans once per fault",
+		Flags:       []cli.Flag{&cli.BoolFlag{Name: "json"}},
+		Subcommands: []*cli.Command{campaignCommand()},
 		Action: func(c *cli.Context) error {
 			fs := emu.Faults()
 			if c.Bool("json") {
@@ -294,6 +296,12 @@ func faultsCommand() *cli.Command {
 				}
 				sort.Strings(ps)
 				fmt.Printf("%s%s  (design %s)", f.Name, target, design)
+				if f.Benign {
+					fmt.Printf("  benign: a run passes and shows it in its counters")
+					if len(f.Severe) > 0 {
+						fmt.Printf("; fails at %s", strings.Join(f.Severe, ", "))
+					}
+				}
 				if len(ps) > 0 {
 					fmt.Printf("  params: %s", strings.Join(ps, ", "))
 				}

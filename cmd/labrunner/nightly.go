@@ -26,9 +26,14 @@ import (
 	"github.com/labrunner/labrunner/selftest/bringup"
 )
 
-// noMgmtFlag leaves out the management check of each plan's boards.
-var noMgmtFlag = &cli.BoolFlag{Name: "no-mgmt", Usage: "leave out each plan's management check (firmware, MOS channels, " +
-	"TimeSync offsets and link delays against golden/bringup, an ECHO over every cable): for boards without the management block"}
+// noMgmt is the flag that leaves out the management check of each plan's
+// boards.
+const noMgmt = "no-mgmt"
+
+func noMgmtFlag() cli.Flag {
+	return &cli.BoolFlag{Name: noMgmt, Usage: "leave out each plan's management check (firmware, MOS channels, " +
+		"TimeSync offsets and link delays against golden/bringup, an ECHO over every cable): for boards without the management block"}
+}
 
 func nightlyCommand() *cli.Command {
 	return &cli.Command{
@@ -54,7 +59,7 @@ func nightlyCommand() *cli.Command {
 			locksFlag(),
 			&cli.StringFlag{Name: "held", Value: "skip", Usage: "boards someone else holds: skip (report them skipped) or wait (up to --held-wait, then skip)"},
 			&cli.DurationFlag{Name: "held-wait", Value: 30 * time.Minute, Usage: "how long --held wait waits for held boards"},
-			noMgmtFlag,
+			noMgmtFlag(),
 		}, influxFlags()...),
 		Action: func(c *cli.Context) error {
 			return runNightly(c, c.StringSlice("plan"))
@@ -126,7 +131,7 @@ func runNightly(c *cli.Context, plans []string) (err error) {
 	// The progress display comes first: on a terminal, log lines must go
 	// above its bars (progress.Reporter.Writer).
 	var current atomic.Pointer[results.Dir] // set once the run directory exists
-	mgmt := !c.Bool(noMgmtFlag.Name)
+	mgmt := !c.Bool(noMgmt)
 	prog := progress.New(os.Stderr, progressPlans(lab, plans, mgmt), verdictCounts(current.Load))
 	defer prog.Close()
 	log, logFile := runLogger(c, prog.Writer())

@@ -367,7 +367,8 @@ func finishNightly(ctx context.Context, c *cli.Context, lab *labconfig.Lab, root
 // the figures drawn for their plans.
 func reportOptions(notes ...string) report.Options {
 	return report.Options{Notes: notes, Catalogue: bitstreams.Default(),
-		Procedures: map[string]*bitstreams.Report{bringup.PlanName: bringup.Figures()}}
+		Procedures: map[string]*bitstreams.Report{bringup.PlanName: bringup.Figures()},
+		Sections:   []report.SectionFunc{report.CampaignSection, report.HarnessSection}}
 }
 
 func exportRun(ctx context.Context, cfg influx.Config, root, dir string) (string, error) {

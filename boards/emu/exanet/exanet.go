@@ -61,8 +61,8 @@ func init() {
 	})
 	emu.RegisterFault(emu.FaultInfo{
 		Name: "header-bit-flip", Scope: "link", Design: DesignName,
-		Params: map[string]string{"rate": "0.01"},
-		Check:  emu.Checks(emu.FloatIn("rate", 0, 1)),
+		Params: map[string]string{"rate": "0.01"}, Benign: true,
+		Check: emu.Checks(emu.FloatIn("rate", 0, 1)),
 		Doc: "each header sent over this cable (either direction) suffers a single-bit error with probability " +
 			"`rate` (default 0.01). The header ECC must correct them: LINK_ECC_CORRECTED grows on the " +
 			"receiving side (and ECC_CORRECTED is set in the delivered headers), while deliveries stay " +

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/labrunner/labrunner/results/bands"
+)
+
+// Every band the default lab's nightly judges with is within ±10% of its
+// reference, or says why it may be wider (Expectation.Wide). The test runs
+// the default lab's plans on the emulated rack and lists every offender
+// with what to fix; `labrunner golden bands --check` agrees with it.
+func TestDefaultLabBandsHaveReasons(t *testing.T) {
+	out := t.TempDir()
+	if code := run([]string{"labrunner", "--log-level", "error", "nightly", "--out", out}); code != 0 && code != 1 {
+		t.Fatalf("the default lab's nightly: exit %d", code)
+	}
+	dir := theRunDir(t, out)
+	bs, err := bands.FromRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bs) < 100 {
+		t.Fatalf("%d bands in the default lab's run: expectations missing", len(bs))
+	}
+	off := bands.Offenders(bs)
+	for _, b := range off {
+		t.Errorf("band without a reason: %s", b.Describe())
+	}
+	want := 0
+	if len(off) > 0 {
+		want = 1
+	}
+	if code := run([]string{"labrunner", "golden", "bands", "--offenders", "--check", "--run", dir}); code != want {
+		t.Errorf("golden bands --check: exit %d, want %d (%d offenders)", code, want, len(off))
+	}
+}

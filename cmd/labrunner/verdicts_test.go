@@ -1,0 +1,216 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/labrunner/labrunner/results"
+)
+
+// End-to-end checks of the verdicts' classes and traces on the emulated
+// rack (testdata/mini.yaml): a design fault is a design failure whatever
+// bus it is seen on, the benign line faults pass and leave counters, the
+// management plane's faults fail the nightly, a run that judged nothing is
+// not green.
+
+func measurementsOf(t *testing.T, dir string) []results.Measurement {
+	t.Helper()
+	ms, err := results.ReadMeasurements(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
+func counter(ms []results.Measurement, board, metric string) float64 {
+	v := 0.0
+	for _, m := range ms {
+		if m.Board == board && m.Metric == metric {
+			v += m.Value
+		}
+	}
+	return v
+}
+
+func TestBenignLineFaultsPassAndLeaveATrace(t *testing.T) {
+	code, dir := nightly(t, "--fault", "uart-corrupt@exa-00", "--fault", "uart-drop@exa-10", "--fault", "uart-stale@exa-01")
+	if code != 0 {
+		for _, v := range notPassed(verdicts(t, dir)) {
+			t.Logf("%s %s %s: %s", v.Status, v.Board, v.Name(), v.Message)
+		}
+		t.Fatalf("exit %d with the documented benign UART faults, want 0", code)
+	}
+	ms := measurementsOf(t, dir)
+	for _, c := range []struct{ board, metric string }{
+		{"exa-00", "harness.bridge.crc_errors"}, {"exa-00", "harness.bridge.resends"},
+		{"exa-10", "harness.bridge.timeouts"}, {"exa-10", "harness.bridge.retries"},
+		{"exa-01", "harness.bridge.stale"},
+	} {
+		if counter(ms, c.board, c.metric) == 0 {
+			t.Errorf("%s %s is 0: the benign fault left no trace", c.board, c.metric)
+		}
+	}
+	// A clean board's line moved nothing that means trouble.
+	if counter(ms, "exa-01", "harness.bridge.crc_errors") != 0 || counter(ms, "exa-01", "harness.bridge.failures") != 0 {
+		t.Error("exa-01 (stale answers only) counts CRC errors or failures")
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !strings.Contains(string(html), `id="harness"`) {
+		t.Errorf("report.html has no bus-counter section (%v)", err)
+	}
+}
+
+func TestManagementFaultsFailTheNightly(t *testing.T) {
+	cases := []struct {
+		fault string
+		code  int
+		board string // a board whose bring-up verdict must not pass
+		text  string // what a failure must name (alternatives split by |)
+		// mgmtOnly: the fault touches the management plane alone, so every
+		// design test passes (a longer cable also slows the data plane).
+		mgmtOnly bool
+	}{
+		{"tsync-dead@exa-00", 1, "exa-00", "sent no TimeSync message", true},
+		{"slow-clock@exa-00", 1, "exa-00", "the oscillator of exa-00 (the TimeSync primary)", false},
+		{"slow-clock@exa-10", 1, "exa-10", "the oscillator of exa-10", false},
+		{"link-asymmetric@exa-00:sfp0", 1, "exa-00", "exa-00:sfp0=exa-10:sfp0", false},
+		{"mgmt-proxy-dies@exa-00", 3, "exa-00", "firmware crashed|BUSY", true},
+		{"mos-link-cut@exa-00:sfp0", 3, "exa-00", "CHANNEL_UP 0", true},
+		{"mos-lossy@exa-00:sfp0,rate=0.6", 3, "", "exa-00:sfp0", true},
+	}
+	for _, c := range cases {
+		t.Run(c.fault, func(t *testing.T) {
+			code, dir := nightly(t, "--fault", c.fault)
+			if code != c.code {
+				t.Errorf("exit %d, want %d", code, c.code)
+			}
+			var msgs []string
+			found := c.board == ""
+			for _, v := range notPassed(verdicts(t, dir)) {
+				msgs = append(msgs, v.Board+" "+v.Name()+": "+v.Message)
+				if v.Board == c.board && strings.HasPrefix(v.Test, "bringup.") {
+					found = true
+				}
+				if c.mgmtOnly && !strings.HasPrefix(v.Test, "bringup.") {
+					t.Errorf("a design test did not pass with a management fault: %s %s: %s", v.Board, v.Name(), v.Message)
+				}
+			}
+			all := strings.Join(msgs, "\n")
+			named := false
+			for _, alt := range strings.Split(c.text, "|") {
+				named = named || strings.Contains(all, alt)
+			}
+			if !found || !named {
+				t.Errorf("no management verdict of %q names %q:\n%s", c.board, c.text, all)
+			}
+		})
+	}
+}
+
+// One bad cable is a design failure, within the tests' own deadlines: no
+// setup error (a refused push into a full TX FIFO answered REFUSED, not
+// BUS_ERROR), no infrastructure error (a stalled ping-pong crowding out the
+// rest). The default lab's ExaNet plan, whose link bandwidth runs leak
+// enough credit to stall the link for good.
+func TestABadCableIsADesignFailure(t *testing.T) {
+	for _, fault := range []string{"credit-leak@exa-10:sfp0", "link-down@exa-00:sfp0"} {
+		t.Run(fault, func(t *testing.T) {
+			out := t.TempDir()
+			code := run([]string{"labrunner", "--log-level", "error", "nightly", "--plan", "exanet-mesh", "--out", out, "--fault", fault})
+			if code != 1 {
+				t.Errorf("exit %d, want 1 (a design failure)", code)
+			}
+			for _, v := range notPassed(verdicts(t, theRunDir(t, out))) {
+				if v.Status != results.Skip && v.Class != "design" {
+					t.Errorf("%s %s: class %q, want design: %s", v.Board, v.Name(), v.Class, v.Message)
+				}
+			}
+		})
+	}
+}
+
+func TestARunThatJudgedNothingIsNotGreen(t *testing.T) {
+	locks := t.TempDir()
+	src, _ := os.ReadFile("testdata/mini.yaml")
+	lab := filepath.Join(t.TempDir(), "lab.yaml")
+	os.WriteFile(lab, []byte(strings.Replace(string(src), "results:\n", "locks: {dir: "+locks+", lease: 30s}\nresults:\n", 1)), 0o644)
+	if code := rackCLI(t, locks, "reserve", "--lab", lab, "--note", "rewiring", "exa-00", "exa-10", "exa-01", "exa-11"); code != 0 {
+		t.Fatalf("reserve: exit %d", code)
+	}
+	out := t.TempDir()
+	if code := rackCLI(t, locks, "nightly", "--lab", lab, "--out", out); code != 3 {
+		t.Errorf("every board held: exit %d, want 3", code)
+	}
+	run, err := results.ReadRun(theRunDir(t, out))
+	if err != nil || run.Status != "nothing-ran" {
+		t.Errorf("run.json status %q (%v), want nothing-ran", run.Status, err)
+	}
+}
+
+// The campaign on a small filter set: a design fault caught by its test,
+// a benign fault absorbed with its trace, its severe setting caught as
+// infrastructure; the table, campaign.json and the report's section.
+func TestFaultCampaignOnASmallSet(t *testing.T) {
+	out := t.TempDir()
+	code := run([]string{"labrunner", "--log-level", "error", "faults", "campaign", "--lab", "testdata/mini.yaml", "--out", out,
+		"--faults", "credit-leak", "--faults", "uart-drop", "--night", "0"})
+	dir := theRunDir(t, out)
+	camp, err := results.ReadCampaign(dir)
+	if err != nil || camp == nil {
+		t.Fatalf("campaign.json: %v", err)
+	}
+	if code != 0 {
+		t.Errorf("exit %d, want 0 (every fault caught or absorbed)", code)
+	}
+	if len(camp.Entries) != 3 || camp.Rounds != 3 || camp.Targets != "rotation" || len(camp.Baseline) != 1 || camp.Baseline[0].ExitCode != 0 {
+		t.Fatalf("campaign: %+v", camp)
+	}
+	byName := map[string]results.CampaignEntry{}
+	for _, e := range camp.Entries {
+		key := e.Name
+		if strings.Contains(e.Fault, "rate=") {
+			key += ",severe"
+		}
+		byName[key] = e
+		if e.WallSeconds <= 0 || e.RunDir == "" || e.Target == "" {
+			t.Errorf("entry %+v lacks wall time, run directory or target", e)
+		}
+	}
+	if e := byName["credit-leak"]; e.Outcome != results.Caught || e.Class != "design" || e.ExitCode != 1 || !contains(e.CaughtBy, "bandwidth.credits") {
+		t.Errorf("credit-leak: %+v", e)
+	}
+	if e := byName["uart-drop"]; e.Outcome != results.Absorbed || !e.Benign || !hasPrefix(e.Trace, "timeouts=") {
+		t.Errorf("uart-drop: %+v", e)
+	}
+	if e := byName["uart-drop,severe"]; e.Outcome != results.Caught || e.Class != "infrastructure" || e.Benign {
+		t.Errorf("uart-drop,rate=1: %+v", e)
+	}
+	txt, err := os.ReadFile(filepath.Join(dir, "campaign.txt"))
+	if err != nil || !strings.Contains(string(txt), "2 caught, 0 escaped, 1 benign absorbed") {
+		t.Errorf("campaign.txt: %s (%v)", txt, err)
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+	if !strings.Contains(string(html), `id="campaign"`) || !strings.Contains(string(html), byName["credit-leak"].Fault) {
+		t.Error("report.html has no campaign section naming the faults")
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPrefix(xs []string, p string) bool {
+	for _, x := range xs {
+		if strings.HasPrefix(x, p) {
+			return true
+		}
+	}
+	return false
+}
