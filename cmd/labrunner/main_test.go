@@ -237,3 +237,13 @@ func TestUnknownPlanExitsTwoAndCreatesNoRun(t *testing.T) {
 		t.Errorf("a run directory was created for an unknown plan: %v", entries)
 	}
 }
+
+// selftest is the nightly's machinery for one plan: it has no --held flag
+// and must not trip over it (it refused every run with `--held ""`).
+func TestSelftestRunsAPlan(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	if code := run([]string{"labrunner", "--log-level", "error", "selftest", "--lab", "testdata/mini.yaml", "--out", out, "exanet-mesh"}); code != 0 {
+		t.Fatalf("selftest exanet-mesh: exit %d", code)
+	}
+}

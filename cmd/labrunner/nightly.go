@@ -121,6 +121,10 @@ func runNightly(c *cli.Context, plans []string) (err error) {
 		}
 	}
 	held := selftest.HeldPolicy(c.String("held"))
+	if held == "" {
+		// selftest has no --held: boards someone holds are skipped.
+		held = selftest.HeldSkip
+	}
 	if held != selftest.HeldSkip && held != selftest.HeldWait {
 		return exitf(selftest.ExitConfig, "--held %q: use skip or wait", held)
 	}
