@@ -336,8 +336,8 @@ func (s *suite) testStatusErrors(t *testing.T) {
 		t.Fatalf("pop of the empty FIFO: %v, want REFUSED as a design failure", err)
 	}
 	// Each final status failed its request at once: the only retries are
-	// the ones the line or the soft reset's BUSY explain.
-	if st := br.Stats(); st.Failures != 4 || st.Retries > st.Timeouts+st.CRCErrors+st.BadHeaders+st.Busy {
+	// the ones a timeout, a damaged answer or the soft reset's BUSY explain.
+	if st := br.Stats(); st.Failures != 4 || st.Retries-st.Resends > st.Timeouts+st.Busy {
 		t.Fatalf("final statuses were retried or miscounted: %+v", st)
 	}
 }
@@ -459,26 +459,42 @@ func (s *suite) testReplay(t *testing.T) {
 
 func (s *suite) testBusy(t *testing.T) {
 	r := s.raw(t)
-	s.drainFIFO(t, r)
-	// A soft reset makes the design busy for RESET_CYCLES; a push sent
-	// right behind it (in the same write, so that no scheduling delay can
-	// let the busy time pass) is answered BUSY and not executed.
-	reset := s.frame(0x02, s.ctrl, 1, 1)
-	push := s.frame(0x02, s.push, 1, 0x5EED)
-	if err := r.Send(append(append([]byte(nil), reset...), push...)); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []struct {
-		seq    uint8
-		status uint8
-	}{{reset[2], stOK}, {push[2], stBusy}} {
-		resp, err := r.Next(time.Now().Add(s.wait()))
-		if err != nil {
+	// A soft reset makes the design busy for RESET_CYCLES (10 ms); a push
+	// sent right behind it, in the same write, is answered BUSY and not
+	// executed. A device that runs on the wall clock (the emulator) and is
+	// stalled that long between the two frames by a loaded machine answers
+	// the push OK, rightly: such an attempt is repeated, not judged (a
+	// device that never answers BUSY fails every attempt).
+	var reset, push []byte
+	for attempt := 1; ; attempt++ {
+		s.drainFIFO(t, r)
+		reset = s.frame(0x02, s.ctrl, 1, 1)
+		push = s.frame(0x02, s.push, 1, 0x5EED)
+		if err := r.Send(append(append([]byte(nil), reset...), push...)); err != nil {
 			t.Fatal(err)
 		}
-		if resp.Seq != want.seq || resp.Status != want.status {
-			t.Fatalf("answer SEQ 0x%02x STATUS %d, want SEQ 0x%02x STATUS %d", resp.Seq, resp.Status, want.seq, want.status)
+		var got [2]Resp
+		for i, seq := range []uint8{reset[2], push[2]} {
+			resp, err := r.Next(time.Now().Add(s.wait()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Seq != seq {
+				t.Fatalf("answer SEQ 0x%02x, want 0x%02x", resp.Seq, seq)
+			}
+			got[i] = resp
 		}
+		if got[0].Status != stOK {
+			t.Fatalf("soft reset answered STATUS %d", got[0].Status)
+		}
+		if got[1].Status == stBusy {
+			break
+		}
+		if got[1].Status != stOK || attempt == 3 {
+			t.Fatalf("a push right behind a soft reset answered STATUS %d (attempt %d), want BUSY", got[1].Status, attempt)
+		}
+		t.Logf("attempt %d not judged: the push right behind the soft reset was executed (the device was no longer busy)", attempt)
+		time.Sleep(20 * time.Millisecond)
 	}
 	// BUSY was not remembered: the soft reset is still the last request,
 	// so its retry is replayed.
