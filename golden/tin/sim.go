@@ -147,10 +147,11 @@ func AquilaFabric(c *Clique, t Timing, buffer int, weight, bias float64, endpoin
 // EgressBDP is the egress reassembly buffer §3.3 describes: "the bandwidth
 // delay product of the output port bandwidth and the cell fabric round
 // trip delay, plus an allowance for packet reordering delays" (reading
-// A21). The round trip is a CTS over the Clique's longest minimal route
-// and a full data cell back over its longest route; the allowance is one
-// packet of the largest size the run sends (wire bytes), so that any
-// packet can always be fetched.
+// A21). The round trip is a CTS over the Clique's longest minimal route and
+// the largest packet's cells back over its longest route, serialised on
+// one link (they may all take one path); the allowance for reordering is
+// as much again (a detour can bring a packet's last cell a round trip
+// late), and one packet more, so that any packet can always be fetched.
 func EgressBDP(c *Clique, t Timing, maxPacket, align int) int {
 	shape := func(kinds ...LinkKind) Path {
 		p := Path{}
@@ -169,9 +170,10 @@ func EgressBDP(c *Clique, t Timing, maxPacket, align int) int {
 	if c.Pods > 2 {
 		longAny = shape(Local, Global, Local, Global, Local)
 	}
-	rt := t.CellLatency(longMin, ControlCell) + t.CellLatency(longAny, MaxCell)
 	cells, _ := CellsAlign(maxPacket, align)
-	return int(math.Ceil(rt*t.InjectBytesPerNs())) + Sum(cells)
+	wire := Sum(cells)
+	rt := t.CellLatency(longMin, ControlCell) + t.CellLatency(longAny, MaxCell) + float64(wire-MaxCell)/t.LinkBytesPerNs(Global)
+	return int(math.Ceil(2*rt*t.InjectBytesPerNs())) + wire
 }
 
 type ipPacket struct {
