@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -36,6 +37,20 @@ type bridgeDev struct {
 	words []uint32 // read data scratch
 	busy  []byte   // a BUSY answer, never remembered
 	out   []byte   // wire scratch
+
+	// Line-rate emulation (bridge_line.go): with a shaped line, bytes are
+	// timed by rx and tx and answers leave through txq.
+	line lineShape
+	rx   rxClock
+	tx   txClock
+	txq  chan timedFrame
+}
+
+// timedFrame is an answer on its way to the host: written to the
+// pseudo-terminal at at.
+type timedFrame struct {
+	p  []byte
+	at time.Time
 }
 
 func newBridgeDev(b *Board, pt *ptyEnd) (*bridgeDev, error) {
@@ -43,6 +58,7 @@ func newBridgeDev(b *Board, pt *ptyEnd) (*bridgeDev, error) {
 	if err != nil {
 		return nil, err
 	}
+	line := lineShapeOf(b.cfg)
 	return &bridgeDev{
 		b:      b,
 		pt:     pt,
@@ -50,11 +66,18 @@ func newBridgeDev(b *Board, pt *ptyEnd) (*bridgeDev, error) {
 		rng:    b.Rand("uart"),
 		silent: b.HasFault("board-silent"),
 		words:  make([]uint32, 0, maxBurst),
+		line:   line,
+		rx:     rxClock{line: line},
+		tx:     txClock{line: line},
 	}, nil
 }
 
 // run serves the bridge until the pty is shut down.
 func (d *bridgeDev) run() {
+	if d.line.paced() {
+		d.runPaced()
+		return
+	}
 	buf := make([]byte, 4096)
 	var last time.Time // arrival of the last byte
 	for {
@@ -227,5 +250,135 @@ func (d *bridgeDev) send(resp, stale []byte) {
 		}
 	}
 	d.out = out
+	if d.txq != nil {
+		at := d.tx.send(len(out), time.Now())
+		d.txq <- timedFrame{p: append([]byte(nil), out...), at: at}
+		return
+	}
 	d.pt.write(out)
+}
+
+// heardChunk is bytes read from the pseudo-terminal and when.
+type heardChunk struct {
+	p  []byte
+	at time.Time
+}
+
+// runPaced serves a shaped line (bridge_line.go). A reader stamps what the
+// host writes as it comes, so that a request is timed from when the host
+// sent it, not from when this goroutine got to it; each request is
+// executed once its last byte would have arrived; answers wait in txq for
+// the moment the host could read them. Requests the host pipelines overlap
+// on the line as on a real one: the latency is paid once per round trip,
+// not once per request in flight.
+func (d *bridgeDev) runPaced() {
+	chunks := make(chan heardChunk, 1024)
+	quit := make(chan struct{})
+	d.txq = make(chan timedFrame, 1024)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		defer close(quit)
+		buf := make([]byte, 4096)
+		for {
+			n, err := d.pt.read(buf, time.Time{})
+			if n > 0 {
+				select {
+				case chunks <- heardChunk{p: append([]byte(nil), buf[:n]...), at: time.Now()}:
+				case <-quit:
+				}
+			}
+			switch {
+			case err == nil:
+			case errors.Is(err, os.ErrClosed):
+				return
+			default:
+				time.Sleep(20 * time.Millisecond) // EIO or an odd error: pause rather than spin
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for f := range d.txq {
+			if !sleepUntil(f.at, quit) {
+				continue // shut down: drain without writing
+			}
+			d.pt.write(f.p)
+		}
+	}()
+	defer func() {
+		close(d.txq)
+		wg.Wait()
+	}()
+
+	partial := time.NewTimer(time.Hour)
+	partial.Stop()
+	defer partial.Stop()
+	var last time.Time // when the last byte heard is complete
+	for {
+		if d.parser.pending() {
+			partial.Reset(time.Until(last.Add(partialTimeout)))
+		}
+		select {
+		case c := <-chunks:
+			partial.Stop()
+			last = d.rx.heard(len(c.p), c.at)
+			if d.silent || !d.b.Powered() {
+				d.parser.reset()
+				d.rx.reset()
+				continue
+			}
+			d.parser.push(c.p)
+			if !d.servePaced(quit) {
+				return
+			}
+		case <-partial.C:
+			// The line went quiet in the middle of a frame, counted from
+			// when its last byte arrived on the wire (see run).
+			for d.parser.pending() && time.Since(last) >= partialTimeout {
+				d.parser.dropPartial()
+				if !d.servePaced(quit) {
+					return
+				}
+			}
+		case <-quit:
+			return
+		}
+	}
+}
+
+// servePaced handles the requests parsed so far, each once its last byte
+// is in. It reports false when the port was shut down meanwhile.
+func (d *bridgeDev) servePaced(quit <-chan struct{}) bool {
+	var r request
+	for d.parser.next(&r) {
+		end := d.rx.total - int64(len(d.parser.buf)-d.parser.start)
+		if !sleepUntil(d.rx.arrival(end), quit) {
+			return false
+		}
+		d.handle(&r)
+	}
+	return true
+}
+
+// sleepUntil waits until t; false when quit closed first.
+func sleepUntil(t time.Time, quit <-chan struct{}) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		select {
+		case <-quit:
+			return false
+		default:
+			return true
+		}
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-quit:
+		return false
+	}
 }
