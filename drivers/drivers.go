@@ -24,6 +24,48 @@ type RegisterBus interface {
 	Close() error
 }
 
+// Access is one register access of a batch: a read of len(Words) words
+// from Addr on (one register, or a burst) into Words, or a write of Words.
+type Access struct {
+	Addr  uint64
+	Write bool
+	Words []uint32
+}
+
+// Batcher is a register bus that can have several accesses under way at
+// once (the UART bridge's window, docs/uart-bridge.md): they still run in
+// order, each once, but their round trips overlap. Batch returns the first
+// failing access's error; accesses after it may have run. It is not a
+// transaction.
+type Batcher interface {
+	Batch(ctx context.Context, acc []Access) error
+}
+
+// RunBatch runs accesses on bus in order: through its Batch method when it
+// has one, else one at a time, stopping at the first error.
+func RunBatch(ctx context.Context, bus RegisterBus, acc []Access) error {
+	if b, ok := bus.(Batcher); ok {
+		return b.Batch(ctx, acc)
+	}
+	for _, a := range acc {
+		var err error
+		switch {
+		case a.Write && len(a.Words) == 1:
+			err = bus.Write32(ctx, a.Addr, a.Words[0])
+		case a.Write:
+			err = bus.WriteBurst(ctx, a.Addr, a.Words)
+		case len(a.Words) == 1:
+			a.Words[0], err = bus.Read32(ctx, a.Addr)
+		default:
+			err = bus.ReadBurst(ctx, a.Addr, a.Words)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Console is a board's text console (a UART with a shell or boot loader on
 // the other end). Expect tolerates interleaved noise (kernel messages): it
 // returns once pattern matches anywhere in what arrived since the last
