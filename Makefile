@@ -63,9 +63,10 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./drivers/uartbridge ./drivers/mmio ./boards/emu/... ./golden/...
 
 # The figures of docs/figures.md that the normal suite covers only with quicker tests of the same code: the
-# 512-node Shoal rack (§7.2 Fig. 12, §7.3 Fig. 16) and the 32 runs of the PRR §5.1 reproduction (about a minute).
+# 512-node Shoal rack (§7.2 Fig. 12, §7.3 Fig. 16), the 32 runs of the PRR §5.1 reproduction and Aquila's full
+# Clique at 70% load (about a minute).
 figures:
-	$(GO) test -count=1 -run 'Figure' ./golden/shoal ./golden/prr -args -figures
+	$(GO) test -count=1 -run 'Figure' ./golden/shoal ./golden/prr ./golden/tin -args -figures
 
 # Each fuzz target runs alone (go test allows one -fuzz pattern per package run).
 fuzz:

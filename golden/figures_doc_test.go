@@ -10,8 +10,10 @@ import (
 	"github.com/labrunner/labrunner/golden"
 	"github.com/labrunner/labrunner/golden/bringup"
 	"github.com/labrunner/labrunner/golden/exanet"
+	"github.com/labrunner/labrunner/golden/ordering"
 	"github.com/labrunner/labrunner/golden/prr"
 	"github.com/labrunner/labrunner/golden/shoal"
+	"github.com/labrunner/labrunner/golden/tin"
 )
 
 // docs/figures.md lists, per paper, every figure a golden model reproduces:
@@ -31,6 +33,8 @@ func TestFiguresDoc(t *testing.T) {
 		{"## ExaNet (ParCo 2017)", exanet.Figures()},
 		{"## Shoal (NSDI 2019)", append(shoal.Figures(), bringup.ShoalFigures()...)},
 		{"## PRR (FPGA 2020)", prr.Figures()},
+		{"## Aquila (NSDI 2022)", tin.Figures()},
+		{"## SC'18 ordering", ordering.Figures()},
 		{"## Aquila management plane", bringup.AquilaFigures()},
 	} {
 		i := strings.Index(doc, "\n"+sec.title+"\n")
@@ -72,7 +76,7 @@ func TestMakeFigures(t *testing.T) {
 	if err != nil {
 		t.Fatalf("make -n figures: %v\n%s", err, out)
 	}
-	for _, want := range []string{"go test", "./golden/shoal", "./golden/prr", "-figures"} {
+	for _, want := range []string{"go test", "./golden/shoal", "./golden/prr", "./golden/tin", "-figures"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("make figures runs %q, which lacks %q", out, want)
 		}

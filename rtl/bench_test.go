@@ -3,6 +3,8 @@ package rtl
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -14,10 +16,23 @@ import (
 // over the request's and the answer's bytes, docs/uart-bridge.md "Sizes on
 // the wire"), both per wall-clock second and per simulated second (what
 // the RTL does on a real line, whatever the simulator's speed), and the
-// simulator's speed in cycles per CPU second.
+// simulator's speed in cycles per CPU second. The driver runs as labrunner
+// runs it (adaptive per-attempt deadline), and with a fixed deadline (every
+// attempt waits the full 200 ms plus line time), which shows what the RTL
+// and the line do when no attempt is retried needlessly.
 //
 //	go test ./rtl -run '^$' -bench Cosim -benchtime 3s
 func BenchmarkCosim(b *testing.B) {
+	for _, fixed := range []bool{false, true} {
+		deadline := "adaptive"
+		if fixed {
+			deadline = "fixed"
+		}
+		b.Run(deadline, func(b *testing.B) { benchCosim(b, fixed) })
+	}
+}
+
+func benchCosim(b *testing.B, fixed bool) {
 	for _, baud := range Bauds {
 		for _, op := range []struct {
 			name  string
@@ -26,7 +41,15 @@ func BenchmarkCosim(b *testing.B) {
 		}{{"read", 1, false}, {"write", 1, true}, {"read-burst-64", 64, false}, {"write-burst-64", 64, true}, {"read-burst-256", 256, false}} {
 			b.Run(fmt.Sprintf("%d/%s", baud, op.name), func(b *testing.B) {
 				s := startSim(b, baud)
-				br, _ := openRegs(b, s)
+				opts := uartbridge.Options{Board: "rtl-sim", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+				if fixed {
+					opts.MinTimeout = time.Hour // at or above Timeout: every attempt waits Timeout
+				}
+				br, err := uartbridge.Open(s.Port, s.Baud, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer br.Close()
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 				defer cancel()
 				if _, err := br.Info(ctx); err != nil {
@@ -85,6 +108,7 @@ func BenchmarkCosim(b *testing.B) {
 				b.ReportMetric(float64(frame), "bytes/op")
 				b.ReportMetric(sim.Seconds()/wall.Seconds(), "sim-s/wall-s")
 				b.ReportMetric(float64(st1.Cycles-st0.Cycles)/(st1.CPU-st0.CPU).Seconds()/1e6, "Mcycles/cpu-s")
+				b.ReportMetric(float64(br.Stats().Retries)/float64(n), "retries/op")
 			})
 		}
 	}

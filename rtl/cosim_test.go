@@ -80,7 +80,11 @@ func TestConformance(t *testing.T) {
 	for _, baud := range Bauds {
 		t.Run(fmt.Sprint(baud), func(t *testing.T) {
 			s := startSim(t, baud)
-			bridgetest.Run(t, bridgetest.Target{Name: "rtl", Port: s.Port, Baud: baud, DeviceID: DeviceID})
+			bridgetest.Run(t, bridgetest.Target{Name: "rtl", Port: s.Port, Baud: baud, DeviceID: DeviceID,
+				Clock: func() (time.Duration, error) {
+					st, err := s.Stats()
+					return st.Sim, err
+				}})
 		})
 	}
 }

@@ -10,9 +10,10 @@ import (
 	"time"
 )
 
-// TestLint: every module lints clean under verilator --lint-only -Wall as
-// Verilog-2005, with the default parameters and with those the
-// co-simulation and a small build use, and yosys reads and elaborates it.
+// TestLint: every module lints clean under verilator --lint-only -Wall, as
+// Verilog-2005 and as SystemVerilog, with the default parameters and with
+// those the co-simulation and a small build use, and yosys reads and
+// elaborates it.
 func TestLint(t *testing.T) {
 	if err := RequireTools(); err != nil {
 		t.Fatal(err)
@@ -32,11 +33,15 @@ func TestLint(t *testing.T) {
 		{"lbrb_example_top", nil},
 		{"lbrb_example_top", []string{fmt.Sprintf("-GCLK_HZ=%d", Config{Baud: 921600}.ClkHz()), "-GBAUD=921600"}},
 	} {
-		name := c.top + " " + strings.Join(c.params, " ")
-		args := append([]string{"--lint-only", "-Wall", "--default-language", "1364-2005", "--top-module", c.top}, c.params...)
-		cmd := exec.CommandContext(ctx, "verilator", append(args, srcs...)...)
-		if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
-			t.Errorf("verilator --lint-only -Wall %s: %v\n%s", name, err, out)
+		// As Verilog-2005, and as Verilator reads .v files by default
+		// (SystemVerilog, whose keywords a Verilog-2005 name may clash with).
+		for _, lang := range [][]string{{"--default-language", "1364-2005"}, nil} {
+			name := c.top + " " + strings.Join(append(c.params, lang...), " ")
+			args := append(append([]string{"--lint-only", "-Wall", "--top-module", c.top}, lang...), c.params...)
+			cmd := exec.CommandContext(ctx, "verilator", append(args, srcs...)...)
+			if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
+				t.Errorf("verilator --lint-only -Wall %s: %v\n%s", name, err, out)
+			}
 		}
 	}
 	for _, top := range []string{"lbrb_bridge", "lbrb_example_top"} {

@@ -81,7 +81,9 @@ type FaultInfo struct {
 	Severe []string
 	// Needs says what a board must have for the fault to act on it:
 	// NeedsUARTBridge (its bus is the UART bridge), NeedsCable (a cabled
-	// port: the fault acts through management traffic or TimeSync clients).
+	// port: the fault acts through management traffic or TimeSync clients),
+	// or "param:KEY=VALUE", a plan parameter of the board ("param:role=nic":
+	// the fault acts on a Shoal NIC board, not a switch).
 	Needs []string
 }
 

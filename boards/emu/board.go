@@ -435,5 +435,8 @@ func init() {
 	RegisterFault(FaultInfo{Name: "board-silent", Scope: "board",
 		Doc: "the board stops answering on every channel (bridge, console, programmer); the runner must give up at its deadlines and report an infrastructure error"})
 	RegisterFault(FaultInfo{Name: "slow-clock", Scope: "board", Params: map[string]string{"ppm": "-500"},
-		Doc: "the board's oscillator runs off by ppm parts per million (default -500): timestamps and time sync drift"})
+		Doc: "the board's oscillator runs off by ppm parts per million (default -500): timestamps and time sync drift. " +
+			"It is seen through TimeSync against a cabled peer (the primary names its own clock, a client its offset); " +
+			"a board with no cable has no reference clock to be compared with, so the fault needs a cabled board",
+		Needs: []string{NeedsCable}})
 }

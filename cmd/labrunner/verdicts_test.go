@@ -73,6 +73,9 @@ func TestManagementFaultsFailTheNightly(t *testing.T) {
 		mgmtOnly bool
 	}{
 		{"tsync-dead@exa-00", 1, "exa-00", "sent no TimeSync message", true},
+		// A leaf of the TimeSync tree sends to no one until the sender
+		// check makes its parent listen to it.
+		{"tsync-dead@exa-11", 1, "exa-11", "as a TimeSync sender it sent nothing", true},
 		{"slow-clock@exa-00", 1, "exa-00", "the oscillator of exa-00 (the TimeSync primary)", false},
 		{"slow-clock@exa-10", 1, "exa-10", "the oscillator of exa-10", false},
 		{"link-asymmetric@exa-00:sfp0", 1, "exa-00", "exa-00:sfp0=exa-10:sfp0", false},

@@ -58,6 +58,21 @@
 // detect), judge its log with CheckLog, which checks what §III guarantees
 // rather than the exact order.
 //
+// # Over a simulated network (§IV)
+//
+// RunNet plays streams of the same reference sources and targets over a
+// golden/tin Fabric in simulated time: REQs, ACKs, NACKs and FIN/FIN-ACK
+// are packets routed through the network, so reordering, reorder-buffer
+// occupancy and connection use come out of its routing and queues. SC18
+// runs §IV's experiments on the 1,056-node Dragonfly (tin.SC18Dragonfly,
+// PAR routing; readings O1-O7): Fig. 8(a) and 8(b) (accepted load and
+// stream latency by mode), Fig. 9 (granularity), Fig. 10 (synchronization),
+// Fig. 11 and 12 (reorder buffer and connections), and Sizing, the
+// reorder buffer and window from the simulated skew, which Predict's
+// ordering.rob.capacity and ordering.window use by default (skew_ns=sim).
+// Each figure is a golden/figure.Figure whose checks put the simulated
+// value next to the paper's; `labrunner golden simulate sc18` writes them.
+//
 // # Text form of a delivery log
 //
 // The order of executions in target memory, comma-separated, REQs counted

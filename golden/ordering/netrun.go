@@ -2,6 +2,7 @@ package ordering
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -211,7 +212,8 @@ func RunNet(cfg NetConfig, streams []NetStream) (NetResult, error) {
 		limit = 1e8
 	}
 	f.At(tin.Time(limit*1000), tagLimit)
-	for ep := range r.byEP {
+	// Source endpoints start in order: a run is a function of its inputs.
+	for _, ep := range slices.Sorted(maps.Keys(r.byEP)) {
 		r.pump(ep)
 	}
 	if r.left > 0 {
@@ -230,8 +232,8 @@ func RunNet(cfg NetConfig, streams []NetStream) (NetResult, error) {
 	if r.left > 0 {
 		r.res.Stalled = fmt.Sprintf("%d of %d streams not complete after %.0f ns", r.left, len(streams), end)
 	}
-	for _, t := range r.tgt {
-		r.res.Anomalies = append(r.res.Anomalies, t.Anomalies...)
+	for _, ep := range slices.Sorted(maps.Keys(r.tgt)) {
+		r.res.Anomalies = append(r.res.Anomalies, r.tgt[ep].Anomalies...)
 	}
 	if r.packets > 0 {
 		r.res.NonMinimal = float64(r.nonMin) / float64(r.packets)

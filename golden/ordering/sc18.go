@@ -468,7 +468,8 @@ func (x SC18) Fig11() (Figure, []ROBResult, error) {
 			"reported, not held (reading O5)"),
 		check("(a) REQs inserted into the buffer, 16 streams", "about one quarter", mean([]float64{all[2].Inserted, all[3].Inserted}), 0, 1, "",
 			"reported, not held (reading O5)"))
-	// (c): bursts, adaptive routing made less likely (footnote 13).
+	// (c): bursts, adaptive routing made less likely (footnote 13; reading
+	// O7: four times the threshold).
 	for _, L := range []int{32, 128} {
 		res, err := x.robExperiment(robRun{Sources: 2, Length: L, Bursty: true, Threshold: 4 * x.Fabric.Threshold})
 		if err != nil {

@@ -2,6 +2,7 @@ package ordering
 
 import (
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/labrunner/labrunner/golden/tin"
@@ -149,5 +150,25 @@ func TestRunNetErrors(t *testing.T) {
 	}
 	if _, err := RunNet(x.cfg(), nil); err == nil {
 		t.Error("no streams accepted")
+	}
+}
+
+// A run is a function of its inputs: the same streams give the same
+// result.
+func TestRunNetDeterministic(t *testing.T) {
+	x := quarter()
+	var ss []NetStream
+	for i := 0; i < 16; i++ {
+		ss = append(ss, NetStream{Stream: Stream{Src: x.endpoint(0, i%8, i/8), Mode: Fast, N: 32}, Dst: x.endpoint(1, i%8, i/8)})
+	}
+	a, err := RunNet(x.cfg(), ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 3; k++ {
+		b, _ := RunNet(x.cfg(), ss)
+		if !reflect.DeepEqual(a.Streams, b.Streams) || a.EndNs != b.EndNs {
+			t.Fatal("two runs of the same streams differ")
+		}
 	}
 }

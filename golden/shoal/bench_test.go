@@ -1,6 +1,8 @@
 package shoal
 
 import (
+	"fmt"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -64,5 +66,45 @@ func BenchmarkDecomposeRack(b *testing.B) {
 		if _, err := topo.Decompose(s, k%s.EpochSlots(), k%4); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkScale: time and memory per simulated cell of the rack
+// simulation as the rack grows, uniform §7.3 workload at load 0.5: the
+// 8-node prototype, a 64-node rack and the 512-node rack of §7.1.
+func BenchmarkScale(b *testing.B) {
+	rack64 := Rack()
+	rack64.Name, rack64.Nodes = "rack64", 64
+	for _, tc := range []struct {
+		c     Config
+		flows int
+	}{{Prototype(), 2000}, {rack64, 10000}, {Rack(), 100000}} {
+		b.Run(fmt.Sprintf("nodes=%d", tc.c.Nodes), func(b *testing.B) {
+			w := NewWorkload(Uniform, tc.c.Nodes, tc.flows, 0.5, 1)
+			flows, err := w.Generate(tc.c.PayloadBytes())
+			if err != nil {
+				b.Fatal(err)
+			}
+			var cells int64
+			for _, f := range flows {
+				cells += f.Cells
+			}
+			var ms0, ms1 runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&ms0)
+			b.ResetTimer()
+			for range b.N {
+				if _, err := Simulate(tc.c, flows, SimOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			runtime.ReadMemStats(&ms1)
+			n := float64(cells) * float64(b.N)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/cell")
+			b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/n, "B/cell")
+			b.ReportMetric(float64(ms1.Sys)/(1<<20), "sys-MB")
+			b.ReportMetric(float64(cells), "cells/run")
+		})
 	}
 }

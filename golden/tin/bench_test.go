@@ -84,7 +84,7 @@ func BenchmarkScale(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		return AquilaFabric(c, PaperTiming(), DefaultBufferBytes, DefaultBufferBytes, 1, PaperTiming().InjectGbps, 1)
+		return AquilaFabric(c, PaperTiming(), DefaultBufferBytes, AquilaNonMinWeight, AquilaNonMinBias, 1, PaperTiming().InjectGbps, 1)
 	}
 	for _, tc := range []struct {
 		name   string

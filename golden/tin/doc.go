@@ -111,11 +111,11 @@
 // A4), routes computed as cells travel (at most two global links and an
 // intra-pod detour: memory grows with the network, not its square), and a
 // calendar queue keyed by the nanosecond (a heap only for events more
-// than 4 µs ahead). Its adaptive modes decide at the source TiN: two
-// sampled minimal and three sampled non-minimal candidates, each costing
-// its first output's occupancy (bytes waiting there and in the next
-// switch's FIFO) times its hops, a non-minimal one taken only when it
-// saves more than one VC FIFO (reading A20): uncongested traffic stays
+// than 4 µs ahead). Its adaptive modes decide at each switch of the
+// source pod while the cell is still minimal there (reading A20): a
+// minimal candidate costs the bytes waiting at its first output on the
+// cell's VC, a non-minimal one twice that plus a cell (reading A40), the
+// cheapest wins: uncongested traffic stays
 // minimal, a congested minimal route spills. The same engine runs the
 // SC'18 Dragonfly (SC18Dragonfly, PAR routing), BookSim2's configuration
 // of it (BookSimDragonfly) and Aquila's full Clique with its 1,152 hosts

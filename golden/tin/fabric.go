@@ -29,10 +29,11 @@ const (
 	// packet reaches on its minimal route, until it leaves the group or
 	// turns non-minimal (SC'18 §IV: "PAR6/2", reading O3).
 	AlgPAR
-	// AlgFullyAdaptive: Aquila's Fully Adaptive mode at the source TiN: two
-	// sampled minimal and three sampled non-minimal candidates weighed by
-	// their first output's occupancy times their hops, the minimal ones
-	// favoured by the threshold (reading A20).
+	// AlgFullyAdaptive: Aquila's Fully Adaptive mode: at each switch of the
+	// source pod that routes the cell, two sampled minimal and three sampled
+	// non-minimal candidates weighed by the bytes waiting at their first
+	// output, the non-minimal ones at twice that plus a cell (readings A40,
+	// A20).
 	AlgFullyAdaptive
 	// AlgMinimalAdaptive: the better of two sampled minimal candidates.
 	AlgMinimalAdaptive
@@ -132,9 +133,14 @@ type FabricConfig struct {
 	Levels int
 	Rule   LevelRule
 	// Threshold is what a non-minimal route must save, in occupancy bytes
-	// times hops, to be taken (UGAL-L's T; readings A20 and O3).
+	// times hops, to be taken by UGAL and PAR (UGAL-L's T; reading O3).
 	Threshold float64
-	Seed      uint64
+	// NonMinWeight and NonMinBias weigh an Aquila mode's candidates
+	// (reading A40): a minimal one costs the bytes waiting at its first
+	// output on the VC the cell would leave on, a non-minimal one
+	// NonMinWeight times that plus NonMinBias.
+	NonMinWeight, NonMinBias float64
+	Seed                     uint64
 }
 
 // Limits of a Fabric.
@@ -173,6 +179,9 @@ func (cfg *FabricConfig) check() error {
 	}
 	if math.IsNaN(cfg.Threshold) || cfg.Threshold < 0 {
 		return fmt.Errorf("tin: adaptive threshold %g: want 0 or more", cfg.Threshold)
+	}
+	if math.IsNaN(cfg.NonMinWeight) || cfg.NonMinWeight < 0 || math.IsNaN(cfg.NonMinBias) || cfg.NonMinBias < 0 {
+		return fmt.Errorf("tin: non-minimal weight %g and bias %g: want 0 or more", cfg.NonMinWeight, cfg.NonMinBias)
 	}
 	return nil
 }
@@ -237,6 +246,7 @@ type credit struct {
 type vcState struct {
 	q       ring[int32]
 	credits int32
+	bytes   int32 // waiting in q
 }
 
 type fcell struct {
@@ -475,7 +485,9 @@ func (f *Fabric) Run() {
 func (f *Fabric) enqueue(ci int32, l int32, level int) {
 	c := &f.cells[ci]
 	vc := int(c.cls)*f.cfg.Levels + level
-	f.vcs[int(l)*f.nVC+vc].q.push(ci)
+	v := &f.vcs[int(l)*f.nVC+vc]
+	v.q.push(ci)
+	v.bytes += c.bytes
 	f.links[l].queued += c.bytes
 	f.tryStart(l)
 }
@@ -552,6 +564,7 @@ func (f *Fabric) tryStart(l int32) {
 	s := &f.vcs[base+pick]
 	ci := s.q.pop()
 	c := &f.cells[ci]
+	s.bytes -= c.bytes
 	L.queued -= c.bytes
 	if L.credits {
 		s.credits -= c.bytes
@@ -765,7 +778,7 @@ func (f *Fabric) decide(c *fcell, r int32) {
 	case alg == AlgMinimal || r == d:
 		p = f.minimalFor(r, d)
 	case alg.aquila():
-		p = f.aquila(alg, r, d)
+		p = f.aquila(alg, c, r, d)
 	case ps == pd || f.P < 3:
 		p = f.minimalFor(r, d)
 	case alg == AlgValiant:
@@ -794,23 +807,38 @@ func (f *Fabric) decide(c *fcell, r int32) {
 	c.mid, c.g = p.mid, p.g
 }
 
-// aquila samples Aquila's candidate routes at the source TiN (§3.2): two
-// of the minimal ones, three of the non-minimal ones, weighed by their
-// first output's occupancy times their hops; a non-minimal candidate wins
-// only when it is cheaper by more than the threshold (reading A20).
-func (f *Fabric) aquila(alg Algorithm, s, d int32) plan {
-	ps, pd := int(s)/f.T, int(d)/f.T
-	var mins []int32
-	if ps != pd {
-		mins = f.between[ps*f.P+pd]
-	}
+// aquila makes an Aquila mode's choice at switch r (§3.2, readings A40
+// and A20). At the source TiN: two sampled minimal candidates and three
+// sampled non-minimal ones (an intra-pod detour allowed by the turn rule,
+// or a route through an intermediate pod). At a later switch of the
+// source pod (the one owning the minimal global link the cell came for):
+// that link, or a route through an intermediate pod starting on one of
+// the switch's own global links, so that a route never takes two local
+// hops in its source pod. Each candidate costs the bytes waiting at its
+// first output on the VC the cell would leave on; a non-minimal one
+// NonMinWeight times that plus NonMinBias; the cheapest wins, a minimal
+// one on a tie. Until the cell leaves its pod on a minimal route, the next
+// switch chooses again.
+func (f *Fabric) aquila(alg Algorithm, c *fcell, r, d int32) plan {
+	ps, pd := int(r)/f.T, int(d)/f.T
 	if alg == AlgDeterministic {
-		return f.hashedCandidate(s, d)
+		return f.hashedCandidate(r, d)
+	}
+	vc := int(c.cls)*f.cfg.Levels + int(c.globals)
+	occ := func(p plan) float64 {
+		l, _ := f.firstLink(p, r, d)
+		return float64(f.vcs[int(l)*f.nVC+vc].bytes)
 	}
 	best, bestCost := minimalPlan, math.Inf(1)
-	if len(mins) == 0 {
-		best, bestCost = minimalPlan, f.cost(minimalPlan, s, d)
-	} else {
+	switch {
+	case ps == pd:
+		best, bestCost = minimalPlan, occ(minimalPlan)
+	case c.hops > 0:
+		// The switch owning the link the cell came for.
+		best.g[0] = c.g[0]
+		bestCost = occ(best)
+	default:
+		mins := f.between[ps*f.P+pd]
 		k := min(len(mins), MinimalSample)
 		first := f.rng.IntN(len(mins))
 		for j := 0; j < k; j++ {
@@ -822,21 +850,60 @@ func (f *Fabric) aquila(alg Algorithm, s, d int32) plan {
 			}
 			p := minimalPlan
 			p.g[0] = mins[i]
-			if cst := f.cost(p, s, d); cst < bestCost {
+			if cst := occ(p); cst < bestCost {
 				best, bestCost = p, cst
 			}
 		}
 	}
-	if alg == AlgMinimalAdaptive {
-		return best
-	}
-	cands := f.nonMinimalSample(s, d)
-	for _, p := range cands {
-		if cst := f.cost(p, s, d); cst+f.cfg.Threshold < bestCost {
-			best, bestCost = p, cst+f.cfg.Threshold
+	if alg == AlgFullyAdaptive && !(c.hops > 0 && ps == pd) {
+		var cands []plan
+		if c.hops > 0 {
+			cands = f.ownDetours(r, pd)
+		} else {
+			cands = f.nonMinimalSample(r, d)
+		}
+		for _, p := range cands {
+			if cst := f.cfg.NonMinWeight*occ(p) + f.cfg.NonMinBias; cst < bestCost {
+				best, bestCost = p, cst
+			}
 		}
 	}
+	if ps != pd && best.g[1] < 0 && f.gls[best.g[0]].from != r && alg != AlgDeterministic {
+		c.decided = false // the next switch of the pod chooses again
+	}
 	return best
+}
+
+// ownDetours samples up to NonMinimalSample routes from switch r to pod pd
+// through an intermediate pod, each leaving on one of r's own global
+// links.
+func (f *Fabric) ownDetours(r int32, pd int) []plan {
+	out := f.sampleBuf[:0]
+	ps := int(r) / f.T
+	var own [GlobalPortsPerTiN * 4]int32
+	n := 0
+	for m := 0; m < f.P && n < len(own); m++ {
+		if m == ps || m == pd {
+			continue
+		}
+		for _, gi := range f.between[ps*f.P+m] {
+			if f.gls[gi].from == r && n < len(own) {
+				own[n] = gi
+				n++
+			}
+		}
+	}
+	for j := 0; j < min(n, NonMinimalSample); j++ {
+		k := j + f.rng.IntN(n-j)
+		own[j], own[k] = own[k], own[j]
+		m := int(f.gls[own[j]].to) / f.T
+		b2 := f.between[m*f.P+pd]
+		p := minimalPlan
+		p.g[0], p.g[1] = own[j], b2[f.rng.IntN(len(b2))]
+		out = append(out, p)
+	}
+	f.sampleBuf = out
+	return out
 }
 
 // nonMinimalSample draws up to NonMinimalSample distinct non-minimal

@@ -67,7 +67,8 @@ func (Model) Params() []golden.Param {
 		{Name: "cts_window", Default: "0", Doc: "outstanding packet fetches per destination, the window §3.3's CTS scheduler \"may\" throttle with (0: none; the egress buffer bounds fetches)"},
 		{Name: "egress_bytes", Default: "0", Doc: "egress reassembly buffer per destination in bytes (0: §3.3's sizing, the port's bandwidth-delay product over the fabric round trip plus one packet, reading A21)"},
 		{Name: "buffer_bytes", Default: "1280", Doc: "input FIFO of a VC in bytes, credited (§3.1; the paper gives no depth, reading A4: 8 cells)"},
-		{Name: "threshold", Default: "0", Doc: "adaptive routing threshold in occupancy bytes x hops a non-minimal route must save (0: one VC FIFO, reading A20)"},
+		{Name: "nonmin_weight", Default: "2", Doc: "weight of a non-minimal candidate's output occupancy in the adaptive modes (reading A40: 2)"},
+		{Name: "nonmin_bias", Default: "160", Doc: "bytes added to a non-minimal candidate's cost in the adaptive modes (reading A40: one 160-byte cell)"},
 		{Name: "sim_packets", Default: "20000", Doc: "measured requests per simulation run, at least 1000 (fewer cannot tell a saturated fabric)"},
 		{Name: "warmup", Default: "2000", Doc: "requests simulated before measuring"},
 		{Name: "replicas", Default: "3", Doc: "independent seeded runs per load, 1..16: batches of their requests give the band's sampling spread"},
@@ -91,7 +92,8 @@ type Plan struct {
 	CTSWindow          int
 	EgressBytes        int
 	BufferBytes        int
-	Threshold          float64
+	NonMinWeight       float64
+	NonMinBias         float64
 	SimPackets, Warmup int
 	Replicas           int
 	Measured           int
@@ -189,8 +191,15 @@ func ParsePlan(set map[string]string) (*Plan, error) {
 	if pl.BufferBytes, err = param.Int(s["buffer_bytes"], MaxCell, 1<<24); err != nil {
 		return nil, fmt.Errorf("%s: parameter buffer_bytes: %w (at least one %d-byte cell)", Name, err, MaxCell)
 	}
-	if pl.Threshold, err = strconv.ParseFloat(strings.TrimSpace(s["threshold"]), 64); err != nil || math.IsNaN(pl.Threshold) || pl.Threshold < 0 || pl.Threshold > 1e9 {
-		return nil, fmt.Errorf("%s: parameter threshold: %q: want a number of bytes x hops, 0..1e9 (0: one VC FIFO)", Name, s["threshold"])
+	for _, f := range []struct {
+		key string
+		dst *float64
+	}{{"nonmin_weight", &pl.NonMinWeight}, {"nonmin_bias", &pl.NonMinBias}} {
+		v, err := strconv.ParseFloat(strings.TrimSpace(s[f.key]), 64)
+		if err != nil || math.IsNaN(v) || v < 0 || v > 1e9 {
+			return nil, fmt.Errorf("%s: parameter %s: %q: want a number 0..1e9", Name, f.key, s[f.key])
+		}
+		*f.dst = v
 	}
 	if pl.SimPackets, err = param.Int(s["sim_packets"], 1000, MaxSimPackets/2); err != nil {
 		return nil, fmt.Errorf("%s: parameter sim_packets: %w", Name, err)
@@ -416,7 +425,7 @@ func simExpectations(pl *Plan) ([]results.Expectation, error) {
 	}
 	base := SimConfig{Clique: pl.Clique, Timing: pl.Timing, Mode: pl.SimMode, Bytes: pl.Bytes, ReplyBytes: pl.Reply,
 		Warmup: pl.Warmup, Packets: pl.SimPackets, CTSWindow: pl.CTSWindow, EgressBytes: pl.EgressBytes,
-		BufferBytes: pl.BufferBytes, Threshold: pl.Threshold, Align: pl.Align, Seed: pl.Seed, KeepSamples: true}
+		BufferBytes: pl.BufferBytes, NonMinWeight: pl.NonMinWeight, NonMinBias: pl.NonMinBias, Align: pl.Align, Seed: pl.Seed, KeepSamples: true}
 	var out []results.Expectation
 	for _, load := range pl.Loads {
 		var rtt, ow [][]float64

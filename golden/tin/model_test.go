@@ -183,7 +183,8 @@ func TestPredictErrors(t *testing.T) {
 		{"measured": "5000", "sim_packets": "4000"},
 		{"measured": "5"},
 		{"buffer_bytes": "100"},
-		{"threshold": "-1"},
+		{"nonmin_weight": "-1"},
+		{"nonmin_bias": "x"},
 		{"cts_window": "-1"},
 		{"egress_bytes": "-1"},
 	} {

@@ -98,7 +98,7 @@ func AquilaRack(seed uint64) FabricConfig {
 		panic(err)
 	}
 	t := PaperTiming()
-	return AquilaFabric(c, t, DefaultBufferBytes, DefaultBufferBytes, FullHostsPerTiN, t.InjectGbps/FullHostsPerTiN, seed)
+	return AquilaFabric(c, t, DefaultBufferBytes, AquilaNonMinWeight, AquilaNonMinBias, FullHostsPerTiN, t.InjectGbps/FullHostsPerTiN, seed)
 }
 
 // Presets returns the paper-scale networks by name.

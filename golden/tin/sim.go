@@ -33,11 +33,12 @@ type SimConfig struct {
 	// BufferBytes is the input FIFO of a VC (credits, §3.1); 0: the
 	// reading's 1280 bytes (A4).
 	BufferBytes int
-	// Threshold is the adaptive routing threshold of reading A20 in
-	// occupancy bytes times hops; 0: one VC FIFO (BufferBytes).
-	Threshold float64
-	Align     int // cell granularity (CellsAlign)
-	Seed      uint64
+	// NonMinWeight and NonMinBias weigh the adaptive modes' non-minimal
+	// candidates against the minimal ones (reading A40); 0 and 0: the
+	// reading's 2 and one full cell.
+	NonMinWeight, NonMinBias float64
+	Align                    int // cell granularity (CellsAlign)
+	Seed                     uint64
 	// KeepSamples keeps every measured request's RTT and one-way latency,
 	// in the order the requests completed.
 	KeepSamples bool
@@ -80,6 +81,13 @@ const MaxSimPackets = 5_000_000
 // the unloaded figures).
 const ZeroLoad = 0.001
 
+// Reading A40's weighing of a non-minimal candidate: twice its output's
+// occupancy plus one full cell.
+const (
+	AquilaNonMinWeight = 2
+	AquilaNonMinBias   = MaxCell
+)
+
 // DefaultBufferBytes is the depth of a VC input FIFO the simulation takes
 // (reading A4: 8 full cells).
 const DefaultBufferBytes = 8 * MaxCell
@@ -115,8 +123,8 @@ func (cfg *SimConfig) check() error {
 	if cfg.BufferBytes < 0 || cfg.BufferBytes > 0 && cfg.BufferBytes < MaxCell {
 		return fmt.Errorf("tin: VC buffer of %d bytes: want 0 (reading A4) or at least one %d-byte cell", cfg.BufferBytes, MaxCell)
 	}
-	if math.IsNaN(cfg.Threshold) || cfg.Threshold < 0 {
-		return fmt.Errorf("tin: adaptive threshold %g: want 0 (one VC buffer) or more", cfg.Threshold)
+	if math.IsNaN(cfg.NonMinWeight) || cfg.NonMinWeight < 0 || math.IsNaN(cfg.NonMinBias) || cfg.NonMinBias < 0 {
+		return fmt.Errorf("tin: non-minimal weight %g and bias %g: want 0 or more (0 and 0: reading A40's 2 and %d bytes)", cfg.NonMinWeight, cfg.NonMinBias, MaxCell)
 	}
 	return checkAlign(cfg.Align)
 }
@@ -125,24 +133,25 @@ func (cfg *SimConfig) check() error {
 // reference simulation runs it: one IP endpoint per TiN at the injection
 // rate, switches cutting through with the §3.1/§3.2 per-hop latencies, VC
 // FIFOs of buffer bytes with credits, VCs numbered by global links crossed.
-func AquilaFabric(c *Clique, t Timing, buffer int, threshold float64, endpoints int, epGbps float64, seed uint64) FabricConfig {
+func AquilaFabric(c *Clique, t Timing, buffer int, weight, bias float64, endpoints int, epGbps float64, seed uint64) FabricConfig {
 	return FabricConfig{
 		Clique: c, Endpoints: endpoints,
 		Inject:      LinkSpec{LatencyNs: t.FallThroughNs, BytesPerNs: epGbps / 8},
 		Eject:       LinkSpec{LatencyNs: 0, BytesPerNs: epGbps / 8},
 		Local:       LinkSpec{LatencyNs: t.HopLatency(Local), BytesPerNs: t.LinkBytesPerNs(Local)},
 		Global:      LinkSpec{LatencyNs: t.HopLatency(Global), BytesPerNs: t.LinkBytesPerNs(Global)},
-		BufferBytes: buffer, Levels: RoutingVCs, Rule: LevelGlobals, Threshold: threshold, Seed: seed,
+		BufferBytes: buffer, Levels: RoutingVCs, Rule: LevelGlobals, NonMinWeight: weight, NonMinBias: bias, Seed: seed,
 	}
 }
 
 // EgressBDP is the egress reassembly buffer §3.3 describes: "the bandwidth
 // delay product of the output port bandwidth and the cell fabric round
 // trip delay, plus an allowance for packet reordering delays" (reading
-// A21). The round trip is a CTS over the Clique's longest minimal route
-// and a full data cell back over its longest route; the allowance is one
-// packet of the largest size the run sends (wire bytes), so that any
-// packet can always be fetched.
+// A21). The round trip is a CTS over the Clique's longest minimal route and
+// the largest packet's cells back over its longest route, serialised on
+// one link (they may all take one path); the allowance for reordering is
+// as much again (a detour can bring a packet's last cell a round trip
+// late), and one packet more, so that any packet can always be fetched.
 func EgressBDP(c *Clique, t Timing, maxPacket, align int) int {
 	shape := func(kinds ...LinkKind) Path {
 		p := Path{}
@@ -161,9 +170,10 @@ func EgressBDP(c *Clique, t Timing, maxPacket, align int) int {
 	if c.Pods > 2 {
 		longAny = shape(Local, Global, Local, Global, Local)
 	}
-	rt := t.CellLatency(longMin, ControlCell) + t.CellLatency(longAny, MaxCell)
 	cells, _ := CellsAlign(maxPacket, align)
-	return int(math.Ceil(rt*t.InjectBytesPerNs())) + Sum(cells)
+	wire := Sum(cells)
+	rt := t.CellLatency(longMin, ControlCell) + t.CellLatency(longAny, MaxCell) + float64(wire-MaxCell)/t.LinkBytesPerNs(Global)
+	return int(math.Ceil(2*rt*t.InjectBytesPerNs())) + wire
 }
 
 type ipPacket struct {
@@ -232,8 +242,8 @@ type sim struct {
 //
 // The fabric (Fabric): cut-through switches with the per-hop latencies of
 // §3.1/§3.2, VC FIFOs of BufferBytes with credits, control cells before
-// data cells on every link, routes chosen at the source TiN by the mode
-// (reading A20 for the adaptive choice). Not modelled: iSLIP's arbitration
+// data cells on every link, routes chosen by the mode at each switch of
+// the source pod (readings A40 and A20 for the adaptive choice). Not modelled: iSLIP's arbitration
 // rounds (§3.1; outputs serve their VCs round robin), CTD and ECN,
 // congestion control of the hosts.
 func Simulate(cfg SimConfig) (SimResult, error) {
@@ -243,8 +253,8 @@ func Simulate(cfg SimConfig) (SimResult, error) {
 	if cfg.BufferBytes == 0 {
 		cfg.BufferBytes = DefaultBufferBytes
 	}
-	if cfg.Threshold == 0 {
-		cfg.Threshold = float64(cfg.BufferBytes)
+	if cfg.NonMinWeight == 0 && cfg.NonMinBias == 0 {
+		cfg.NonMinWeight, cfg.NonMinBias = AquilaNonMinWeight, AquilaNonMinBias
 	}
 	c := cfg.Clique
 	n := c.Pods * c.TiNs
@@ -268,7 +278,7 @@ func Simulate(cfg SimConfig) (SimResult, error) {
 	if w := Sum(s.cellSizes(int32(max(cfg.Bytes, cfg.ReplyBytes)))); w > s.egressCap {
 		return SimResult{}, fmt.Errorf("tin: an egress buffer of %d bytes cannot hold one %d-byte packet's cells (%d bytes)", s.egressCap, max(cfg.Bytes, cfg.ReplyBytes), w)
 	}
-	f, err := NewFabric(AquilaFabric(c, cfg.Timing, cfg.BufferBytes, cfg.Threshold, 1, cfg.Timing.InjectGbps, cfg.Seed^0x5851f42d4c957f2d), s)
+	f, err := NewFabric(AquilaFabric(c, cfg.Timing, cfg.BufferBytes, cfg.NonMinWeight, cfg.NonMinBias, 1, cfg.Timing.InjectGbps, cfg.Seed^0x5851f42d4c957f2d), s)
 	if err != nil {
 		return SimResult{}, err
 	}

@@ -126,7 +126,7 @@ func TestSimConfigErrors(t *testing.T) {
 		func(s *SimConfig) { s.CTSWindow = -1 },
 		func(s *SimConfig) { s.EgressBytes = 100 },
 		func(s *SimConfig) { s.BufferBytes = 100 },
-		func(s *SimConfig) { s.Threshold = -1 },
+		func(s *SimConfig) { s.NonMinWeight = -1 },
 		func(s *SimConfig) { s.Align = 3 },
 		func(s *SimConfig) { s.Mode = Mode(7) },
 		func(s *SimConfig) { s.Timing.LinkGbps = -1 },

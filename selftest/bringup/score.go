@@ -430,6 +430,10 @@ func (rr *rackRun) tsResult(n *node, ts *tsRack, err error) *StageResult {
 		bad = append(bad, "no working cable path from the primary "+ts.Primary)
 		checks = append(checks, "its cables (latency measurement errors)")
 	}
+	if t.SenderErr != "" {
+		bad = append(bad, t.SenderErr)
+		checks = append(checks, "its TimeSync transmitter (TS_CTRL, TS_TX_PORTS, TS_TX_COUNT)")
+	}
 	if t.Role == "client" {
 		if t.Status != "synced" {
 			bad = append(bad, fmt.Sprintf("%s (LOCKED %v, FAILED %v, %d valid, %d invalid, %d missed messages)", t.Status, t.Locked, t.Failed, t.RxValid, t.RxInvalid, t.Missed))

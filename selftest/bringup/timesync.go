@@ -61,7 +61,10 @@ type tsInfo struct {
 	// DriftPPM is the rate error against the parent that the last
 	// correction implies (negative: slower than its parent).
 	DriftPPM float64 `json:"drift_ppm"`
-	Status   string  `json:"status"` // primary, synced, invalid, unsynced, down
+	// SenderErr says why a board the tree never had send (a leaf) failed
+	// the sender check: a neighbour made its client received nothing.
+	SenderErr string `json:"sender_error,omitempty"`
+	Status    string `json:"status"` // primary, synced, invalid, unsynced, down
 
 	parent *node
 	rx     int
@@ -191,11 +194,93 @@ func (rr *rackRun) timesync(ctx context.Context, quiet bool) {
 		}
 	}
 	rr.offsets(live, ts)
+	rr.checkSenders(ctx, live, ts)
 	rr.scoreTimeSync(ctx, live, ts, quiet)
 	for _, n := range rr.nodes {
 		res := rr.tsResult(n, ts, errs[n])
 		res.Stage = StageTimeSync
 		r.conclude(n, res, quiet, true)
+	}
+}
+
+// senderWaitUS is how long a leaf sends to its parent in the sender check:
+// ten intervals of the default 100 µs.
+const senderWaitUS = 1_000
+
+// checkSenders checks the TimeSync transmitter of every board the tree
+// never had send: a leaf's parent becomes, for a moment, a client of the
+// leaf (the leaf primary toward it), and must receive valid messages. A
+// transmitter that fails (tsync-dead) would otherwise go unseen until the
+// tree changes. The tree is restored as it was after each pair; the
+// subtree below the parent, which missed its messages meanwhile, has its
+// FAILED flag cleared.
+func (rr *rackRun) checkSenders(ctx context.Context, live []*node, ts *tsRack) {
+	r := rr.run
+	root := rr.anyRoot(live)
+	if root == nil {
+		return
+	}
+	for _, l := range live {
+		p := l.ts.parent
+		if l.ts.Role != "client" || len(l.ts.kids) > 0 || l.ts.Status != "synced" || p == nil {
+			continue
+		}
+		e := l.Ports[l.ts.rx]
+		pe := e.Peer()
+		lm, err1 := l.mg(r)
+		pm, err2 := p.mg(r)
+		if err1 != nil || err2 != nil || pe == nil {
+			continue
+		}
+		do := func(n *node, regs *regmap.Regs, kv ...any) error {
+			ops, err := writes(regs, kv...)
+			if err == nil {
+				_, err = r.ops(ctx, n, ops)
+			}
+			return err
+		}
+		comp := uint32(math.Max(0, math.Round(ts.delays[e.Cable]*1000)))
+		err := do(p, pm, "TS_TX_PORTS", 0, "TS_DELAY_COMP_PS", comp, "TS_CTRL", uint32(2|pe.Index<<8), "TS_STATUS", 2, "TS_CLEAR", 1)
+		if err == nil {
+			err = do(l, lm, "TS_TX_PORTS", uint32(1<<e.Index), "TS_CTRL", 1)
+		}
+		if err == nil {
+			err = rr.client.Wait(ctx, root.Name, senderWaitUS)
+		}
+		var v map[string]uint32
+		if err == nil {
+			v, err = r.readMany(ctx, p, pm, "TS_RX_VALID", "TS_STATUS")
+		}
+		switch {
+		case err != nil:
+			l.note("timesync: the sender check toward %s could not run: %v", p.Name, err)
+		case v["TS_RX_VALID"] == 0:
+			l.ts.SenderErr = fmt.Sprintf("as a TimeSync sender it sent nothing %s accepted in %d µs over %s (TS_RX_VALID 0 at %s, made its client for the check)",
+				p.Name, senderWaitUS, e.Cable.Name(), pe)
+		}
+		// Back to the tree as configured (the intents are unchanged).
+		if err := do(l, lm, "TS_TX_PORTS", 0, "TS_CTRL", uint32(2|l.ts.rx<<8), "TS_STATUS", 2); err != nil {
+			l.note("timesync: restoring it after the sender check failed: %v", err)
+		}
+		kv := []any{"TS_TX_PORTS", portMask(p.ts.kids), "TS_CTRL", 1}
+		if p.ts.Role == "client" {
+			kv = []any{"TS_DELAY_COMP_PS", p.ts.CompPS, "TS_TX_PORTS", portMask(p.ts.kids), "TS_CTRL", uint32(2 | p.ts.rx<<8), "TS_STATUS", 2}
+		}
+		if err := do(p, pm, kv...); err != nil {
+			p.note("timesync: restoring it after the sender check failed: %v", err)
+		}
+	}
+	// The boards below a parent that listened to a leaf missed messages
+	// meanwhile: clear their FAILED flags.
+	for _, n := range live {
+		if n.ts.Role != "client" {
+			continue
+		}
+		if mg, err := n.mg(r); err == nil {
+			if ops, err := writes(mg, "TS_STATUS", 2); err == nil {
+				r.ops(ctx, n, ops)
+			}
+		}
 	}
 }
 

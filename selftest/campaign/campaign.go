@@ -67,7 +67,8 @@ type Job struct {
 type group struct {
 	plans  []*labconfig.Plan
 	boards []string
-	design map[string]string // board -> the design its plans load
+	design map[string]string           // board -> the design its plans load
+	params map[string]labconfig.Params // board -> its parameters in its plan (the plan's, then the board's)
 }
 
 // Jobs enumerates the faults of the registry on the targets each can name
@@ -176,12 +177,20 @@ func selectPlans(lab *labconfig.Lab, names []string) ([]*labconfig.Plan, error) 
 }
 
 func newGroup(ps []*labconfig.Plan) *group {
-	g := &group{plans: ps, design: map[string]string{}}
+	g := &group{plans: ps, design: map[string]string{}, params: map[string]labconfig.Params{}}
 	for _, p := range ps {
 		for _, pb := range p.Boards {
 			if _, ok := g.design[pb.Board]; !ok {
 				g.design[pb.Board] = p.Design
 				g.boards = append(g.boards, pb.Board)
+				merged := labconfig.Params{}
+				for k, v := range p.Params {
+					merged[k] = v
+				}
+				for k, v := range pb.Params {
+					merged[k] = v
+				}
+				g.params[pb.Board] = merged
 			}
 		}
 	}
@@ -225,6 +234,12 @@ func (g *group) targets(lab *labconfig.Lab, f emu.FaultInfo) []string {
 				}
 			case emu.NeedsCable:
 				if len(cabled[board]) == 0 {
+					return false
+				}
+			default:
+				kv, ok := strings.CutPrefix(n, "param:")
+				k, want, _ := strings.Cut(kv, "=")
+				if ok && strings.Join(g.params[board][k].Values, ",") != want {
 					return false
 				}
 			}

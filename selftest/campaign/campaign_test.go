@@ -44,13 +44,14 @@ func TestJobsTargets(t *testing.T) {
 		{Name: "any-board", Scope: "board"},
 		{Name: "bridge-only", Scope: "board", Benign: true, Severe: []string{"rate=1"}, Needs: []string{emu.NeedsUARTBridge}},
 		{Name: "cabled-only", Scope: "board", Needs: []string{emu.NeedsCable}},
+		{Name: "nic-only", Scope: "board", Design: "shoal", Needs: []string{"param:role=nic"}},
 	}
-	groups, err := Jobs(Options{Lab: lab, Plans: []string{"exanet-mesh", "prr"}, Registry: reg, Targets: TargetsAll})
+	groups, err := Jobs(Options{Lab: lab, Plans: []string{"exanet-mesh", "prr", "shoal"}, Registry: reg, Targets: TargetsAll})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(groups) != 2 {
-		t.Fatalf("%d groups, want 2 (exanet, prr)", len(groups))
+	if len(groups) != 3 {
+		t.Fatalf("%d groups, want 3 (exanet, prr, shoal)", len(groups))
 	}
 	count := map[string]int{}
 	var specs []string
@@ -68,18 +69,22 @@ func TestJobsTargets(t *testing.T) {
 	if count["ex-link"] != 8 || !strings.Contains(all, "ex-link@exa-00:sfp0") {
 		t.Errorf("ex-link: %d jobs (%s)", count["ex-link"], all)
 	}
-	// 4 mesh boards and prr-0.
-	if count["any-board"] != 5 {
-		t.Errorf("any-board: %d jobs, want 5", count["any-board"])
+	// 4 mesh boards, prr-0 and the 8 Shoal boards.
+	if count["any-board"] != 13 {
+		t.Errorf("any-board: %d jobs, want 13", count["any-board"])
 	}
-	// exa-11's bus is the emulator's own, not a bridge: 3 mesh boards and
-	// prr-0, each at the default and at rate=1.
-	if count["bridge-only"] != 8 || strings.Contains(all, "bridge-only@exa-11") || !strings.Contains(all, "bridge-only@prr-0,rate=1") {
+	// exa-11's bus is the emulator's own, not a bridge: 3 mesh boards,
+	// prr-0 and the 8 Shoal boards, each at the default and at rate=1.
+	if count["bridge-only"] != 24 || strings.Contains(all, "bridge-only@exa-11") || !strings.Contains(all, "bridge-only@prr-0,rate=1") {
 		t.Errorf("bridge-only: %d jobs (%s)", count["bridge-only"], all)
 	}
-	// prr-0 has no cable.
-	if count["cabled-only"] != 4 || strings.Contains(all, "cabled-only@prr-0") {
+	// prr-0 has no cable; the 8 Shoal boards have.
+	if count["cabled-only"] != 12 || strings.Contains(all, "cabled-only@prr-0") {
 		t.Errorf("cabled-only: %d jobs (%s)", count["cabled-only"], all)
+	}
+	// The plan's role parameter: the two NIC boards, not the six switches.
+	if count["nic-only"] != 2 || !strings.Contains(all, "nic-only@shoal-nic0") || strings.Contains(all, "nic-only@shoal-sw") {
+		t.Errorf("nic-only: %d jobs (%s)", count["nic-only"], all)
 	}
 
 	// Rotation: one target per fault (and severe setting) and group, and

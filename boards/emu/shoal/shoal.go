@@ -95,8 +95,8 @@ func init() {
 	emu.RegisterDesign(DesignName, newDesign)
 	emu.RegisterFault(emu.FaultInfo{
 		Name: FaultWrongSlot, Scope: "board", Design: DesignName,
-		Params: map[string]string{"offset": "1"},
-		Check:  emu.Checks(emu.IntIn("offset", 0, maxSlots)),
+		Params: map[string]string{"offset": "1"}, Needs: []string{"param:role=switch"},
+		Check: emu.Checks(emu.IntIn("offset", 0, maxSlots)),
 		Doc: "a switch board applies, in slot s of its schedule, the configuration of slot s+offset (default 1). " +
 			"Symptoms: the switch's sw_trace window differs from the schedule written to sw_sched (the schedule " +
 			"check fails on that switch); cells reach NICs the schedule does not connect in that slot, so the NICs " +
@@ -105,8 +105,8 @@ func init() {
 	})
 	emu.RegisterFault(emu.FaultInfo{
 		Name: FaultIgnoreRateLimit, Scope: "board", Design: DesignName,
-		Params: map[string]string{"nic": "all"},
-		Check:  emu.Checks(nicCheck),
+		Params: map[string]string{"nic": "all"}, Needs: []string{"param:role=nic"},
+		Check: emu.Checks(nicCheck),
 		Doc: "the NICs of this board (or only cage `nic`, e.g. sfp1) ignore rate-limit feedback: every epoch they " +
 			"put a cell of every active flow into the queue of every intermediate node, without waiting for " +
 			"feedback, without Eq. 2 and without ready queues. Symptom: queues exceed the bound of Eq. 5 " +

@@ -47,8 +47,8 @@ func init() {
 	})
 	emu.RegisterFault(emu.FaultInfo{
 		Name: FaultFeedbackLate, Scope: "board", Design: DesignName,
-		Params: map[string]string{"slots": "1", "nic": "all"},
-		Check:  emu.Checks(emu.IntIn("slots", 1, 64), nicCheck),
+		Params: map[string]string{"slots": "1", "nic": "all"}, Needs: []string{"param:role=nic"},
+		Check: emu.Checks(emu.IntIn("slots", 1, 64), nicCheck),
 		Doc: "the NICs of this board (or only cage `nic`) take rate-limit feedback as covering the cells sent " +
 			"`slots` (default 1) slots earlier than the one-way delay allows (§3.3.2, App. A: an extra register " +
 			"in the feedback path), so a subflow waits for feedback about a cell it could already count as " +
@@ -59,8 +59,8 @@ func init() {
 	})
 	emu.RegisterFault(emu.FaultInfo{
 		Name: FaultReadyLeak, Scope: "board", Design: DesignName,
-		Params: map[string]string{"nic": "all"},
-		Check:  emu.Checks(nicCheck),
+		Params: map[string]string{"nic": "all"}, Needs: []string{"param:role=nic"},
+		Check: emu.Checks(nicCheck),
 		Doc: "the NICs of this board (or only cage `nic`) let two local cells into a queue Q[j] instead of " +
 			"one, the second from the ready queue R[j] (§3.3.3: \"at most one local cell in Q_jk\"). Symptoms: " +
 			"a queue holds one cell more than Eq. 5 allows once the queue is full of forwarded cells; at a node " +

@@ -117,11 +117,14 @@ func (f *FaultLine) Write(p []byte) (int, error) {
 	return f.dev.Write(p)
 }
 
-// Close closes the device port and the host end.
+// Close closes the host end and the device port, and waits for the pump.
+// The host end goes first: a pump blocked handing an answer to a host that
+// stopped reading (a closed Bridge) must return before it can see the port
+// closed.
 func (f *FaultLine) Close() error {
+	f.pr.Close()
 	err := f.dev.Close()
 	<-f.done
-	f.pw.Close()
 	return err
 }
 

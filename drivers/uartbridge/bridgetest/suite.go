@@ -43,13 +43,31 @@ type Target struct {
 	Port     string // serial port path (a pseudo-terminal)
 	Baud     int
 	DeviceID uint32
+	// Clock reads the device's own time, which its timeouts count: a
+	// simulation's can run apart from the wall clock (it falls behind, and
+	// makes up lag). Nil: the wall clock.
+	Clock func() (time.Duration, error)
+}
+
+// now reads the target's clock.
+func (s *suite) now(t *testing.T) time.Duration {
+	t.Helper()
+	if s.tgt.Clock == nil {
+		return time.Since(s.start)
+	}
+	d, err := s.tgt.Clock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 // suite is one run of the tests on a target.
 type suite struct {
-	tgt Target
-	m   *bitstreams.Manifest
-	seq uint8 // next SEQ of hand-built frames
+	tgt   Target
+	m     *bitstreams.Manifest
+	seq   uint8 // next SEQ of hand-built frames
+	start time.Time
 
 	// Addresses from the map.
 	id, version, scratch, cycleLo, ctrl, fifoLevel uint64
@@ -64,7 +82,7 @@ func Run(t *testing.T, tgt Target) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &suite{tgt: tgt, m: m, seq: uint8(rand.Uint32())}
+	s := &suite{tgt: tgt, m: m, seq: uint8(rand.Uint32()), start: time.Now()}
 	regs := regmap.New(nil, m, tgt.Name)
 	addr := func(name string) uint64 {
 		loc, err := regs.Lookup(name)
@@ -339,8 +357,8 @@ func (s *suite) testStatusErrors(t *testing.T) {
 		t.Fatalf("pop of the empty FIFO: %v, want REFUSED as a design failure", err)
 	}
 	// Each final status failed its request at once: the only retries are
-	// the ones the line or the soft reset's BUSY explain.
-	if st := br.Stats(); st.Failures != 4 || st.Retries > st.Timeouts+st.CRCErrors+st.BadHeaders+st.Busy {
+	// the ones a timeout, a damaged answer or the soft reset's BUSY explain.
+	if st := br.Stats(); st.Failures != 4 || st.Retries-st.Resends > st.Timeouts+st.Busy {
 		t.Fatalf("final statuses were retried or miscounted: %+v", st)
 	}
 }
@@ -465,26 +483,42 @@ func (s *suite) testReplay(t *testing.T) {
 
 func (s *suite) testBusy(t *testing.T) {
 	r := s.raw(t)
-	s.drainFIFO(t, r)
-	// A soft reset makes the design busy for RESET_CYCLES; a push sent
-	// right behind it (in the same write, so that no scheduling delay can
-	// let the busy time pass) is answered BUSY and not executed.
-	reset := s.frame(0x02, s.ctrl, 1, 1)
-	push := s.frame(0x02, s.push, 1, 0x5EED)
-	if err := r.Send(append(append([]byte(nil), reset...), push...)); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []struct {
-		seq    uint8
-		status uint8
-	}{{reset[2], stOK}, {push[2], stBusy}} {
-		resp, err := r.Next(time.Now().Add(s.wait()))
-		if err != nil {
+	// A soft reset makes the design busy for RESET_CYCLES (10 ms); a push
+	// sent right behind it, in the same write, is answered BUSY and not
+	// executed. A device that runs on the wall clock (the emulator) and is
+	// stalled that long between the two frames by a loaded machine answers
+	// the push OK, rightly: such an attempt is repeated, not judged (a
+	// device that never answers BUSY fails every attempt).
+	var reset, push []byte
+	for attempt := 1; ; attempt++ {
+		s.drainFIFO(t, r)
+		reset = s.frame(0x02, s.ctrl, 1, 1)
+		push = s.frame(0x02, s.push, 1, 0x5EED)
+		if err := r.Send(append(append([]byte(nil), reset...), push...)); err != nil {
 			t.Fatal(err)
 		}
-		if resp.Seq != want.seq || resp.Status != want.status {
-			t.Fatalf("answer SEQ 0x%02x STATUS %d, want SEQ 0x%02x STATUS %d", resp.Seq, resp.Status, want.seq, want.status)
+		var got [2]Resp
+		for i, seq := range []uint8{reset[2], push[2]} {
+			resp, err := r.Next(time.Now().Add(s.wait()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Seq != seq {
+				t.Fatalf("answer SEQ 0x%02x, want 0x%02x", resp.Seq, seq)
+			}
+			got[i] = resp
 		}
+		if got[0].Status != stOK {
+			t.Fatalf("soft reset answered STATUS %d", got[0].Status)
+		}
+		if got[1].Status == stBusy {
+			break
+		}
+		if got[1].Status != stOK || attempt == 3 {
+			t.Fatalf("a push right behind a soft reset answered STATUS %d (attempt %d), want BUSY", got[1].Status, attempt)
+		}
+		t.Logf("attempt %d not judged: the push right behind the soft reset was executed (the device was no longer busy)", attempt)
+		time.Sleep(20 * time.Millisecond)
 	}
 	// BUSY was not remembered: the soft reset is still the last request,
 	// so its retry is replayed.
@@ -551,10 +585,10 @@ func (s *suite) testResync(t *testing.T) {
 	// its timeout and finds the request inside.
 	fake := []byte{0xA5, 0x5A, 0x30, 0x04, 0, 0, 0, 0, 0x00, 0x01}
 	good = s.frame(0x01, s.id, 1)
-	start := time.Now()
+	start := s.now(t)
 	s.do(t, r, good, stOK, fake...)
-	if d := time.Since(start); d < PartialTimeout {
-		t.Fatalf("answered after %v, before the partial-frame timeout: the fake header was not honoured", d)
+	if d := s.now(t) - start; d < PartialTimeout {
+		t.Fatalf("answered after %v of the device's time, before the partial-frame timeout: the fake header was not honoured", d)
 	}
 	// Half a frame, silence, then a whole one.
 	s.seq++
@@ -572,19 +606,22 @@ func (s *suite) testResync(t *testing.T) {
 	for attempt := 1; ; attempt++ {
 		f := s.frame(0x01, s.id, 1)
 		parts := [][]byte{f[:1], f[1:5], f[5:11], f[11:]}
+		// The gap between two writes is at most the time from just before
+		// the first to just after the second.
 		longest := time.Duration(0)
-		last := time.Now()
+		var before time.Time
 		for i, part := range parts {
 			if i > 0 {
 				time.Sleep(5 * time.Millisecond)
 			}
-			if d := time.Since(last); i > 0 && d > longest {
-				longest = d
-			}
+			b := time.Now()
 			if err := r.Send(part); err != nil {
 				t.Fatal(err)
 			}
-			last = time.Now()
+			if d := time.Since(before); i > 0 && d > longest {
+				longest = d
+			}
+			before = b
 		}
 		resp, err := r.Next(time.Now().Add(s.wait()))
 		if longest < PartialTimeout/2 {
