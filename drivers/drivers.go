@@ -35,19 +35,31 @@ type Access struct {
 // Batcher is a register bus that can have several accesses under way at
 // once (the UART bridge's window, docs/uart-bridge.md): they still run in
 // order, each once, but their round trips overlap. Batch returns the first
-// failing access's error; accesses after it may have run. It is not a
-// transaction.
+// failing access's error, as a *BatchError; accesses after it may have run.
+// It is not a transaction.
 type Batcher interface {
 	Batch(ctx context.Context, acc []Access) error
 }
 
+// BatchError is a batch's failure and the access it is about (its index
+// in the batch), so that a caller can name that access as it would have
+// named it alone.
+type BatchError struct {
+	Index int
+	Err   error
+}
+
+func (e *BatchError) Error() string { return e.Err.Error() }
+func (e *BatchError) Unwrap() error { return e.Err }
+
 // RunBatch runs accesses on bus in order: through its Batch method when it
-// has one, else one at a time, stopping at the first error.
+// has one, else one at a time, stopping at the first error. Its error is a
+// *BatchError.
 func RunBatch(ctx context.Context, bus RegisterBus, acc []Access) error {
 	if b, ok := bus.(Batcher); ok {
 		return b.Batch(ctx, acc)
 	}
-	for _, a := range acc {
+	for i, a := range acc {
 		var err error
 		switch {
 		case a.Write && len(a.Words) == 1:
@@ -60,7 +72,7 @@ func RunBatch(ctx context.Context, bus RegisterBus, acc []Access) error {
 			err = bus.ReadBurst(ctx, a.Addr, a.Words)
 		}
 		if err != nil {
-			return err
+			return &BatchError{Index: i, Err: err}
 		}
 	}
 	return nil

@@ -676,7 +676,8 @@ func (b *Bridge) burst(ctx context.Context, name string, cmd Cmd, addr uint64, w
 	}
 	if b.window > 1 && len(w) > int(b.maxCount.Load()) {
 		// Several requests: through the window.
-		return b.run(ctx, b.split(nil, name, cmd, addr, w))
+		_, err := b.run(ctx, b.split(nil, name, cmd, addr, w))
+		return err
 	}
 	for i := 0; i < len(w); {
 		chunk := int(b.maxCount.Load())

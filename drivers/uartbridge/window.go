@@ -18,6 +18,7 @@ var _ drivers.Batcher = (*Bridge)(nil)
 
 // wreq is one request of a batch.
 type wreq struct {
+	acc  int // the access of the batch it belongs to
 	op   string
 	req  Request
 	want int      // words an OK answer carries
@@ -102,10 +103,11 @@ func (b *Bridge) Batch(ctx context.Context, acc []drivers.Access) error {
 	}
 	defer unlock()
 	if err := b.sync(ctx, op); err != nil {
-		return err
+		return &drivers.BatchError{Index: 0, Err: err}
 	}
 	var reqs []*wreq
-	for _, a := range acc {
+	for i, a := range acc {
+		n := len(reqs)
 		switch {
 		case len(a.Words) == 0:
 		case len(a.Words) == 1 && a.Write:
@@ -119,8 +121,14 @@ func (b *Bridge) Batch(ctx context.Context, acc []drivers.Access) error {
 		default:
 			reqs = b.split(reqs, "read burst", CmdReadBurst, a.Addr, a.Words)
 		}
+		for _, r := range reqs[n:] {
+			r.acc = i
+		}
 	}
-	return b.run(ctx, reqs)
+	if at, err := b.run(ctx, reqs); err != nil {
+		return &drivers.BatchError{Index: reqs[at].acc, Err: err}
+	}
+	return nil
 }
 
 // split appends the requests of a burst: pieces of at most the device's
@@ -156,44 +164,49 @@ func (b *Bridge) split(reqs []*wreq, name string, cmd Cmd, addr uint64, w []uint
 }
 
 // run sends reqs in order: through the window when one is open, else one
-// at a time. The caller holds the lock and the session is synced.
-func (b *Bridge) run(ctx context.Context, reqs []*wreq) error {
-	if b.window > 1 && len(reqs) > 1 {
-		return b.pipeline(ctx, reqs)
-	}
+// at a time. The caller holds the lock and the session is synced. On an
+// error it also returns the index of the request it is about.
+func (b *Bridge) run(ctx context.Context, reqs []*wreq) (int, error) {
 	for i, r := range reqs {
-		if b.window > 1 && len(reqs) > 1 {
-			return b.pipeline(ctx, reqs[i:]) // a window opened again on the way
+		if b.window > 1 && len(reqs)-i > 1 {
+			at, err := b.pipeline(ctx, reqs[i:])
+			return i + at, err
 		}
 		d, err := b.single(ctx, r.op, r.req, r.want)
 		if err != nil {
-			return err
+			return i, err
 		}
 		copy(r.dst, d)
-		if !b.synced {
-			if err := b.sync(ctx, r.op); err != nil {
-				return err
+		if !b.synced && i+1 < len(reqs) {
+			if err := b.sync(ctx, reqs[i+1].op); err != nil {
+				return i + 1, err
 			}
 		}
 	}
-	return nil
+	return 0, nil
 }
 
 // pipeline runs reqs with up to b.window of them outstanding
-// (docs/uart-bridge.md, "Window", "The host's side").
-func (b *Bridge) pipeline(ctx context.Context, reqs []*wreq) error {
-	p := &pipe{b: b, ctx: ctx, reqs: reqs, firstErr: -1, lastAnswer: time.Now()}
+// (docs/uart-bridge.md, "Window", "The host's side). On an error it also
+// returns the index of the request it is about.
+func (b *Bridge) pipeline(ctx context.Context, reqs []*wreq) (int, error) {
+	p := &pipe{b: b, ctx: ctx, reqs: reqs, firstErr: -1, at: -1, lastAnswer: time.Now()}
 	for _, r := range reqs {
 		r.req.Cmd = r.req.Cmd.Plain() | CmdWindowed
 	}
 	b.flushStale()
 	err := p.loop()
-	if err != nil {
-		b.st.failures.Add(1)
-		b.afterFailure(err)
-	}
 	b.st.chunk.Store(int64(b.line.readChunk(int(b.maxCount.Load()))))
-	return err
+	if err == nil {
+		return 0, nil
+	}
+	b.st.failures.Add(1)
+	b.afterFailure(err)
+	at := p.at
+	if at < 0 {
+		at = min(p.base, len(reqs)-1)
+	}
+	return at, err
 }
 
 // pipe is the state of one pipelined batch.
@@ -212,6 +225,7 @@ type pipe struct {
 	lastAnswer time.Time
 	stop       bool // a request failed: nothing new is sent
 	firstErr   int  // index of the first request that failed with a status, or -1
+	at         int  // the request an error is about, when not the oldest unanswered (-1)
 	reopens    int
 	writes     []chan error
 }
@@ -227,6 +241,7 @@ func (p *pipe) loop() error {
 		}
 		if p.base == len(p.reqs) || (p.stop && p.base == p.next) {
 			if p.firstErr >= 0 {
+				p.at = p.firstErr
 				return p.reqs[p.firstErr].err
 			}
 			return nil
@@ -483,6 +498,7 @@ func (p *pipe) again(i int, why error) error {
 	r.resends++
 	b.st.resends.Add(1)
 	if r.resends > b.resends {
+		p.at = i
 		return drivers.Infra(b.board, r.op, hintLine,
 			fmt.Errorf("%d answers damaged or lost in a row; last problem: %w", r.resends, why))
 	}
@@ -531,6 +547,7 @@ func (p *pipe) answer(resp Response) error {
 		}
 		r.timeouts++
 		if r.timeouts >= b.attempts {
+			p.at = i
 			return statusError(b.board, r.op+fmt.Sprintf(" (%d attempts)", r.timeouts), StatusBusy)
 		}
 		// Not run, nor anything after it: pause, then send again from it.
@@ -561,6 +578,7 @@ func (p *pipe) answer(resp Response) error {
 		return nil
 	}
 	if len(resp.Data) != r.want {
+		p.at = i
 		return drivers.Infra(b.board, r.op, hintFirmware,
 			fmt.Errorf("%w: %v answered with %d words, want %d", ErrProtocol, r.req.Cmd, len(resp.Data), r.want))
 	}
@@ -593,6 +611,7 @@ func (p *pipe) reopen() error {
 			q.req.Cmd = q.req.Cmd.Plain()
 			d, err := b.single(p.ctx, q.op, q.req, q.want)
 			if err != nil {
+				p.at = i
 				return err
 			}
 			copy(q.dst, d)
