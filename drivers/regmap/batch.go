@@ -127,7 +127,9 @@ func (b *Batch) WriteBurst(addr uint64, src []uint32) *Batch {
 }
 
 // Run runs the accesses collected, in order. Nothing runs when one of
-// them was refused when it was added; a batch runs once.
+// them was refused when it was added; a batch runs once. A failure of the
+// bus is a *drivers.BatchError: the index of the access it is about (in
+// the order added), and the error the single call would have given.
 func (b *Batch) Run(ctx context.Context) error {
 	if b.err != nil {
 		return b.err
@@ -142,7 +144,7 @@ func (b *Batch) Run(ctx context.Context) error {
 	if err := drivers.RunBatch(ctx, b.r.bus, b.acc); err != nil {
 		var be *drivers.BatchError
 		if errors.As(err, &be) && be.Index >= 0 && be.Index < len(b.ops) {
-			return fmt.Errorf("%s: %w", b.ops[be.Index].op, be.Err)
+			return &drivers.BatchError{Index: be.Index, Err: fmt.Errorf("%s: %w", b.ops[be.Index].op, be.Err)}
 		}
 		return err
 	}

@@ -103,7 +103,9 @@ func TestBatchErrors(t *testing.T) {
 	}
 	bb.failAt = 1
 	err := r.Batch().Write("SCRATCH", 1).Read("ID", &v).Run(ctx(t))
-	if err == nil || !strings.HasPrefix(err.Error(), "read ID at 0x0: ") || !strings.HasSuffix(err.Error(), "refused") || drivers.ClassOf(err) != drivers.ClassDesign {
+	var be *drivers.BatchError
+	if err == nil || !strings.HasPrefix(err.Error(), "read ID at 0x0: ") || !strings.HasSuffix(err.Error(), "refused") || drivers.ClassOf(err) != drivers.ClassDesign ||
+		!errors.As(err, &be) || be.Index != 1 {
 		t.Fatalf("failure of the second access: %v", err)
 	}
 }
