@@ -26,9 +26,10 @@ type Batch struct {
 // batchOp is how an access is named in an error, and where a named
 // register's value goes once read.
 type batchOp struct {
-	op  string
-	loc *Loc // a named register read: its value is masked and shifted into dst
-	dst *uint32
+	op   string
+	loc  *Loc // a named register read: its value is masked and shifted into dst
+	dst  *uint32
+	then func() // after dst is set (Read64 puts its halves together)
 }
 
 // Batch starts an empty batch on r's bus.
@@ -63,6 +64,34 @@ func (b *Batch) Read(name string, dst *uint32) *Batch {
 		return b.add(drivers.Access{}, batchOp{}, err)
 	}
 	return b.add(drivers.Access{Addr: loc.Addr, Words: make([]uint32, 1)}, batchOp{op: fmt.Sprintf("%s at 0x%x", op, loc.Addr), loc: &loc, dst: dst}, nil)
+}
+
+// Read64 reads a 64-bit counter into *dst when the batch runs: its low
+// register, then its high one, as Regs.Read64 does.
+func (b *Batch) Read64(loName string, dst *uint64) *Batch {
+	lo, err := b.r.Lookup(loName)
+	if err != nil {
+		return b.add(drivers.Access{}, batchOp{}, err)
+	}
+	op := "read64 " + lo.Name
+	if lo.Field != nil || lo.Reg.Counter == nil || lo.Reg.Counter.Hi == "" {
+		return b.add(drivers.Access{}, batchOp{}, b.r.setup(op, "read it with Read; 64-bit counters declare counter.hi on their low register",
+			fmt.Errorf("%s is not the low half of a 64-bit counter (%s)", lo.Name, b.r.where(lo.Reg))))
+	}
+	hiName := lo.Reg.Counter.Hi
+	if hr := b.r.byName[hiName]; hr != nil && hr.Count > 1 && lo.Index >= 0 {
+		hiName = fmt.Sprintf("%s[%d]", hiName, lo.Index)
+	}
+	if _, err := b.r.Lookup(hiName); err != nil {
+		return b.add(drivers.Access{}, batchOp{}, fmt.Errorf("%s: counter.hi of %s (%s): %w", op, lo.Reg.Name, b.r.where(lo.Reg), err))
+	}
+	n := len(b.ops)
+	b.Read(lo.Name, new(uint32)).Read(hiName, new(uint32))
+	if b.err == nil {
+		l, h := b.ops[n].dst, b.ops[n+1].dst
+		b.ops[n+1].then = func() { *dst = uint64(*h)<<32 | uint64(*l) }
+	}
+	return b
 }
 
 // Write writes a whole register (fields are read-modify-write: use
@@ -151,6 +180,9 @@ func (b *Batch) Run(ctx context.Context) error {
 	for i, o := range b.ops {
 		if o.dst != nil {
 			*o.dst = (b.acc[i].Words[0] & o.loc.Mask()) >> o.loc.Lo
+		}
+		if o.then != nil {
+			o.then()
 		}
 	}
 	return nil

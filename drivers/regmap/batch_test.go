@@ -53,18 +53,20 @@ func TestBatchRunsInOrder(t *testing.T) {
 		fb.mem[8] = 0xFFFF_F5A5 // CTRL is 12 bits wide
 		fb.fifo[0x400] = []uint32{1, 2, 3}
 		var id, ctrl, mode uint32
+		var t64 uint64
+		fb.mem[0x18], fb.mem[0x1C] = 0x89ABCDEF, 0x1234567
 		pops := make([]uint32, 3)
-		b := r.Batch().Read("ID", &id).Write("SCRATCH", 9).Read("CTRL", &ctrl).Read("CTRL.MODE", &mode).
+		b := r.Batch().Read("ID", &id).Write("SCRATCH", 9).Read("CTRL", &ctrl).Read("CTRL.MODE", &mode).Read64("T_LO", &t64).
 			ReadAddr(0x400, pops[0:]).ReadAddr(0x400, pops[1:]).ReadAddr(0x400, pops[2:]).
 			WriteBurst(0x28, []uint32{4, 5}).WriteAddr(0x80, 6)
-		if b.Len() != 9 {
+		if b.Len() != 11 {
 			t.Fatalf("%d accesses", b.Len())
 		}
 		if err := b.Run(ctx(t)); err != nil {
 			t.Fatal(err)
 		}
-		if id != 0x70 || ctrl != 0x5A5 || mode != 2 || !slices.Equal(pops, []uint32{1, 2, 3}) {
-			t.Errorf("batcher %v: ID 0x%x CTRL 0x%x MODE %d pops %v", batcher, id, ctrl, mode, pops)
+		if id != 0x70 || ctrl != 0x5A5 || mode != 2 || !slices.Equal(pops, []uint32{1, 2, 3}) || t64 != 0x1234567_89ABCDEF {
+			t.Errorf("batcher %v: ID 0x%x CTRL 0x%x MODE %d pops %v T 0x%x", batcher, id, ctrl, mode, pops, t64)
 		}
 		if fb.mem[4] != 9 || fb.mem[0x28] != 4 || fb.mem[0x2C] != 5 || fb.mem[0x80] != 6 {
 			t.Errorf("batcher %v: writes %v", batcher, fb.mem)
@@ -91,6 +93,7 @@ func TestBatchErrors(t *testing.T) {
 		r.Batch().Write("CTRL", 0x1000),
 		r.Batch().Write("CTRL.MODE", 1),
 		r.Batch().Read("NOPE", &v),
+		r.Batch().Read64("ID", new(uint64)),
 		r.Batch().ReadAddr(0x300, []uint32{0}),
 		r.Batch().WriteBurst(0x100, []uint32{1}),
 	} {
