@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labrunner/labrunner/labconfig"
 	"github.com/labrunner/labrunner/results"
@@ -45,7 +46,9 @@ func BenchmarkNightlyLineRate(b *testing.B) {
 				tot.add(l)
 				b.Logf("exit %d; %s", code, summary)
 				for _, p := range l.planNames() {
-					b.Logf("  %-12s %7.0f requests %9.0f bytes", p, l.plans[p].requests, l.plans[p].bytes)
+					pl := l.plans[p]
+					b.Logf("  %-12s %7.0f requests %9.0f bytes, done after %6.1f s; longest steps: %s", p, pl.requests, pl.bytes,
+						pl.done.Seconds(), strings.Join(pl.longest, ", "))
 				}
 				for _, v := range l.notPassed {
 					b.Logf("  not passed: %s", v)
@@ -114,7 +117,11 @@ type nightlyLoad struct {
 	notPassed []string
 }
 
-type bridgeLoad struct{ requests, bytes float64 }
+type bridgeLoad struct {
+	requests, bytes float64
+	done            time.Duration // from the run's start to the plan's last step
+	longest         []string      // its longest steps, with their durations
+}
 
 func loadOf(b *testing.B, dir string) nightlyLoad {
 	b.Helper()
@@ -138,6 +145,40 @@ func loadOf(b *testing.B, dir string) nightlyLoad {
 	for _, p := range l.plans {
 		l.all.requests += p.requests
 		l.all.bytes += p.bytes
+	}
+	// Where each plan's time went, from progress.jsonl: a step's duration
+	// is the time since the plan's step before it (the run's start for the
+	// first).
+	run, err := results.ReadRun(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prog, err := results.ReadProgress(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	type step struct {
+		name string
+		d    time.Duration
+	}
+	last, steps := map[string]time.Time{}, map[string][]step{}
+	for _, pr := range prog {
+		plan, _, _ := strings.Cut(pr.Step, "#")
+		from, ok := last[plan]
+		if !ok {
+			from = run.Start
+		}
+		steps[plan] = append(steps[plan], step{pr.Step, pr.Time.Sub(from)})
+		last[plan] = pr.Time
+	}
+	for plan, ss := range steps {
+		p := l.plans[plan]
+		p.done = last[plan].Sub(run.Start)
+		sort.Slice(ss, func(i, j int) bool { return ss[i].d > ss[j].d })
+		for _, s := range ss[:min(4, len(ss))] {
+			p.longest = append(p.longest, fmt.Sprintf("%s %.1fs", s.name, s.d.Seconds()))
+		}
+		l.plans[plan] = p
 	}
 	for _, v := range verdicts(b, dir) {
 		if v.Status != results.Pass && v.Status != results.Skip {

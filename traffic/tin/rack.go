@@ -368,29 +368,22 @@ func (p PortState) ShortOf(want uint32) []string {
 func (r *Rack) Port(ctx context.Context, board string, cage int) (PortState, error) {
 	ix := "[" + strconv.Itoa(cage) + "]"
 	ps := PortState{Cage: cage}
-	st, err := r.Read(ctx, board, "PORT_STATUS"+ix)
-	if err != nil {
-		return ps, err
-	}
-	ps.Up, ps.FEC, ps.Cabled, ps.PeerTiN = st&portUp != 0, st&portFEC != 0, st&portCabled != 0, st&portPeerTiN != 0
-	ps.Role = Role(st >> 1 & 3)
-	peer, err := r.Read(ctx, board, "PORT_PEER"+ix)
-	if err != nil {
-		return ps, err
-	}
-	ps.Peer = Addr(peer)
-	if ps.CreditInit, err = r.Read(ctx, board, "CREDIT_INIT"+ix); err != nil {
-		return ps, err
-	}
 	loc, err := r.regs[board].Lookup("CREDITS[" + strconv.Itoa(cage*32) + "]")
 	if err != nil {
 		return ps, err
 	}
-	actx, cancel := r.access(ctx, 1)
+	// The three registers and the credits' burst, in one batch.
+	var st, peer uint32
+	b := r.regs[board].Batch().Read("PORT_STATUS"+ix, &st).Read("PORT_PEER"+ix, &peer).Read("CREDIT_INIT"+ix, &ps.CreditInit).
+		ReadBurst(loc.Addr, ps.Credits[:])
+	actx, cancel := r.access(ctx, b.Len())
 	defer cancel()
-	if err := r.regs[board].ReadBurst(actx, loc.Addr, ps.Credits[:]); err != nil {
-		return ps, err
+	if err := b.Run(actx); err != nil {
+		return ps, unbatched(err)
 	}
+	ps.Up, ps.FEC, ps.Cabled, ps.PeerTiN = st&portUp != 0, st&portFEC != 0, st&portCabled != 0, st&portPeerTiN != 0
+	ps.Role = Role(st >> 1 & 3)
+	ps.Peer = Addr(peer)
 	return ps, nil
 }
 
@@ -402,15 +395,24 @@ func (r *Rack) WaitLinks(ctx context.Context, within time.Duration) ([]string, e
 	for {
 		var down []string
 		for _, b := range r.Topo.Boards {
+			// A board's cabled cages in one batch.
+			var cages []int
+			bt := r.regs[b].Batch()
+			st := make([]uint32, len(r.Topo.Ports[b]))
 			for k, p := range r.Topo.Ports[b] {
-				if p.Peer == "" {
-					continue
+				if p.Peer != "" {
+					cages = append(cages, k)
+					bt.Read("PORT_STATUS["+strconv.Itoa(k)+"]", &st[k])
 				}
-				st, err := r.Read(ctx, b, "PORT_STATUS["+strconv.Itoa(k)+"]")
-				if err != nil {
-					return nil, err
-				}
-				if st&portUp == 0 {
+			}
+			actx, cancel := r.access(ctx, bt.Len())
+			err := bt.Run(actx)
+			cancel()
+			if err != nil {
+				return nil, unbatched(err)
+			}
+			for _, k := range cages {
+				if st[k]&portUp == 0 {
 					down = append(down, Cage{b, k}.String())
 				}
 			}
@@ -732,6 +734,7 @@ type Timing struct {
 // ReadTiming reads the build's constants from a board.
 func (r *Rack) ReadTiming(ctx context.Context, board string) (Timing, error) {
 	var t Timing
+	b := r.regs[board].Batch()
 	for _, f := range []struct {
 		name string
 		dst  *uint32
@@ -742,11 +745,12 @@ func (r *Rack) ReadTiming(ctx context.Context, board string) (Timing, error) {
 		{"CELL_FORMAT.DATA_TAG", &t.DataTag}, {"CELL_PAYLOAD.DATA", &t.DataPayload}, {"CELL_PAYLOAD.RESP", &t.RespPayload},
 		{"CELL_PAYLOAD.OREQ_MAX", &t.OReqMax},
 	} {
-		v, err := r.Read(ctx, board, f.name)
-		if err != nil {
-			return t, err
-		}
-		*f.dst = v
+		b.Read(f.name, f.dst)
+	}
+	actx, cancel := r.access(ctx, b.Len())
+	defer cancel()
+	if err := b.Run(actx); err != nil {
+		return t, unbatched(err)
 	}
 	if t.LinkMbps == 0 || t.InjectMbps == 0 || t.CellMax == 0 || t.DataPayload == 0 {
 		return t, drivers.Infra(board, "read the build's constants", "the design's identity registers read zero: is it programmed?",
