@@ -76,7 +76,7 @@ func (g *egressRig) land(c *cell) { g.dst.deliver(portIP, c, g.f.now) }
 // (which has no such packet and ignores them), deliveries and timers fire.
 func (g *egressRig) drain() {
 	g.t.Helper()
-	for i := 0; len(g.f.q) > 0; i++ {
+	for i := 0; g.f.q.Len() > 0; i++ {
 		if i > 1_000_000 {
 			g.t.Fatal("the fabric's events do not run out")
 		}
@@ -208,7 +208,7 @@ func TestLateDataCellDiscarded(t *testing.T) {
 	g.land(g.cell(p, slot, 2))
 	t0 := g.f.now
 	// The CTS travels, the reassembly timer fires: the packet is dropped.
-	for len(g.f.q) > 0 && g.ctr(cIPReasmTimeouts) == 0 {
+	for g.f.q.Len() > 0 && g.ctr(cIPReasmTimeouts) == 0 {
 		tm, e := g.f.pop()
 		g.f.now = max(g.f.now, tm)
 		g.f.dispatch(tm, e)
