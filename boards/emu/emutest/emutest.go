@@ -227,8 +227,12 @@ func (g *Rig) ReadAddr(board string, a uint64) uint32 {
 // then NAME_HI; lo names the _LO register.
 func (g *Rig) Read64(board, lo string) uint64 {
 	g.T.Helper()
+	name, ok := strings.CutSuffix(lo, "_LO")
+	if !ok {
+		g.T.Fatalf("Read64(%s): name the _LO half of the counter", lo)
+	}
 	l := g.Read(board, lo)
-	h := g.Read(board, strings.Replace(lo, "_LO", "_HI", 1))
+	h := g.Read(board, name+"_HI")
 	return uint64(h)<<32 | uint64(l)
 }
 
