@@ -7,13 +7,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/labrunner/labrunner/selftest"
+	"github.com/labrunner/labrunner/labrun"
 )
 
 // usageError is a mistake on the command line: exit 2, one line, and the
 // form that would have worked. It never prints a page of help.
 func usageError(format string, args ...any) error {
-	return &exitError{code: selftest.ExitConfig, err: fmt.Errorf(format, args...)}
+	return &exitError{code: labrun.ExitConfig, err: fmt.Errorf(format, args...)}
 }
 
 // labFileArg takes a command's single positional argument as its --lab

@@ -1,16 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"io"
-	"os"
 	"strings"
 	"testing"
 )
 
 func TestNormalizeArgs(t *testing.T) {
 	t.Parallel()
-	app := newApp()
+	app := newApp(io.Discard, io.Discard)
 	cases := []struct {
 		in, want string
 	}{
@@ -84,34 +82,6 @@ func TestLabCheckTakesTheFileAsArgument(t *testing.T) {
 	}
 }
 
-// runCaptured runs the CLI in process with its standard output and error
-// captured. It swaps os.Stdout and os.Stderr, so it must not run in
-// parallel with another test that writes to them.
-func runCaptured(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	oldOut, oldErr := os.Stdout, os.Stderr
-	defer func() { os.Stdout, os.Stderr = oldOut, oldErr }()
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Stdout, os.Stderr = outW, errW
-	var ob, eb bytes.Buffer
-	done := make(chan struct{}, 2)
-	go func() { io.Copy(&ob, outR); done <- struct{}{} }()
-	go func() { io.Copy(&eb, errR); done <- struct{}{} }()
-	code = run(append([]string{"labrunner"}, args...))
-	outW.Close()
-	errW.Close()
-	<-done
-	<-done
-	return code, ob.String(), eb.String()
-}
-
 // TestAppsRunConcurrently guards the end-to-end tests' parallelism: the CLI
 // keeps no state at package level (flags are made per app), so two apps in
 // one process never share a flag. Under -race a shared flag shows up here.
@@ -120,7 +90,7 @@ func TestAppsRunConcurrently(t *testing.T) {
 	done := make(chan int, 4)
 	for i := 0; i < 4; i++ {
 		go func() {
-			done <- run([]string{"labrunner", "--log-level", "error", "lab", "check", "--lab", "testdata/mini.yaml"})
+			done <- runCode(t, "--log-level", "error", "lab", "check", "--lab", "testdata/mini.yaml")
 		}()
 	}
 	for i := 0; i < 4; i++ {

@@ -12,7 +12,7 @@ import (
 // with what to fix; `labrunner golden bands --check` agrees with it.
 func TestDefaultLabBandsHaveReasons(t *testing.T) {
 	out := t.TempDir()
-	if code := run([]string{"labrunner", "--log-level", "error", "nightly", "--out", out}); code != 0 && code != 1 {
+	if code := runCode(t, "--log-level", "error", "nightly", "--out", out); code != 0 && code != 1 {
 		t.Fatalf("the default lab's nightly: exit %d", code)
 	}
 	dir := theRunDir(t, out)
@@ -31,7 +31,7 @@ func TestDefaultLabBandsHaveReasons(t *testing.T) {
 	if len(off) > 0 {
 		want = 1
 	}
-	if code := run([]string{"labrunner", "golden", "bands", "--offenders", "--check", "--run", dir}); code != want {
+	if code := runCode(t, "golden", "bands", "--offenders", "--check", "--run", dir); code != want {
 		t.Errorf("golden bands --check: exit %d, want %d (%d offenders)", code, want, len(off))
 	}
 }

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -20,9 +17,11 @@ import (
 	"github.com/labrunner/labrunner/boards"
 	"github.com/labrunner/labrunner/boards/emu"
 	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/console"
 	"github.com/labrunner/labrunner/drivers/program"
 	"github.com/labrunner/labrunner/drivers/regmap"
 	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/labrun"
 	"github.com/labrunner/labrunner/selftest"
 )
 
@@ -75,29 +74,23 @@ func openSession(c *cli.Context, open int) (*session, error) {
 		for _, b := range s.lab.Boards {
 			names = append(names, b.Name)
 		}
-		return nil, exitf(selftest.ExitConfig, "no board %q in lab %s (boards: %s)", name, s.lab.Name, strings.Join(names, ", "))
+		return nil, exitf(labrun.ExitConfig, "no board %q in lab %s (boards: %s)", name, s.lab.Name, strings.Join(names, ", "))
 	}
-	if s.rack, err = startRack(c, s.lab, s.cat, log); err != nil {
+	var seed int64
+	if c.IsSet("seed") {
+		seed = c.Int64("seed")
+	}
+	if s.rack, err = labrun.StartRack(s.lab, s.cat, log, c.StringSlice("fault"), seed); err != nil {
 		return nil, err
 	}
 	ctx, cancel := drivers.Deadline(c.Context, s.lab.Deadlines.Console)
 	defer cancel()
-	s.board, err = boards.Open(ctx, *cfg, boards.Options{Emulator: emulator(s.rack), Log: log, NoConsole: open&withConsole == 0, NoBus: open&withBus == 0})
+	s.board, err = boards.Open(ctx, *cfg, boards.Options{Emulator: labrun.Emulator(s.rack), Log: log, NoConsole: open&withConsole == 0, NoBus: open&withBus == 0})
 	if err != nil {
 		s.close()
-		return nil, withCode(exitCodeFor(err), err)
+		return nil, withCode(labrun.ExitCodeFor(err), err)
 	}
 	return s, nil
-}
-
-func exitCodeFor(err error) int {
-	switch drivers.ClassOf(err) {
-	case drivers.ClassSetup:
-		return selftest.ExitConfig
-	case drivers.ClassInfra:
-		return selftest.ExitInfra
-	}
-	return selftest.ExitFail
 }
 
 // designFor returns the design named by --design, else that of the first
@@ -114,11 +107,11 @@ func (s *session) designFor(c *cli.Context) (*bitstreams.Manifest, error) {
 		}
 	}
 	if name == "" {
-		return nil, exitf(selftest.ExitConfig, "board %s is in no plan: say which design with --design", s.board.Name)
+		return nil, exitf(labrun.ExitConfig, "board %s is in no plan: say which design with --design", s.board.Name)
 	}
 	m, err := s.cat.Design(name)
 	if err != nil {
-		return nil, withCode(selftest.ExitConfig, err)
+		return nil, withCode(labrun.ExitConfig, err)
 	}
 	return m, nil
 }
@@ -132,25 +125,25 @@ func (s *session) program(c *cli.Context, m *bitstreams.Manifest) error {
 	if f := c.String("file"); f != "" {
 		path = f
 		if data, err = os.ReadFile(f); err != nil {
-			return exitf(selftest.ExitConfig, "reading bitstream: %w", err)
+			return exitf(labrun.ExitConfig, "reading bitstream: %w", err)
 		}
 	} else {
 		var file *bitstreams.File
 		if _, file, data, err = s.cat.FileFor(m.Name, s.board.Kind.Part, program.Formats(s.board.Config.Programmer.Type, s.board.Kind.Vendor)...); err != nil {
-			return withCode(selftest.ExitConfig, err)
+			return withCode(labrun.ExitConfig, err)
 		}
 		path = s.cat.FilePath(m, file)
 	}
 	img, err := s.cat.Check(m, path, data, s.board.Kind.Part)
 	if err != nil {
-		return withCode(selftest.ExitConfig, err)
+		return withCode(labrun.ExitConfig, err)
 	}
 	ctx, cancel := drivers.Deadline(c.Context, s.lab.Deadlines.Program)
 	defer cancel()
 	if err := s.board.Programmer.Program(ctx, img); err != nil {
-		return withCode(exitCodeFor(err), err)
+		return withCode(labrun.ExitCodeFor(err), err)
 	}
-	fmt.Fprintf(os.Stderr, "%s: programmed %s %s (%s, sha256 %s)\n", s.board.Name, m.Name, m.Version, path, img.SHA256[:12])
+	fmt.Fprintf(c.App.ErrWriter, "%s: programmed %s %s (%s, sha256 %s)\n", s.board.Name, m.Name, m.Version, path, img.SHA256[:12])
 	return nil
 }
 
@@ -186,28 +179,6 @@ func regsCommand() *cli.Command {
 		&cli.BoolFlag{Name: "program", Usage: "program the design first", DefaultText: "yes for emulated boards, which start empty"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 		faultFlag(), seedFlag()}
-	open := func(c *cli.Context) (*session, *regmap.Regs, error) {
-		s, err := openSession(c, withBus)
-		if err != nil {
-			return nil, nil, err
-		}
-		m, err := s.designFor(c)
-		if err != nil {
-			s.close()
-			return nil, nil, err
-		}
-		prog := c.Bool("program")
-		if !c.IsSet("program") {
-			prog = s.board.Config.Emulated != nil
-		}
-		if prog {
-			if err := s.program(c, m); err != nil {
-				s.close()
-				return nil, nil, err
-			}
-		}
-		return s, regmap.New(s.board.Bus, m, s.board.Name), nil
-	}
 	return &cli.Command{
 		Name:  "regs",
 		Usage: "read, write or dump registers by name (from the design's map) or address",
@@ -216,99 +187,126 @@ func regsCommand() *cli.Command {
 				Name: "read", Usage: "read registers", ArgsUsage: "NAME|ADDR...", Flags: common,
 				Description: "NAME is a register (ID), an array element (LINK_STATUS[1]) or a field (TG_STATUS.DONE);\n" +
 					"ADDR a byte address (0x10). Addresses outside the design's windows are refused.",
-				Action: func(c *cli.Context) error {
-					s, r, err := open(c)
-					if err != nil {
-						return err
-					}
-					defer s.close()
-					out := map[string]string{}
-					for _, a := range c.Args().Slice() {
-						ctx, cancel := drivers.Deadline(c.Context, s.lab.Deadlines.Register)
-						v, err := readOne(ctx, r, a)
-						cancel()
-						if err != nil {
-							return withCode(exitCodeFor(err), err)
-						}
-						out[a] = fmt.Sprintf("0x%08x", v)
-						if !c.Bool("json") {
-							fmt.Printf("%-24s 0x%08x  %d\n", a, v, v)
-						}
-					}
-					if c.Bool("json") {
-						return json.NewEncoder(os.Stdout).Encode(out)
-					}
-					return nil
-				},
+				Action: regsRead,
 			},
-			{
-				Name: "write", Usage: "write a register", ArgsUsage: "NAME|ADDR VALUE", Flags: common,
-				Action: func(c *cli.Context) error {
-					if c.NArg() != 2 {
-						return exitf(selftest.ExitConfig, "regs write takes NAME|ADDR VALUE")
-					}
-					v, err := strconv.ParseUint(c.Args().Get(1), 0, 32)
-					if err != nil {
-						return exitf(selftest.ExitConfig, "value %q: %v", c.Args().Get(1), err)
-					}
-					s, r, err := open(c)
-					if err != nil {
-						return err
-					}
-					defer s.close()
-					ctx, cancel := drivers.Deadline(c.Context, s.lab.Deadlines.Register)
-					defer cancel()
-					a := c.Args().Get(0)
-					if addr, perr := strconv.ParseUint(a, 0, 64); perr == nil {
-						err = r.WriteAddr(ctx, addr, uint32(v))
-					} else if name, field, ok := strings.Cut(a, "."); ok {
-						err = r.WriteField(ctx, name, field, uint32(v))
-					} else {
-						err = r.Write(ctx, a, uint32(v))
-					}
-					if err == nil && s.rack != nil {
-						fmt.Fprintf(os.Stderr, "%s: wrote %s = 0x%x to an emulated board that lived only as long as this command: the write is gone with it.\n"+
-							"To keep a rack up, run `labrunner sim serve --lab-out served.yaml` in another terminal and use --lab served.yaml.\n",
-							s.board.Name, a, v)
-					}
-					return withCode(exitCodeFor(err), err)
-				},
-			},
-			{
-				Name: "dump", Usage: "read every register without side effects (clear-on-read and FIFO registers are skipped)", Flags: common,
-				Action: func(c *cli.Context) error {
-					s, r, err := open(c)
-					if err != nil {
-						return err
-					}
-					defer s.close()
-					ctx, cancel := drivers.Deadline(c.Context, 10*s.lab.Deadlines.Register)
-					defer cancel()
-					vals, err := r.Dump(ctx)
-					if err != nil {
-						return withCode(exitCodeFor(err), err)
-					}
-					if c.Bool("json") {
-						return json.NewEncoder(os.Stdout).Encode(vals)
-					}
-					tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-					fmt.Fprintln(tw, "REGISTER\tADDRESS\tACCESS\tVALUE\tFIELDS")
-					for _, v := range vals {
-						if v.Skipped != "" {
-							fmt.Fprintf(tw, "%s\t0x%04x\t%s\t-\t(not read: %s)\n", v.Name, v.Addr, v.Access, v.Skipped)
-							continue
-						}
-						var fs []string
-						for _, f := range v.Fields {
-							fs = append(fs, fmt.Sprintf("%s=%d", f.Name, f.Value))
-						}
-						fmt.Fprintf(tw, "%s\t0x%04x\t%s\t0x%08x\t%s\n", v.Name, v.Addr, v.Access, v.Value, strings.Join(fs, " "))
-					}
-					return tw.Flush()
-				},
-			},
+			{Name: "write", Usage: "write a register", ArgsUsage: "NAME|ADDR VALUE", Flags: common, Action: regsWrite},
+			{Name: "dump", Usage: "read every register without side effects (clear-on-read and FIFO registers are skipped)", Flags: common, Action: regsDump},
 		},
 	}
+}
+
+// openRegs opens the board's bus, programs the design first when asked
+// (by default on emulated boards, which start empty) and gives its
+// register map.
+func openRegs(c *cli.Context) (*session, *regmap.Regs, error) {
+	s, err := openSession(c, withBus)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := s.designFor(c)
+	if err != nil {
+		s.close()
+		return nil, nil, err
+	}
+	prog := c.Bool("program")
+	if !c.IsSet("program") {
+		prog = s.board.Config.Emulated != nil
+	}
+	if prog {
+		if err := s.program(c, m); err != nil {
+			s.close()
+			return nil, nil, err
+		}
+	}
+	return s, regmap.New(s.board.Bus, m, s.board.Name), nil
+}
+
+func regsRead(c *cli.Context) error {
+	s, r, err := openRegs(c)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	out := map[string]string{}
+	for _, a := range c.Args().Slice() {
+		ctx, cancel := drivers.Deadline(c.Context, s.lab.Deadlines.Register)
+		v, err := readOne(ctx, r, a)
+		cancel()
+		if err != nil {
+			return withCode(labrun.ExitCodeFor(err), err)
+		}
+		out[a] = fmt.Sprintf("0x%08x", v)
+		if !c.Bool("json") {
+			fmt.Fprintf(c.App.Writer, "%-24s 0x%08x  %d\n", a, v, v)
+		}
+	}
+	if c.Bool("json") {
+		return json.NewEncoder(c.App.Writer).Encode(out)
+	}
+	return nil
+}
+
+func regsWrite(c *cli.Context) error {
+	if c.NArg() != 2 {
+		return exitf(labrun.ExitConfig, "regs write takes NAME|ADDR VALUE")
+	}
+	v, err := strconv.ParseUint(c.Args().Get(1), 0, 32)
+	if err != nil {
+		return exitf(labrun.ExitConfig, "value %q: %v", c.Args().Get(1), err)
+	}
+	s, r, err := openRegs(c)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	ctx, cancel := drivers.Deadline(c.Context, s.lab.Deadlines.Register)
+	defer cancel()
+	a := c.Args().Get(0)
+	if err := writeOne(ctx, r, a, uint32(v)); err != nil {
+		return withCode(labrun.ExitCodeFor(err), err)
+	}
+	if s.rack != nil {
+		fmt.Fprintf(c.App.ErrWriter, "%s: wrote %s = 0x%x to an emulated board that lived only as long as this command: the write is gone with it.\n"+
+			"To keep a rack up, run `labrunner sim serve --lab-out served.yaml` in another terminal and use --lab served.yaml.\n",
+			s.board.Name, a, v)
+	}
+	return nil
+}
+
+func regsDump(c *cli.Context) error {
+	s, r, err := openRegs(c)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	ctx, cancel := drivers.Deadline(c.Context, 10*s.lab.Deadlines.Register)
+	defer cancel()
+	vals, err := r.Dump(ctx)
+	if err != nil {
+		return withCode(labrun.ExitCodeFor(err), err)
+	}
+	if c.Bool("json") {
+		return json.NewEncoder(c.App.Writer).Encode(vals)
+	}
+	return writeDump(c.App.Writer, vals)
+}
+
+// writeDump prints a register dump as a table.
+func writeDump(w io.Writer, vals []regmap.Value) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "REGISTER\tADDRESS\tACCESS\tVALUE\tFIELDS")
+	for _, v := range vals {
+		if v.Skipped != "" {
+			fmt.Fprintf(tw, "%s\t0x%04x\t%s\t-\t(not read: %s)\n", v.Name, v.Addr, v.Access, v.Skipped)
+			continue
+		}
+		var fs []string
+		for _, f := range v.Fields {
+			fs = append(fs, fmt.Sprintf("%s=%d", f.Name, f.Value))
+		}
+		fmt.Fprintf(tw, "%s\t0x%04x\t%s\t0x%08x\t%s\n", v.Name, v.Addr, v.Access, v.Value, strings.Join(fs, " "))
+	}
+	return tw.Flush()
 }
 
 func readOne(ctx context.Context, r *regmap.Regs, a string) (uint32, error) {
@@ -319,6 +317,17 @@ func readOne(ctx context.Context, r *regmap.Regs, a string) (uint32, error) {
 		return r.ReadField(ctx, name, field)
 	}
 	return r.Read(ctx, a)
+}
+
+// writeOne writes a register by address, field (NAME.FIELD) or name.
+func writeOne(ctx context.Context, r *regmap.Regs, a string, v uint32) error {
+	if addr, err := strconv.ParseUint(a, 0, 64); err == nil {
+		return r.WriteAddr(ctx, addr, v)
+	}
+	if name, field, ok := strings.Cut(a, "."); ok {
+		return r.WriteField(ctx, name, field, v)
+	}
+	return r.Write(ctx, a, v)
 }
 
 func consoleCommand() *cli.Command {
@@ -341,111 +350,20 @@ func consoleCommand() *cli.Command {
 			defer s.close()
 			con := s.board.Console
 			if con == nil {
-				return exitf(selftest.ExitConfig, "board %s has no console in the lab file", s.board.Name)
+				return exitf(labrun.ExitConfig, "board %s has no console in the lab file", s.board.Name)
 			}
 			if sends := c.StringSlice("send"); len(sends) > 0 {
-				return sendLines(c, s.board, sends, c.String("expect"), c.Duration("timeout"))
+				prompt := selftest.DefaultPrompt
+				if cfg := s.board.Config.Console; cfg != nil && cfg.Prompt != "" {
+					prompt = cfg.Prompt
+				}
+				err := console.SendLines(c.Context, con, prompt, sends, c.String("expect"), c.Duration("timeout"), c.App.Writer)
+				return withCode(labrun.ExitCodeFor(err), err)
 			}
-			return interactive(c, con)
+			ctx, stop := interruptible(c)
+			defer stop()
+			err = console.Interact(ctx, con, c.App.Reader, c.App.Writer)
+			return withCode(labrun.ExitCodeFor(err), err)
 		},
-	}
-}
-
-// shell is the console driver's prompt-aware side (drivers/console).
-type shell interface {
-	WaitPrompt(ctx context.Context, prompt string, retry time.Duration) (string, error)
-	Command(ctx context.Context, cmd, prompt string) (string, error)
-}
-
-// sendLines types each line at the board's shell: first it waits for a
-// prompt (a board just powered, or an emulated one just started, is still
-// booting and would lose what is typed), then sends each line, waiting for
-// the prompt after each but the last; after the last, expect (if given) is
-// awaited and what arrived up to it printed. Each wait has the timeout.
-func sendLines(c *cli.Context, b *boards.Board, lines []string, expect string, timeout time.Duration) error {
-	con := b.Console
-	prompt := selftest.DefaultPrompt
-	if b.Config.Console != nil && b.Config.Console.Prompt != "" {
-		prompt = b.Config.Console.Prompt
-	}
-	if sh, ok := con.(shell); ok {
-		ctx, cancel := drivers.Deadline(c.Context, timeout)
-		_, err := sh.WaitPrompt(ctx, prompt, 0)
-		cancel()
-		if err != nil {
-			return withCode(exitCodeFor(err), err)
-		}
-		for _, l := range lines[:len(lines)-1] {
-			ctx, cancel := drivers.Deadline(c.Context, timeout)
-			out, err := sh.Command(ctx, l, prompt)
-			cancel()
-			if out != "" {
-				fmt.Println(out)
-			}
-			if err != nil {
-				return withCode(exitCodeFor(err), err)
-			}
-		}
-		lines = lines[len(lines)-1:]
-	}
-	for _, l := range lines {
-		ctx, cancel := drivers.Deadline(c.Context, timeout)
-		err := con.Send(ctx, l)
-		cancel()
-		if err != nil {
-			return withCode(exitCodeFor(err), err)
-		}
-	}
-	if expect == "" {
-		return nil
-	}
-	ctx, cancel := drivers.Deadline(c.Context, timeout)
-	defer cancel()
-	out, err := con.Expect(ctx, expect)
-	fmt.Print(out)
-	if err != nil {
-		return withCode(exitCodeFor(err), err)
-	}
-	if !strings.HasSuffix(out, "\n") {
-		fmt.Println()
-	}
-	return nil
-}
-
-func interactive(c *cli.Context, con drivers.Console) error {
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(os.Stdin)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	for {
-		rctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-		out, err := con.Expect(rctx, `(?s).+`)
-		cancel()
-		fmt.Print(out)
-		if err != nil && ctx.Err() != nil {
-			return nil
-		}
-		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, drivers.ErrTimeout) {
-			return withCode(exitCodeFor(err), err)
-		}
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				return nil
-			}
-			sctx, cancel := drivers.Deadline(ctx, 5*time.Second)
-			err := con.Send(sctx, l)
-			cancel()
-			if err != nil {
-				return withCode(exitCodeFor(err), err)
-			}
-		default:
-		}
 	}
 }

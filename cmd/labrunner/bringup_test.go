@@ -3,23 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/labrunner/labrunner/bitstreams"
 	gbringup "github.com/labrunner/labrunner/golden/bringup"
-	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/labrun"
 	"github.com/labrunner/labrunner/results"
-	"github.com/labrunner/labrunner/selftest"
 	"github.com/labrunner/labrunner/selftest/bringup"
 )
 
@@ -42,24 +36,6 @@ type bringupRun struct {
 	wall   time.Duration
 }
 
-// syncBuf is a bytes.Buffer safe for the CLI's goroutines.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // runBringup runs `labrunner bringup ARGS` in process, with stdout and
 // stderr captured, and returns its exit code and run directory; with
 // --json among args, the report too.
@@ -67,19 +43,9 @@ func runBringupCLI(t *testing.T, args ...string) bringupRun {
 	t.Helper()
 	out := t.TempDir()
 	var stdout, stderr syncBuf
-	app := newApp()
-	app.Writer, app.ErrWriter = &stdout, &stderr
 	t0 := time.Now()
-	err := app.Run(append([]string{"labrunner", "--log-level", "debug", "bringup", "--out", out}, args...))
-	r := bringupRun{wall: time.Since(t0)}
-	if err != nil {
-		r.code = selftest.ExitConfig
-		var ec cli.ExitCoder
-		if errors.As(err, &ec) {
-			r.code = ec.ExitCode()
-		}
-		fmt.Fprintln(&stderr, "labrunner: "+err.Error())
-	}
+	code := run(append([]string{"labrunner", "--log-level", "debug", "bringup", "--out", out}, args...), &stdout, &stderr)
+	r := bringupRun{code: code, wall: time.Since(t0)}
 	r.stdout, r.stderr = stdout.String(), stderr.String()
 	entries, err := os.ReadDir(out)
 	if err != nil || len(entries) != 1 {
@@ -180,7 +146,7 @@ func TestBringupDefaultLabPasses(t *testing.T) {
 	if r.rep.Status != "passed" || r.rep.Checks == nil || r.rep.Checks.Fail+r.rep.Checks.Error != 0 || r.rep.Checks.Pass < 300 {
 		t.Errorf("report status %q, checks %+v", r.rep.Status, r.rep.Checks)
 	}
-	lab, err := labconfig.Default(known(bitstreams.Default()))
+	lab, err := labrun.LoadLab("", bitstreams.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,9 +249,9 @@ func TestBringupDeadProxyIsReplaced(t *testing.T) {
 	// tin-p0b0 (DCN) crashes after 60 PMOS frames: its DISCOVERs before it
 	// got its address, then proxying wave 1.
 	r := cliqueFault(t, "mgmt-proxy-dies@tin-p0b0,after=60")
-	if r.code != selftest.ExitInfra {
+	if r.code != labrun.ExitInfra {
 		r.explain(t)
-		t.Fatalf("exit %d, want %d (a board's firmware died)", r.code, selftest.ExitInfra)
+		t.Fatalf("exit %d, want %d (a board's firmware died)", r.code, labrun.ExitInfra)
 	}
 	dead := r.board(t, "tin-p0b0")
 	if dead.Bootstrap.Status != "died" || !strings.Contains(dead.Bootstrap.Why, "FW_HEARTBEAT frozen") {
@@ -313,9 +279,9 @@ func TestBringupDeadProxyIsReplaced(t *testing.T) {
 func TestBringupNeverBootingBoardFailsAlone(t *testing.T) {
 	t.Parallel()
 	r := cliqueFault(t, "mgmt-never-boots@tin-p1b0")
-	if r.code != selftest.ExitInfra {
+	if r.code != labrun.ExitInfra {
 		r.explain(t)
-		t.Fatalf("exit %d, want %d", r.code, selftest.ExitInfra)
+		t.Fatalf("exit %d, want %d", r.code, labrun.ExitInfra)
 	}
 	b := r.board(t, "tin-p1b0")
 	if b.FirstFailure == nil || b.FirstFailure.Stage != bringup.StageBootstrap ||
@@ -339,9 +305,9 @@ func TestBringupNeverBootingBoardFailsAlone(t *testing.T) {
 func TestBringupSlowClockIsNamed(t *testing.T) {
 	t.Parallel()
 	r := cliqueFault(t, "slow-clock@tin-p1b3")
-	if r.code != selftest.ExitFail {
+	if r.code != labrun.ExitFail {
 		r.explain(t)
-		t.Fatalf("exit %d, want %d", r.code, selftest.ExitFail)
+		t.Fatalf("exit %d, want %d", r.code, labrun.ExitFail)
 	}
 	b := r.board(t, "tin-p1b3")
 	if b.FirstFailure == nil || b.FirstFailure.Stage != bringup.StageTimeSync || !strings.Contains(b.FirstFailure.Check, "the oscillator of tin-p1b3") {
@@ -355,9 +321,9 @@ func TestBringupSlowClockIsNamed(t *testing.T) {
 func TestBringupAsymmetricLinkIsNamed(t *testing.T) {
 	t.Parallel()
 	r := cliqueFault(t, "link-asymmetric@tin-p0b3:sfp3")
-	if r.code != selftest.ExitFail {
+	if r.code != labrun.ExitFail {
 		r.explain(t)
-		t.Fatalf("exit %d, want %d", r.code, selftest.ExitFail)
+		t.Fatalf("exit %d, want %d", r.code, labrun.ExitFail)
 	}
 	for _, name := range []string{"tin-p0b3", "tin-p1b3"} {
 		b := r.board(t, name)
@@ -412,9 +378,9 @@ func TestBringupUnreachableBoardsReportedAtOnce(t *testing.T) {
 	t.Parallel()
 	r := runBringupCLI(t, "--all", "--json", "--lab", cliqueLab, "--deadline", "bootstrap=60s",
 		"--fault", "board-silent@tin-p0b0", "--fault", "board-silent@tin-p0b2")
-	if r.code != selftest.ExitInfra {
+	if r.code != labrun.ExitInfra {
 		r.explain(t)
-		t.Fatalf("exit %d, want %d", r.code, selftest.ExitInfra)
+		t.Fatalf("exit %d, want %d", r.code, labrun.ExitInfra)
 	}
 	for _, b := range r.rep.Boards {
 		st := stageOf(b, bringup.StageBootstrap)
@@ -542,9 +508,9 @@ func TestBringupJSONShape(t *testing.T) {
 func TestBringupStageDeadline(t *testing.T) {
 	t.Parallel()
 	r := runBringupCLI(t, "--all", "--json", "--lab", cliqueLab, "--deadline", "bootstrap=1ms")
-	if r.code != selftest.ExitInfra {
+	if r.code != labrun.ExitInfra {
 		r.explain(t)
-		t.Fatalf("exit %d, want %d", r.code, selftest.ExitInfra)
+		t.Fatalf("exit %d, want %d", r.code, labrun.ExitInfra)
 	}
 	for _, b := range r.rep.Boards {
 		if b.DCN {

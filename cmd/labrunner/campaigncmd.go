@@ -6,18 +6,15 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/labrun"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/results/bands"
-	"github.com/labrunner/labrunner/results/report"
 	"github.com/labrunner/labrunner/selftest"
 	"github.com/labrunner/labrunner/selftest/bringup"
 	"github.com/labrunner/labrunner/selftest/campaign"
@@ -29,7 +26,7 @@ func quietLogger(c *cli.Context) *slog.Logger {
 	if c.IsSet("log-level") {
 		return logger(c)
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	return slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelError}))
 }
 
 func mgmtCheck(c *cli.Context, cat *bitstreams.Catalogue) func(ctx context.Context, env *selftest.Env) error {
@@ -78,67 +75,54 @@ func runCampaign(c *cli.Context) error {
 	if !c.IsSet("night") {
 		night = int(time.Now().UTC().Unix() / 86400)
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	opts := campaign.Options{Lab: lab, Catalogue: cat, Plans: c.StringSlice("plan"), Faults: c.StringSlice("faults"),
-		Targets: c.String("targets"), Night: night, Root: resultsRoot(c, lab), Seed: c.Int64("seed"), Log: quietLogger(c),
-		Mgmt: mgmtCheck(c, cat), Parallel: c.Int("parallel"),
-		Progress: func(round, rounds int, faults []string) {
-			if round == 0 {
-				fmt.Fprintf(os.Stderr, "baseline: the plans without a fault (%d rounds of faults follow)\n", rounds)
-				return
-			}
-			fmt.Fprintf(os.Stderr, "round %d/%d: %s\n", round, rounds, strings.Join(faults, " "))
-		}}
+		Targets: c.String("targets"), Night: night, Root: labrun.ResultsRoot(c.String("out"), lab), Seed: c.Int64("seed"),
+		Log: quietLogger(c), Mgmt: mgmtCheck(c, cat), Parallel: c.Int("parallel"), Progress: campaignProgress(c)}
 	if _, err := campaign.Jobs(opts); err != nil {
-		return withCode(selftest.ExitConfig, err)
+		return withCode(labrun.ExitConfig, err)
 	}
+	ctx, stop := interruptible(c)
+	defer stop()
 	camp, dir, err := campaign.Run(ctx, opts)
 	if camp == nil {
-		return withCode(selftest.ExitInfra, err)
+		return withCode(labrun.ExitInfra, err)
 	}
-	if werr := writeCampaign(dir, camp); werr != nil {
-		return withCode(selftest.ExitInfra, werr)
+	if werr := campaign.Save(dir, camp); werr != nil {
+		return withCode(labrun.ExitInfra, werr)
 	}
-	if c.Bool("json") {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(camp); err != nil {
-			return err
-		}
-	} else if err := campaign.WriteTable(os.Stdout, camp); err != nil {
-		return err
+	if werr := writeCampaign(c, camp); werr != nil {
+		return werr
 	}
-	fmt.Fprintf(os.Stderr, "run directory: %s (the campaign's baseline, with %s, %s and report.html)\n", dir, results.CampaignFile, campaignText)
+	fmt.Fprintf(c.App.ErrWriter, "run directory: %s (the campaign's baseline, with %s, %s and report.html)\n", dir, results.CampaignFile, campaign.TextFile)
 	if err != nil {
-		return withCode(selftest.ExitInfra, err)
+		return withCode(labrun.ExitInfra, err)
 	}
 	n := camp.Counts()
 	if n[results.Escaped]+n[results.FalseAlarm] > 0 {
-		return withCode(selftest.ExitFail, fmt.Errorf("%d faults escaped, %d benign faults failed a run", n[results.Escaped], n[results.FalseAlarm]))
+		return withCode(labrun.ExitFail, fmt.Errorf("%d faults escaped, %d benign faults failed a run", n[results.Escaped], n[results.FalseAlarm]))
 	}
 	return nil
 }
 
-// campaignText is the campaign's table, next to campaign.json.
-const campaignText = "campaign.txt"
+// campaignProgress says on the terminal which round runs.
+func campaignProgress(c *cli.Context) func(round, rounds int, faults []string) {
+	return func(round, rounds int, faults []string) {
+		if round == 0 {
+			fmt.Fprintf(c.App.ErrWriter, "baseline: the plans without a fault (%d rounds of faults follow)\n", rounds)
+			return
+		}
+		fmt.Fprintf(c.App.ErrWriter, "round %d/%d: %s\n", round, rounds, strings.Join(faults, " "))
+	}
+}
 
-// writeCampaign writes the campaign into the baseline's run directory
-// (JSON and table) and renders its report again, with the campaign's
-// section.
-func writeCampaign(dir string, camp *results.Campaign) error {
-	if err := results.WriteCampaign(dir, camp); err != nil {
-		return err
+// writeCampaign prints the campaign: as JSON with --json, else its table.
+func writeCampaign(c *cli.Context, camp *results.Campaign) error {
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(camp)
 	}
-	var b strings.Builder
-	if err := campaign.WriteTable(&b, camp); err != nil {
-		return err
-	}
-	if err := results.WriteFileAtomic(filepath.Join(dir, campaignText), []byte(b.String())); err != nil {
-		return err
-	}
-	_, err := report.Write(dir, reportOptions())
-	return err
+	return campaign.WriteTable(c.App.Writer, camp)
 }
 
 func bandsCommand() *cli.Command {
@@ -166,42 +150,18 @@ func bandsCommand() *cli.Command {
 }
 
 func runBands(c *cli.Context) error {
-	dir := c.String("run")
-	plans := c.StringSlice("plan")
+	dir, plans := c.String("run"), c.StringSlice("plan")
 	if dir == "" {
-		cat := bitstreams.Default()
-		lab, err := loadLab(c, cat)
-		if err != nil {
+		var cleanup func()
+		var err error
+		if dir, cleanup, err = bandsRun(c, plans); err != nil {
 			return err
 		}
-		if err := knownPlans(lab, plans); err != nil {
-			return withCode(selftest.ExitConfig, err)
-		}
-		root := c.String("out")
-		if root == "" {
-			tmp, err := os.MkdirTemp("", "labrunner-bands-")
-			if err != nil {
-				return withCode(selftest.ExitInfra, err)
-			}
-			defer os.RemoveAll(tmp)
-			root = tmp
-		}
-		ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		fmt.Fprintf(os.Stderr, "running %s on the emulated rack for its expectations...\n", strings.Join(planNames(lab, plans), ", "))
-		res, err := campaign.RunPlans(ctx, campaign.RunOptions{Lab: lab, Catalogue: cat, Plans: plans, Seed: c.Int64("seed"),
-			Root: root, Log: quietLogger(c), Mgmt: mgmtCheck(c, cat), Command: "labrunner golden bands"})
-		if err != nil {
-			return withCode(selftest.ExitInfra, err)
-		}
-		dir = res.Dir
-		if c.IsSet("out") {
-			fmt.Fprintf(os.Stderr, "run directory: %s\n", dir)
-		}
+		defer cleanup()
 	}
 	bs, err := bands.FromRun(dir)
 	if err != nil {
-		return withCode(selftest.ExitConfig, err)
+		return withCode(labrun.ExitConfig, err)
 	}
 	bs = keepPlans(bs, plans)
 	shown := bs
@@ -209,18 +169,53 @@ func runBands(c *cli.Context) error {
 		shown = bands.Offenders(bs)
 	}
 	if c.Bool("json") {
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(c.App.Writer)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(shown); err != nil {
 			return err
 		}
-	} else if err := bands.WriteTable(os.Stdout, shown); err != nil {
+	} else if err := bands.WriteTable(c.App.Writer, shown); err != nil {
 		return err
 	}
 	if n := len(bands.Offenders(bs)); c.Bool("check") && n > 0 {
-		return exitf(selftest.ExitFail, "%d bands wider than ±%.0f%% (or open) without a reason", n, results.WideBand*100)
+		return exitf(labrun.ExitFail, "%d bands wider than ±%.0f%% (or open) without a reason", n, results.WideBand*100)
 	}
 	return nil
+}
+
+// bandsRun runs the plans on the emulated rack for their expectations, into
+// --out or a temporary directory (cleanup removes it), and returns the run
+// directory.
+func bandsRun(c *cli.Context, plans []string) (dir string, cleanup func(), err error) {
+	cat := bitstreams.Default()
+	lab, err := loadLab(c, cat)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := labrun.KnownPlans(lab, plans); err != nil {
+		return "", nil, err
+	}
+	root, cleanup := c.String("out"), func() {}
+	if root == "" {
+		tmp, err := os.MkdirTemp("", "labrunner-bands-")
+		if err != nil {
+			return "", nil, withCode(labrun.ExitInfra, err)
+		}
+		root, cleanup = tmp, func() { os.RemoveAll(tmp) }
+	}
+	ctx, stop := interruptible(c)
+	defer stop()
+	fmt.Fprintf(c.App.ErrWriter, "running %s on the emulated rack for its expectations...\n", strings.Join(labrun.PlanNames(lab, plans), ", "))
+	res, err := campaign.RunPlans(ctx, campaign.RunOptions{Lab: lab, Catalogue: cat, Plans: plans, Seed: c.Int64("seed"),
+		Root: root, Log: quietLogger(c), Mgmt: mgmtCheck(c, cat), Command: "labrunner golden bands"})
+	if err != nil {
+		cleanup()
+		return "", nil, withCode(labrun.ExitInfra, err)
+	}
+	if c.IsSet("out") {
+		fmt.Fprintf(c.App.ErrWriter, "run directory: %s\n", res.Dir)
+	}
+	return res.Dir, cleanup, nil
 }
 
 func keepPlans(bs []bands.Band, plans []string) []bands.Band {

@@ -30,7 +30,7 @@ func TestReadmeConsoleExample(t *testing.T) {
 // and how to keep a rack up; with `sim serve --lab-out` the write stays.
 func TestRegsWriteOnAThrowAwayRackAndOnAServedOne(t *testing.T) {
 	if os.Getenv("LABRUNNER_TEST_SERVE") != "" {
-		os.Exit(run(strings.Split(os.Getenv("LABRUNNER_TEST_SERVE"), "\x1f")))
+		os.Exit(run(strings.Split(os.Getenv("LABRUNNER_TEST_SERVE"), "\x1f"), os.Stdout, os.Stderr))
 	}
 	code, out := runCLI(t, "regs", "write", "--board", "exa-00", "SCRATCH0", "0x1234")
 	if code != 0 || !strings.Contains(out, "lived only as long as this command") || !strings.Contains(out, "sim serve --lab-out") {

@@ -2,12 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/doctor"
+	"github.com/labrunner/labrunner/labrun"
 )
 
 func doctorCommand() *cli.Command {
@@ -29,19 +29,19 @@ func doctorCommand() *cli.Command {
 				return err
 			}
 			log := logger(c)
-			rack, err := startRackWith(c, lab, cat, log, nil, 0)
+			rack, err := labrun.StartRack(lab, cat, log, nil, 0)
 			if err != nil {
 				return err
 			}
 			if rack != nil {
 				defer rack.Close()
 			}
-			r := doctor.Run(c.Context, lab, doctor.Options{Emulator: emulator(rack), LockDir: locksPath(c, lab), Log: log})
+			r := doctor.Run(c.Context, lab, doctor.Options{Emulator: labrun.Emulator(rack), LockDir: labrun.LocksPath(c.String("locks"), lab), Log: log})
 			if c.Bool("json") {
-				if err := json.NewEncoder(os.Stdout).Encode(r); err != nil {
+				if err := json.NewEncoder(c.App.Writer).Encode(r); err != nil {
 					return err
 				}
-			} else if err := r.WriteTable(os.Stdout); err != nil {
+			} else if err := r.WriteTable(c.App.Writer); err != nil {
 				return err
 			}
 			if r.ExitCode != 0 {

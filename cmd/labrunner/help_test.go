@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 // default once (in DefaultText or by its value), not also in its usage.
 func TestHelpReadsCleanly(t *testing.T) {
 	t.Parallel()
-	app := newApp()
+	app := newApp(io.Discard, io.Discard)
 	var walk func(path string, flags []cli.Flag, cmds []*cli.Command)
 	walk = func(path string, flags []cli.Flag, cmds []*cli.Command) {
 		for _, f := range flags {

@@ -3,11 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/signal"
 	"sort"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -15,10 +12,10 @@ import (
 	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/boards"
 	"github.com/labrunner/labrunner/boards/emu"
-	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/golden"
 	_ "github.com/labrunner/labrunner/golden/models" // every golden model
 	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/labrun"
 	"github.com/labrunner/labrunner/selftest"
 )
 
@@ -35,9 +32,9 @@ func bitstreamsCommand() *cli.Command {
 					cat := bitstreams.Default()
 					ms := cat.Designs()
 					if c.Bool("json") {
-						return json.NewEncoder(os.Stdout).Encode(ms)
+						return json.NewEncoder(c.App.Writer).Encode(ms)
 					}
-					tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+					tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 					fmt.Fprintln(tw, "DESIGN\tVERSION\tCLOCK\tREGISTERS\tFILE\tPART\tSHA256")
 					for _, m := range ms {
 						for i := range m.Files {
@@ -62,30 +59,30 @@ func bitstreamsCommand() *cli.Command {
 				},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
-						return exitf(selftest.ExitConfig, "bitstreams inspect takes one FILE")
+						return exitf(labrun.ExitConfig, "bitstreams inspect takes one FILE")
 					}
 					path := c.Args().First()
 					data, err := bitstreams.ReadFile(path)
 					if err != nil {
-						return withCode(selftest.ExitConfig, err)
+						return withCode(labrun.ExitConfig, err)
 					}
 					info, err := bitstreams.Parse(path, data)
 					if err != nil {
-						return withCode(selftest.ExitConfig, err)
+						return withCode(labrun.ExitConfig, err)
 					}
 					if k := c.String("kind"); k != "" {
 						kind, err := boards.Lookup(k)
 						if err != nil {
-							return withCode(selftest.ExitConfig, err)
+							return withCode(labrun.ExitConfig, err)
 						}
 						if info.Part != "" && !bitstreams.SamePart(info.Part, kind.Part) {
-							return exitf(selftest.ExitConfig, "%s is built for %s; a %s carries %s", path, info.Part, kind.Name, kind.Part)
+							return exitf(labrun.ExitConfig, "%s is built for %s; a %s carries %s", path, info.Part, kind.Name, kind.Part)
 						}
 					}
 					if c.Bool("json") {
-						return json.NewEncoder(os.Stdout).Encode(info)
+						return json.NewEncoder(c.App.Writer).Encode(info)
 					}
-					tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+					tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 					fmt.Fprintf(tw, "file\t%s\nformat\t%s\n", path, info.Format)
 					if info.Design != "" {
 						fmt.Fprintf(tw, "design\t%s\n", info.Design)
@@ -119,9 +116,9 @@ func goldenCommand() *cli.Command {
 				Action: func(c *cli.Context) error {
 					for _, n := range golden.Names() {
 						m, _ := golden.Lookup(n)
-						fmt.Printf("%s: %s\n", n, m.Doc())
+						fmt.Fprintf(c.App.Writer, "%s: %s\n", n, m.Doc())
 						for _, p := range m.Params() {
-							fmt.Printf("    --set %s=%s\t%s\n", p.Name, p.Default, p.Doc)
+							fmt.Fprintf(c.App.Writer, "    --set %s=%s\t%s\n", p.Name, p.Default, p.Doc)
 						}
 					}
 					return nil
@@ -137,30 +134,30 @@ func goldenCommand() *cli.Command {
 				},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
-						return exitf(selftest.ExitConfig, "golden predict takes one MODEL (%s)", strings.Join(golden.Names(), ", "))
+						return exitf(labrun.ExitConfig, "golden predict takes one MODEL (%s)", strings.Join(golden.Names(), ", "))
 					}
 					m, err := golden.Lookup(c.Args().First())
 					if err != nil {
-						return withCode(selftest.ExitConfig, err)
+						return withCode(labrun.ExitConfig, err)
 					}
 					set := map[string]string{}
 					for _, kv := range c.StringSlice("set") {
 						k, v, ok := strings.Cut(kv, "=")
 						if !ok {
-							return exitf(selftest.ExitConfig, "--set %q: write key=value", kv)
+							return exitf(labrun.ExitConfig, "--set %q: write key=value", kv)
 						}
 						set[k] = v
 					}
 					exps, err := m.Predict(set)
 					if err != nil {
-						return withCode(selftest.ExitConfig, err)
+						return withCode(labrun.ExitConfig, err)
 					}
 					if c.Bool("json") {
-						enc := json.NewEncoder(os.Stdout)
+						enc := json.NewEncoder(c.App.Writer)
 						enc.SetIndent("", "  ")
 						return enc.Encode(exps)
 					}
-					tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+					tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 					fmt.Fprintln(tw, "METRIC\tPARAMS\tEXPECTED\tSOURCE")
 					for _, e := range exps {
 						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Metric, e.Params.String(), e.Describe(), e.Source)
@@ -188,86 +185,11 @@ func simCommand() *cli.Command {
 				&cli.StringFlag{Name: "lab-out", Usage: "write a lab file whose boards reach the served rack through its pseudo-terminals, for regs, console and program while it runs"},
 				&cli.BoolFlag{Name: "json", Usage: "print the board table as JSON"}},
 			Action: func(c *cli.Context) error {
-				log := logger(c)
-				cat := bitstreams.Default()
-				lab, err := loadLab(c, cat)
-				if err != nil {
-					return err
-				}
-				rack, err := startRack(c, lab, cat, log)
-				if err != nil {
-					return err
-				}
-				if rack == nil {
-					return exitf(selftest.ExitConfig, "lab %s has no emulated boards", lab.Name)
-				}
-				defer rack.Close()
-				designs := map[string]string{}
-				if !c.Bool("no-program") {
-					for _, p := range lab.Plans {
-						m, err := cat.Design(p.Design)
-						if err != nil {
-							return withCode(selftest.ExitConfig, err)
-						}
-						for _, pb := range p.Boards {
-							b, ok := rack.Board(pb.Board)
-							if !ok {
-								continue
-							}
-							_, f, data, err := cat.FileFor(m.Name, b.Kind().Part)
-							if err != nil {
-								return withCode(selftest.ExitConfig, err)
-							}
-							img, err := cat.Check(m, f.Path, data, b.Kind().Part)
-							if err != nil {
-								return withCode(selftest.ExitConfig, err)
-							}
-							ctx, cancel := drivers.Deadline(c.Context, lab.Deadlines.Program)
-							err = b.Programmer().Program(ctx, img)
-							cancel()
-							if err != nil {
-								return withCode(exitCodeFor(err), err)
-							}
-							designs[b.Name()] = m.Name + " " + m.Version
-						}
-					}
-				}
-				type row struct {
-					Board   string `json:"board"`
-					Kind    string `json:"kind"`
-					Design  string `json:"design,omitempty"`
-					Console string `json:"console"`
-					Bridge  string `json:"bridge"`
-				}
-				var rows []row
-				for _, b := range rack.Boards() {
-					cp, _ := rack.ConsolePath(b.Name())
-					bp, _ := rack.BridgePath(b.Name())
-					rows = append(rows, row{b.Name(), b.Kind().Name, designs[b.Name()], cp, bp})
-				}
-				if out := c.String("lab-out"); out != "" {
-					if err := writeServedLab(out, lab, rack); err != nil {
-						return withCode(selftest.ExitConfig, err)
-					}
-					fmt.Fprintf(os.Stderr, "wrote %s: its boards reach this rack through the pseudo-terminals below (labrunner regs read --lab %s --board NAME ID)\n", out, out)
-				}
-				if c.Bool("json") {
-					if err := json.NewEncoder(os.Stdout).Encode(rows); err != nil {
-						return err
-					}
-				} else {
-					tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-					fmt.Fprintln(tw, "BOARD\tKIND\tDESIGN\tCONSOLE\tBRIDGE")
-					for _, r := range rows {
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Board, r.Kind, r.Design, r.Console, r.Bridge)
-					}
-					tw.Flush()
-					fmt.Println("emulated rack running; Ctrl-C to stop")
-				}
-				ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+				ctx, stop := interruptible(c)
 				defer stop()
-				<-ctx.Done()
-				return nil
+				return labrun.Serve(ctx, labrun.ServeOptions{LabFile: c.String("lab"), Faults: c.StringSlice("fault"), Seed: c.Int64("seed"),
+					NoProgram: c.Bool("no-program"), LabOut: c.String("lab-out"), JSON: c.Bool("json"), Log: logger(c),
+					Stdout: c.App.Writer, Stderr: c.App.ErrWriter})
 			},
 		}},
 	}
@@ -282,7 +204,7 @@ func faultsCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			fs := emu.Faults()
 			if c.Bool("json") {
-				return json.NewEncoder(os.Stdout).Encode(fs)
+				return json.NewEncoder(c.App.Writer).Encode(fs)
 			}
 			for _, f := range fs {
 				design := f.Design
@@ -295,17 +217,17 @@ func faultsCommand() *cli.Command {
 					ps = append(ps, k+"="+v)
 				}
 				sort.Strings(ps)
-				fmt.Printf("%s%s  (design %s)", f.Name, target, design)
+				fmt.Fprintf(c.App.Writer, "%s%s  (design %s)", f.Name, target, design)
 				if f.Benign {
-					fmt.Printf("  benign: a run passes and shows it in its counters")
+					fmt.Fprintf(c.App.Writer, "  benign: a run passes and shows it in its counters")
 					if len(f.Severe) > 0 {
-						fmt.Printf("; fails at %s", strings.Join(f.Severe, ", "))
+						fmt.Fprintf(c.App.Writer, "; fails at %s", strings.Join(f.Severe, ", "))
 					}
 				}
 				if len(ps) > 0 {
-					fmt.Printf("  params: %s", strings.Join(ps, ", "))
+					fmt.Fprintf(c.App.Writer, "  params: %s", strings.Join(ps, ", "))
 				}
-				fmt.Printf("\n    %s\n", f.Doc)
+				fmt.Fprintf(c.App.Writer, "\n    %s\n", f.Doc)
 			}
 			return nil
 		},
@@ -335,10 +257,10 @@ func labCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					if err := checkLab(c, lab, cat, c.StringSlice("fault"), nil); err != nil {
+					if err := labrun.CheckLab(c.Context, lab, cat, c.StringSlice("fault"), nil, c.App.ErrWriter); err != nil {
 						return err
 					}
-					fmt.Printf("%s: lab %s: %d boards, %d links, %d plans: ok\n", lab.Pos.File, lab.Name, len(lab.Boards), len(lab.Links), len(lab.Plans))
+					fmt.Fprintf(c.App.Writer, "%s: lab %s: %d boards, %d links, %d plans: ok\n", lab.Pos.File, lab.Name, len(lab.Boards), len(lab.Links), len(lab.Plans))
 					return nil
 				},
 			},
@@ -346,7 +268,7 @@ func labCommand() *cli.Command {
 				Name:  "default",
 				Usage: "print the embedded default lab (the emulated rack), to copy and adapt",
 				Action: func(c *cli.Context) error {
-					_, err := os.Stdout.Write(labconfig.DefaultSource())
+					_, err := c.App.Writer.Write(labconfig.DefaultSource())
 					return err
 				},
 			},
@@ -354,7 +276,7 @@ func labCommand() *cli.Command {
 				Name:  "tests",
 				Usage: "list the tests plans can name, per design",
 				Action: func(c *cli.Context) error {
-					tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+					tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 					fmt.Fprintln(tw, "DESIGN\tTEST\tWHAT IT CHECKS")
 					for _, t := range selftest.Tests() {
 						d := t.Design

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -35,7 +36,7 @@ func BenchmarkNightlyLineRate(b *testing.B) {
 			for range b.N {
 				out := b.TempDir()
 				code, summary := quietly(b, func() int {
-					return run([]string{"labrunner", "--log-level", "error", "nightly", "--locks", b.TempDir(), "--lab", lab, "--out", out})
+					return run([]string{"labrunner", "--log-level", "error", "nightly", "--locks", b.TempDir(), "--lab", lab, "--out", out}, io.Discard, io.Discard)
 				})
 				dirs, err := os.ReadDir(out)
 				if err != nil || len(dirs) != 1 {

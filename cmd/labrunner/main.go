@@ -7,20 +7,24 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/labrunner/labrunner/selftest"
+	"github.com/labrunner/labrunner/labrun"
 )
 
 func main() {
-	os.Exit(run(os.Args))
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 
 // exitError carries an exit code out of a command without calling os.Exit
@@ -62,12 +66,15 @@ func withCode(code int, err error) error {
 // Before hook), or until the run ends (help, version, a usage error).
 var parseMu sync.Mutex
 
-func run(args []string) int {
+// run runs the command line args with its output on stdout and stderr and
+// returns the exit code: the code an error carries (cli.ExitCoder: the
+// CLI's own and labrun's), else 2 (a usage error urfave/cli found).
+func run(args []string, stdout, stderr io.Writer) int {
 	parseMu.Lock()
 	var once sync.Once
 	parsed := func() { once.Do(parseMu.Unlock) }
 	defer parsed()
-	app := newApp()
+	app := newApp(stdout, stderr)
 	app.Metadata = map[string]any{parsedKey: parsed}
 	args, err := normalizeArgs(app, args)
 	if err == nil {
@@ -76,7 +83,7 @@ func run(args []string) int {
 	if err == nil {
 		return 0
 	}
-	code := selftest.ExitConfig // flag errors from urfave/cli are usage errors
+	code := labrun.ExitConfig // flag errors from urfave/cli are usage errors
 	var ec cli.ExitCoder
 	if errors.As(err, &ec) {
 		code = ec.ExitCode()
@@ -85,18 +92,19 @@ func run(args []string) int {
 		if !strings.HasPrefix(msg, "labrunner ") {
 			msg = "labrunner: " + msg
 		}
-		fmt.Fprintln(os.Stderr, msg)
+		fmt.Fprintln(stderr, msg)
 	}
 	return code
 }
 
-func newApp() *cli.App {
+func newApp(stdout, stderr io.Writer) *cli.App {
 	golden := goldenCommand()
 	golden.Subcommands = append(golden.Subcommands, simulateCommand())
 	app := &cli.App{
 		Name:    "labrunner",
 		Usage:   "hardware-in-the-loop test harness for FPGA network fabrics",
 		Version: buildVersion(),
+		Writer:  stdout, ErrWriter: stderr,
 		Description: "labrunner programs Zynq UltraScale+ and Stratix V boards with network designs, drives their\n" +
 			"on-FPGA traffic generators and counters over MMIO or a UART bridge, and scores every measurement\n" +
 			"against golden models of the papers the designs come from. Without --lab it runs on the embedded\n" +
@@ -161,7 +169,13 @@ func logger(c *cli.Context) *slog.Logger {
 	if err != nil {
 		lvl = slog.LevelInfo
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	return slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: lvl}))
+}
+
+// interruptible is the command's context, ended by SIGINT and SIGTERM: a
+// run then ends "interrupted", its run directory finished and resumable.
+func interruptible(c *cli.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 }
 
 func isNumber(s string) bool {

@@ -18,7 +18,7 @@ import (
 func nightly(t *testing.T, args ...string) (code int, dir string) {
 	t.Helper()
 	out := t.TempDir()
-	code = run(append([]string{"labrunner", "--log-level", "warn", "nightly", "--locks", t.TempDir(), "--lab", "testdata/mini.yaml", "--out", out}, args...))
+	code = runCode(t, append([]string{"--log-level", "warn", "nightly", "--locks", t.TempDir(), "--lab", "testdata/mini.yaml", "--out", out}, args...)...)
 	entries, err := os.ReadDir(out)
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("want one run directory under %s, got %v (%v)", out, entries, err)
@@ -176,7 +176,7 @@ func TestBadLabFileExitsTwoWithFileAndLine(t *testing.T) {
 	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte("lab: x\nboards:\n  - name: a\n    kind: tebf0808\n    bsu: {}\n"), 0o644)
-	code := run([]string{"labrunner", "nightly", "--locks", t.TempDir(), "--lab", bad, "--out", t.TempDir()})
+	code := runCode(t, "nightly", "--locks", t.TempDir(), "--lab", bad, "--out", t.TempDir())
 	if code != 2 {
 		t.Errorf("exit %d, want 2", code)
 	}
@@ -194,18 +194,18 @@ func TestFlagsAfterArgumentsAreAccepted(t *testing.T) {
 
 func TestGoldenPredictAndBitstreamsInspect(t *testing.T) {
 	t.Parallel()
-	if code := run([]string{"labrunner", "golden", "predict", "--set", "payloads=512", "--json", "exanet"}); code != 0 {
+	if code := runCode(t, "golden", "predict", "--set", "payloads=512", "--json", "exanet"); code != 0 {
 		t.Errorf("golden predict exit %d", code)
 	}
-	if code := run([]string{"labrunner", "golden", "predict", "--set", "nosuch=1", "exanet"}); code != 2 {
+	if code := runCode(t, "golden", "predict", "--set", "nosuch=1", "exanet"); code != 2 {
 		t.Errorf("golden predict with an unknown parameter: exit %d, want 2", code)
 	}
 	// The TE0808 (tebf0808) carries the ZU9EG in its ffvc900 package.
 	zu9 := "../../bitstreams/files/exanet_xczu9eg-ffvc900-1-e.bit"
-	if code := run([]string{"labrunner", "bitstreams", "inspect", "--kind", "tebf0808", zu9}); code != 0 {
+	if code := runCode(t, "bitstreams", "inspect", "--kind", "tebf0808", zu9); code != 0 {
 		t.Errorf("bitstreams inspect %s: exit %d", zu9, code)
 	}
-	if code := run([]string{"labrunner", "bitstreams", "inspect", "--kind", "ultra96", zu9}); code != 2 {
+	if code := runCode(t, "bitstreams", "inspect", "--kind", "ultra96", zu9); code != 2 {
 		t.Errorf("inspecting a ZU9EG file against an Ultra96: exit %d, want 2", code)
 	}
 }
@@ -215,7 +215,7 @@ func TestGoldenPredictAndBitstreamsInspect(t *testing.T) {
 // tests its design has.
 func TestEmbeddedDefaultLabIsValid(t *testing.T) {
 	t.Parallel()
-	if code := run([]string{"labrunner", "lab", "check"}); code != 0 {
+	if code := runCode(t, "lab", "check"); code != 0 {
 		t.Fatalf("lab check of the embedded default lab: exit %d", code)
 	}
 }
@@ -226,11 +226,11 @@ func TestUnknownPlanExitsTwoAndCreatesNoRun(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
 	for _, args := range [][]string{
-		{"labrunner", "nightly", "--lab", "testdata/mini.yaml", "--out", out, "--plan", "no-such-plan"},
-		{"labrunner", "selftest", "--lab", "testdata/mini.yaml", "--out", out, "no-such-plan"},
+		{"nightly", "--lab", "testdata/mini.yaml", "--out", out, "--plan", "no-such-plan"},
+		{"selftest", "--lab", "testdata/mini.yaml", "--out", out, "no-such-plan"},
 	} {
-		if code := run(args); code != 2 {
-			t.Errorf("%v: exit %d, want 2", args[1:], code)
+		if code := runCode(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
 		}
 	}
 	if entries, _ := os.ReadDir(out); len(entries) != 0 {
@@ -243,7 +243,7 @@ func TestUnknownPlanExitsTwoAndCreatesNoRun(t *testing.T) {
 func TestSelftestRunsAPlan(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
-	if code := run([]string{"labrunner", "--log-level", "error", "selftest", "--lab", "testdata/mini.yaml", "--out", out, "exanet-mesh"}); code != 0 {
+	if code := runCode(t, "--log-level", "error", "selftest", "--lab", "testdata/mini.yaml", "--out", out, "exanet-mesh"); code != 0 {
 		t.Fatalf("selftest exanet-mesh: exit %d", code)
 	}
 }

@@ -1,29 +1,12 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"path/filepath"
-	"runtime"
-	"runtime/debug"
-	"slices"
-	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/labrunner/labrunner/bitstreams"
-	"github.com/labrunner/labrunner/boards/emu"
-	"github.com/labrunner/labrunner/labconfig"
-	"github.com/labrunner/labrunner/results"
-	"github.com/labrunner/labrunner/results/progress"
-	"github.com/labrunner/labrunner/results/report"
-	"github.com/labrunner/labrunner/selftest"
-	"github.com/labrunner/labrunner/selftest/bringup"
+	"github.com/labrunner/labrunner/labrun"
 )
 
 // noMgmt is the flag that leaves out the management check of each plan's
@@ -62,7 +45,11 @@ func nightlyCommand() *cli.Command {
 			noMgmtFlag(),
 		}, influxFlags()...),
 		Action: func(c *cli.Context) error {
-			return runNightly(c, c.StringSlice("plan"))
+			o := nightlyOptions(c, c.StringSlice("plan"))
+			o.Resume, o.Shard, o.Parallel = c.String("resume"), c.String("shard"), c.Int("parallel")
+			o.Locks, o.Held, o.HeldWait = c.String("locks"), labrun.HeldPolicy(c.String("held")), c.Duration("held-wait")
+			o.NoMgmt = c.Bool(noMgmt)
+			return runNightly(c, o)
 		},
 	}
 }
@@ -74,254 +61,43 @@ func selftestCommand() *cli.Command {
 		ArgsUsage: "[PLAN...]",
 		Flags:     append([]cli.Flag{labFlag(), &cli.StringFlag{Name: "out", Usage: "results root"}, faultFlag(), seedFlag()}, influxFlags()...),
 		Action: func(c *cli.Context) error {
-			return runNightly(c, c.Args().Slice())
+			return runNightly(c, nightlyOptions(c, c.Args().Slice()))
 		},
 	}
 }
 
-func runNightly(c *cli.Context, plans []string) (err error) {
-	cat := bitstreams.Default()
-	var resumed *results.Run
-	var dir *results.Dir
-	if r := c.String("resume"); r != "" {
-		run, err := results.ReadRun(r)
-		if err != nil {
-			return withCode(selftest.ExitConfig, err)
-		}
-		resumed = run
-		plans = run.Plans
-		// The directory is locked first: a second resume of the same run
-		// stops here, before it starts a rack or writes anything.
-		if dir, err = results.Open(r); err != nil {
-			return withCode(selftest.ExitConfig, err)
-		}
-		defer dir.Close()
+// nightlyOptions maps the flags the nightly and selftest commands share.
+func nightlyOptions(c *cli.Context, plans []string) labrun.Options {
+	lvl, _ := logLevel(c.String("log-level"))
+	return labrun.Options{
+		LabFile: c.String("lab"), Catalogue: bitstreams.Default(), Out: c.String("out"), Plans: plans,
+		Faults: c.StringSlice("fault"), Seed: seedOption(c), Influx: influxOptions(c),
+		LogLevel: lvl, LogLevelSet: c.IsSet("log-level"), Stdout: c.App.Writer, Stderr: c.App.ErrWriter,
+		Command: "labrunner " + c.Command.Name, Version: buildVersion(),
 	}
-	lab, err := loadLabFor(c, cat, resumed)
-	if err != nil {
-		return err
-	}
-	if err := knownPlans(lab, plans); err != nil {
-		return withCode(selftest.ExitConfig, err)
-	}
-	// Everything lab check checks, before a board is touched or a run
-	// directory made: a typo in a parameter is refused here, not found by
-	// the test after the rack was programmed.
-	flagFaults := c.StringSlice("fault")
-	if resumed != nil {
-		flagFaults = resumed.Faults
-	}
-	if err := checkLab(c, lab, cat, flagFaults, plans); err != nil {
-		return err
-	}
-	var shard selftest.Shard
-	if s := c.String("shard"); s != "" {
-		if shard, err = selftest.ParseShard(s); err != nil {
-			return withCode(selftest.ExitConfig, err)
-		}
-	}
-	held := selftest.HeldPolicy(c.String("held"))
-	if held == "" {
-		// selftest has no --held: boards someone holds are skipped.
-		held = selftest.HeldSkip
-	}
-	if held != selftest.HeldSkip && held != selftest.HeldWait {
-		return exitf(selftest.ExitConfig, "--held %q: use skip or wait", held)
-	}
-	locks, err := locksDir(c, lab)
-	if err != nil {
-		return err
-	}
-	// The progress display comes first: on a terminal, log lines must go
-	// above its bars (progress.Reporter.Writer).
-	var current atomic.Pointer[results.Dir] // set once the run directory exists
-	mgmt := !c.Bool(noMgmt)
-	prog := progress.New(os.Stderr, progressPlans(lab, plans, mgmt), verdictCounts(current.Load))
-	defer prog.Close()
-	log, logFile := runLogger(c, prog.Writer())
-	icfg, err := influxConfig(c, lab, log)
-	if err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+}
+
+// runNightly runs the nightly under a context that SIGINT and SIGTERM end
+// (the run then ends "interrupted", its directory resumable) and maps how
+// it ended to the exit code.
+func runNightly(c *cli.Context, o labrun.Options) error {
+	ctx, stop := interruptible(c)
 	defer stop()
-
-	var rack *emu.Rack
-	if resumed != nil {
-		rack, err = startRackWith(c, lab, cat, log, resumed.Faults, resumed.Seed)
-	} else {
-		rack, err = startRack(c, lab, cat, log)
-	}
+	res, err := labrun.Nightly(ctx, o)
 	if err != nil {
 		return err
 	}
-	if rack != nil {
-		defer rack.Close()
-	}
-	root := resultsRoot(c, lab)
-	labFile := lab.Pos.File
-	run := results.Run{
-		Lab: lab.Name, LabFile: labFile, Plans: planNames(lab, plans), Host: hostname(), Seed: lab.Seed,
-		Versions: versions(), Start: time.Now(),
-	}
-	if c.IsSet("seed") {
-		run.Seed = c.Int64("seed")
-	}
-	// Only the command line's faults: the lab file's are in the lab file.
-	run.Faults = append(run.Faults, c.StringSlice("fault")...)
-	if shard.Count > 0 {
-		run.Shard = shard.String()
-	}
-	if resumed != nil {
-		for _, rep := range dir.Repairs {
-			log.Warn("repaired the run directory before resuming", "what", rep)
-		}
-		root = filepath.Dir(dir.Path)
-		dir.UpdateRun(func(r *results.Run) {
-			r.Status, r.End, r.Resumes = "running", nil, r.Resumes+1
-		})
-		fmt.Fprintf(prog.Writer(), "resuming %s (attempt %d)\n", dir.Path, dir.Attempt())
-	} else {
-		if dir, err = results.Create(root, run); err != nil {
-			return withCode(selftest.ExitConfig, err)
-		}
-		defer dir.Close()
-	}
-	finished := false
-	defer func() {
-		// Whatever happened after the run directory was made, it ends
-		// finished: a panic outside the board groups (which recover
-		// their own) is an infrastructure error of the whole run, never a
-		// run.json left at "running" and a stack trace for an answer.
-		p := recover()
-		if p == nil {
-			return
-		}
-		log.Error("the nightly panicked", "panic", p, "stack", string(debug.Stack()))
-		if !finished {
-			if ferr := dir.Finish("infrastructure-error", selftest.ExitInfra); ferr != nil {
-				log.Error("finishing the run directory failed", "err", ferr)
-			}
-		}
-		err = exitf(selftest.ExitInfra, "the nightly stopped unexpectedly (%v); the run directory %s is finished as an infrastructure error and labrunner.log has the stack", p, dir.Path)
-	}()
-	current.Store(dir)
-	if f, err := os.OpenFile(filepath.Join(dir.Path, results.LogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
-		log.Warn("the run's log file cannot be written; warnings still reach the terminal", "err", err)
-	} else {
-		logFile.Attach(f)
-		defer func() {
-			logFile.Detach()
-			f.Close()
-		}()
-	}
-	fmt.Fprintf(prog.Writer(), "run directory: %s (log: %s)\n", dir.Path, results.LogFile)
-
-	n := &selftest.Nightly{
-		Lab: lab, Catalogue: cat, Emulator: emulator(rack), Dir: dir, Log: log, Plans: plans,
-		Progress: prog.Step, PlanDone: prog.Finish, Shard: shard, Parallel: c.Int("parallel"), Locks: locks,
-		Held: held, HeldWait: c.Duration("held-wait"), Command: "labrunner " + c.Command.Name,
-	}
-	if mgmt {
-		n.Mgmt = bringup.NightlyCheck(cat)
-	}
-	start := time.Now()
-	out := n.Run(ctx)
-	ran := time.Since(start) // the plans' wall time, before reports and export
-	if ctx.Err() != nil && out.ExitCode == selftest.ExitPass {
-		out.ExitCode, out.Status = selftest.ExitInfra, "interrupted"
-	}
-	finished = true
-	if err := dir.Finish(out.Status, out.ExitCode); err != nil {
-		log.Error("writing the run directory's reports failed", "err", err)
-	}
-	after := finishNightly(ctx, c, lab, root, dir, icfg, log)
-	prog.Close()
-	selftest.WriteSummary(os.Stdout, dir.Run(), dir.Verdicts(), time.Since(start))
-	if len(out.Groups) > 1 {
-		// How close the nightly came to its slowest board group: with
-		// groups in parallel the wall time should be near the slowest one.
-		var slow selftest.GroupResult
-		for _, g := range out.Groups {
-			if g.Duration > slow.Duration {
-				slow = g
-			}
-		}
-		wall := ran
-		fmt.Fprintf(os.Stdout, "%d board groups in parallel: slowest %s (%s) %s, nightly %s, ratio %.2f\n",
-			len(out.Groups), strings.Join(slow.Plans, "+"), strings.Join(slow.Boards, ","), slow.Duration.Round(time.Millisecond),
-			wall.Round(time.Millisecond), wall.Seconds()/slow.Duration.Seconds())
-	}
-	if after.cmp != nil {
-		fmt.Fprintln(os.Stdout)
-		after.cmp.WriteText(os.Stdout, 20)
-	}
-	if after.exportMsg != "" {
-		fmt.Fprintf(os.Stdout, "\n%s\n", after.exportMsg)
-	}
-	fmt.Fprintf(os.Stdout, "report: %s\n", filepath.Join(dir.Path, report.File))
-	fmt.Fprintf(os.Stdout, "run directory: %s (%s)\n", dir.Path, out.Status)
-	if out.ExitCode != 0 {
-		return &exitError{code: out.ExitCode}
+	if res.ExitCode != labrun.ExitPass {
+		return &exitError{code: res.ExitCode}
 	}
 	return nil
 }
 
-func isEmbedded(lab *labconfig.Lab) bool {
-	_, err := os.Stat(lab.Pos.File)
-	return err != nil
+// seedOption is --seed when given; nil leaves the lab's.
+func seedOption(c *cli.Context) *int64 {
+	if !c.IsSet("seed") {
+		return nil
+	}
+	s := c.Int64("seed")
+	return &s
 }
-
-// resultsRoot is where run directories go: --out, else the lab file's
-// results.root (relative to the lab file), else ./runs.
-func resultsRoot(c *cli.Context, lab *labconfig.Lab) string {
-	if root := c.String("out"); root != "" {
-		return root
-	}
-	root := lab.Results.Root
-	if root != "" && !filepath.IsAbs(root) && lab.Pos.File != "" && !isEmbedded(lab) {
-		root = filepath.Join(filepath.Dir(lab.Pos.File), root)
-	}
-	if root == "" {
-		return "runs"
-	}
-	return root
-}
-
-// knownPlans refuses plan names the lab does not define before anything
-// runs: a typo would otherwise give an empty run that looks like a setup
-// error.
-func knownPlans(lab *labconfig.Lab, only []string) error {
-	have := planNames(lab, nil)
-	for _, p := range only {
-		if !slices.Contains(have, p) {
-			return fmt.Errorf("%s: no plan %q; the lab's plans are %s", lab.Pos.File, p, strings.Join(have, ", "))
-		}
-	}
-	return nil
-}
-
-func planNames(lab *labconfig.Lab, only []string) []string {
-	if len(only) > 0 {
-		return only
-	}
-	var out []string
-	for _, p := range lab.Plans {
-		out = append(out, p.Name)
-	}
-	return out
-}
-
-func versions() map[string]string {
-	v := map[string]string{"labrunner": buildVersion(), "go": runtime.Version()}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				v["revision"] = s.Value
-			}
-		}
-	}
-	return v
-}
-
-var _ = context.Background

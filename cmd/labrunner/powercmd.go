@@ -13,7 +13,7 @@ import (
 	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/drivers/power"
-	"github.com/labrunner/labrunner/selftest"
+	"github.com/labrunner/labrunner/labrun"
 )
 
 func powerCommand() *cli.Command {
@@ -46,8 +46,10 @@ func powerCommand() *cli.Command {
 					signal.Ignore(syscall.SIGINT, syscall.SIGHUP)
 					ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 					defer stop()
+					// The holder's standard output is the pipe its parent waits on:
+					// Hold closes it to say the line is held.
 					if err := power.Hold(ctx, power.HostLines, c.String("pin"), c.String("level") == "1", c.String("off-level") == "1", os.Stdout); err != nil {
-						return withCode(selftest.ExitInfra, err)
+						return withCode(labrun.ExitInfra, err)
 					}
 					return nil
 				},
@@ -69,14 +71,14 @@ func powerSwitch(c *cli.Context) (drivers.Power, string, error) {
 		for _, b := range lab.Boards {
 			names = append(names, b.Name)
 		}
-		return nil, "", exitf(selftest.ExitConfig, "no board %q in lab %s (%s)", name, lab.Name, nearestOrList(name, names))
+		return nil, "", exitf(labrun.ExitConfig, "no board %q in lab %s (%s)", name, lab.Name, nearestOrList(name, names))
 	}
 	if b.Emulated != nil {
-		return nil, "", exitf(selftest.ExitConfig, "%s is an emulated board: its supply lives only as long as one labrunner command (the nightly and bring-up switch it themselves); keep a rack up with `labrunner sim serve`", name)
+		return nil, "", exitf(labrun.ExitConfig, "%s is an emulated board: its supply lives only as long as one labrunner command (the nightly and bring-up switch it themselves); keep a rack up with `labrunner sim serve`", name)
 	}
 	p, err := power.FromConfig(b.Name, b.Power)
 	if err != nil {
-		return nil, "", withCode(exitCodeFor(err), err)
+		return nil, "", withCode(labrun.ExitCodeFor(err), err)
 	}
 	return p, b.Name, nil
 }
@@ -87,27 +89,27 @@ func setPower(c *cli.Context, steps []bool) error {
 		return err
 	}
 	if _, none := p.(power.None); none {
-		return exitf(selftest.ExitConfig, "board %s has power: {type: none}: labrunner does not switch its supply", name)
+		return exitf(labrun.ExitConfig, "board %s has power: {type: none}: labrunner does not switch its supply", name)
 	}
 	for i, on := range steps {
 		if i > 0 {
 			select {
 			case <-time.After(c.Duration("wait")):
 			case <-c.Context.Done():
-				return withCode(selftest.ExitInfra, c.Context.Err())
+				return withCode(labrun.ExitInfra, c.Context.Err())
 			}
 		}
 		ctx, cancel := drivers.Deadline(c.Context, 30*time.Second)
 		err := p.Set(ctx, on)
 		cancel()
 		if err != nil {
-			return withCode(exitCodeFor(err), err)
+			return withCode(labrun.ExitCodeFor(err), err)
 		}
 		state := "off"
 		if on {
 			state = "on"
 		}
-		fmt.Printf("%s: power %s (%s)\n", name, state, p.Name())
+		fmt.Fprintf(c.App.Writer, "%s: power %s (%s)\n", name, state, p.Name())
 	}
 	return nil
 }
@@ -118,20 +120,20 @@ func powerStatus(c *cli.Context) error {
 		return err
 	}
 	if _, none := p.(power.None); none {
-		fmt.Printf("%s: power: none: labrunner does not switch its supply\n", name)
+		fmt.Fprintf(c.App.Writer, "%s: power: none: labrunner does not switch its supply\n", name)
 		return nil
 	}
 	st, ok := p.(interface {
 		Status() (bool, string, error)
 	})
 	if !ok {
-		fmt.Printf("%s: %s: the state is not known to labrunner\n", name, p.Name())
+		fmt.Fprintf(c.App.Writer, "%s: %s: the state is not known to labrunner\n", name, p.Name())
 		return nil
 	}
 	_, detail, err := st.Status()
 	if err != nil {
-		return withCode(exitCodeFor(err), err)
+		return withCode(labrun.ExitCodeFor(err), err)
 	}
-	fmt.Printf("%s: %s\n", name, detail)
+	fmt.Fprintf(c.App.Writer, "%s: %s\n", name, detail)
 	return nil
 }

@@ -17,7 +17,7 @@ import (
 func prrNightly(t *testing.T, args ...string) (int, []results.Verdict) {
 	t.Helper()
 	out := t.TempDir()
-	code := run(append([]string{"labrunner", "--log-level", "error", "nightly", "--locks", t.TempDir(), "--lab", "testdata/prr.yaml", "--out", out}, args...))
+	code := runCode(t, append([]string{"--log-level", "error", "nightly", "--locks", t.TempDir(), "--lab", "testdata/prr.yaml", "--out", out}, args...)...)
 	entries, err := os.ReadDir(out)
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("want one run directory under %s, got %v (%v)", out, entries, err)
@@ -95,22 +95,11 @@ func TestPRRPlanCatchesEmulatorFaults(t *testing.T) {
 // golden predict prr prints the pipeline figures and the §5.1 scheduler
 // comparison as JSON, each figure with its source.
 func TestGoldenPredictPRRPrintsTheComparison(t *testing.T) {
-	f, err := os.CreateTemp(t.TempDir(), "predict")
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout := os.Stdout
-	os.Stdout = f
-	code := run([]string{"labrunner", "golden", "predict", "--set", "cycles=2000", "--set", "replicas=2", "--set", "s=2", "--json", "prr"})
-	os.Stdout = stdout
-	f.Close()
+	code, stdout, stderr := runCaptured(t, "golden", "predict", "--set", "cycles=2000", "--set", "replicas=2", "--set", "s=2", "--json", "prr")
 	if code != 0 {
-		t.Fatalf("exit %d", code)
+		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	b, err := os.ReadFile(f.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := []byte(stdout)
 	var exps []results.Expectation
 	if err := json.Unmarshal(b, &exps); err != nil {
 		t.Fatalf("output is not a JSON list of expectations: %v\n%.400s", err, b)

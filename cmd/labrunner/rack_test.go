@@ -24,7 +24,7 @@ const twoGroups = "testdata/two-groups.yaml"
 // the exit code.
 func rackCLI(t *testing.T, locks string, args ...string) int {
 	t.Helper()
-	return run(append([]string{"labrunner", "--log-level", "warn"}, append(args[:1:1], append([]string{"--locks", locks}, args[1:]...)...)...))
+	return runCode(t, append([]string{"--log-level", "warn"}, append(args[:1:1], append([]string{"--locks", locks}, args[1:]...)...)...)...)
 }
 
 func theRunDir(t *testing.T, root string) string {
@@ -66,7 +66,7 @@ func TestTwoShardsMergeIntoTheFullRun(t *testing.T) {
 		t.Fatalf("a shard ran nothing: %d and %d verdicts", len(v1), len(v2))
 	}
 	merged := filepath.Join(t.TempDir(), "merged")
-	if code := run([]string{"labrunner", "report", "--merge", merged, d1, d2}); code != 0 {
+	if code := runCode(t, "report", "--merge", merged, d1, d2); code != 0 {
 		t.Fatalf("report --merge: exit %d", code)
 	}
 	mv, err := results.ReadVerdictLog(merged)
@@ -82,7 +82,7 @@ func TestTwoShardsMergeIntoTheFullRun(t *testing.T) {
 		t.Errorf("no merged report: %v", err)
 	}
 	// The same shard twice is refused.
-	if code := run([]string{"labrunner", "report", "--merge", filepath.Join(t.TempDir(), "m"), d1, d1}); code != 2 {
+	if code := runCode(t, "report", "--merge", filepath.Join(t.TempDir(), "m"), d1, d1); code != 2 {
 		t.Errorf("merging a shard with itself: exit %d, want 2", code)
 	}
 }
@@ -134,7 +134,7 @@ func TestHeldBoardsAreSkippedAndReported(t *testing.T) {
 func TestNightlyKilledAndResumed(t *testing.T) {
 	t.Parallel()
 	if os.Getenv("LABRUNNER_TEST_MAIN") != "" {
-		os.Exit(run(strings.Split(os.Getenv("LABRUNNER_TEST_MAIN"), "\x1f")))
+		os.Exit(run(strings.Split(os.Getenv("LABRUNNER_TEST_MAIN"), "\x1f"), os.Stdout, os.Stderr))
 	}
 	locks, out := t.TempDir(), t.TempDir()
 	args := []string{"labrunner", "--log-level", "warn", "nightly", "--locks", locks, "--lab", twoGroups, "--out", out, "--parallel", "1"}

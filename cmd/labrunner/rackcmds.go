@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,37 +13,17 @@ import (
 	"github.com/labrunner/labrunner/boards/lease"
 	"github.com/labrunner/labrunner/labconfig"
 	"github.com/labrunner/labrunner/labconfig/strictyaml"
-	"github.com/labrunner/labrunner/selftest"
+	"github.com/labrunner/labrunner/labrun"
 )
 
 func locksFlag() cli.Flag {
-	return &cli.StringFlag{Name: "locks", Usage: "lock directory shared by the lab host's users (default: the lab's locks.dir, else " + defaultLocks + ")", EnvVars: []string{"LABRUNNER_LOCKS"}}
+	return &cli.StringFlag{Name: "locks", Usage: "lock directory shared by the lab host's users (default: the lab's locks.dir, else " + labrun.DefaultLocks + ")", EnvVars: []string{"LABRUNNER_LOCKS"}}
 }
-
-// defaultLocks is shared by every user of a lab host.
-const defaultLocks = "/tmp/labrunner-locks"
 
 // locksDir opens the lock directory named by --locks, the lab file or the
 // default.
 func locksDir(c *cli.Context, lab *labconfig.Lab) (*lease.Dir, error) {
-	d, err := lease.Open(locksPath(c, lab), logger(c))
-	if err != nil {
-		return nil, withCode(selftest.ExitConfig, err)
-	}
-	return d, nil
-}
-
-// locksPath is the lock directory named by --locks, the lab file or the
-// default.
-func locksPath(c *cli.Context, lab *labconfig.Lab) string {
-	path := c.String("locks")
-	if path == "" && lab.Locks != nil && lab.Locks.Dir != "" {
-		path = lab.Locks.Dir
-	}
-	if path == "" {
-		path = defaultLocks
-	}
-	return path
+	return labrun.OpenLocks(c.String("locks"), lab, logger(c))
 }
 
 func boardsCommand() *cli.Command {
@@ -88,9 +67,9 @@ func boardsCommand() *cli.Command {
 				rows = append(rows, r)
 			}
 			if c.Bool("json") {
-				return json.NewEncoder(os.Stdout).Encode(rows)
+				return json.NewEncoder(c.App.Writer).Encode(rows)
 			}
-			tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "BOARD\tKIND\tSTATE\tHELD BY\tLAST DESIGN\tLAST HEALTH")
 			for _, r := range rows {
 				holder := "-"
@@ -133,7 +112,7 @@ func reserveCommand() *cli.Command {
 			&cli.BoolFlag{Name: "maintenance", Usage: "also mark the boards as in maintenance"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return exitf(selftest.ExitConfig, "reserve which boards? (labrunner reserve BOARD...)")
+				return exitf(labrun.ExitConfig, "reserve which boards? (labrunner reserve BOARD...)")
 			}
 			lab, err := loadLab(c, bitstreams.Default())
 			if err != nil {
@@ -144,7 +123,7 @@ func reserveCommand() *cli.Command {
 			// is made, and leaves nothing behind.
 			for _, name := range c.Args().Slice() {
 				if err := reservable(lab, name); err != nil {
-					return withCode(selftest.ExitConfig, err)
+					return withCode(labrun.ExitConfig, err)
 				}
 			}
 			d, err := locksDir(c, lab)
@@ -163,14 +142,14 @@ func reserveCommand() *cli.Command {
 					for _, l := range got {
 						l.Release()
 					}
-					return withCode(selftest.ExitInfra, err)
+					return withCode(labrun.ExitInfra, err)
 				}
 			}
 			for _, l := range got {
 				if c.Bool("maintenance") {
 					d.UpdateState(l.Info().Board, func(s *lease.State) { s.Maintenance = true })
 				}
-				fmt.Printf("%s: held until %s\n", l.Info().Board, l.Info().Expires.Local().Format("2006-01-02 15:04:05"))
+				fmt.Fprintf(c.App.Writer, "%s: held until %s\n", l.Info().Board, l.Info().Expires.Local().Format("2006-01-02 15:04:05"))
 			}
 			return nil
 		},
@@ -192,7 +171,7 @@ func reservable(lab *labconfig.Lab, name string) error {
 		return fmt.Errorf("no board %q in lab %s (%s): nothing reserved", name, lab.Name, nearestOrList(name, names))
 	}
 	if b.Emulated != nil && lab.Locks == nil {
-		return fmt.Errorf("%s is an emulated board of lab %s, which names no lock directory: each labrunner process has its own emulated rack, so the nightly would not honour the reservation; nothing reserved (add locks: {dir: %s} to the lab file to lease emulated boards too)", name, lab.Name, defaultLocks)
+		return fmt.Errorf("%s is an emulated board of lab %s, which names no lock directory: each labrunner process has its own emulated rack, so the nightly would not honour the reservation; nothing reserved (add locks: {dir: %s} to the lab file to lease emulated boards too)", name, lab.Name, labrun.DefaultLocks)
 	}
 	return nil
 }
@@ -222,10 +201,10 @@ func releaseCommand() *cli.Command {
 			for _, name := range c.Args().Slice() {
 				i, err := d.ReleaseOwned(name, c.Bool("force"))
 				if err != nil {
-					return withCode(selftest.ExitConfig, err)
+					return withCode(labrun.ExitConfig, err)
 				}
 				d.UpdateState(name, func(s *lease.State) { s.Maintenance = false })
-				fmt.Printf("%s: released (was held by %s)\n", name, i)
+				fmt.Fprintf(c.App.Writer, "%s: released (was held by %s)\n", name, i)
 			}
 			return nil
 		},

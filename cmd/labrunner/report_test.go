@@ -19,7 +19,7 @@ import (
 func TestNightlyReportDrawsEveryDescribedFigure(t *testing.T) {
 	lab := combinedLab(t, "mini.yaml", "prr.yaml", "shoal.yaml")
 	out := t.TempDir()
-	if code := run([]string{"labrunner", "--log-level", "error", "nightly", "--lab", lab, "--out", out}); code != 0 {
+	if code := runCode(t, "--log-level", "error", "nightly", "--lab", lab, "--out", out); code != 0 {
 		t.Fatalf("nightly exit %d, want 0", code)
 	}
 	dir := onlyRunDir(t, out)

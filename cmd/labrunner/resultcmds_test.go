@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -21,27 +20,6 @@ import (
 	"github.com/labrunner/labrunner/results/influx"
 	"github.com/labrunner/labrunner/results/influx/influxtest"
 )
-
-// runCLI runs labrunner with args and returns its exit code and what it
-// printed on stdout and stderr.
-func runCLI(t *testing.T, args ...string) (int, string) {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	oldOut, oldErr := os.Stdout, os.Stderr
-	os.Stdout, os.Stderr = w, w
-	done := make(chan string)
-	go func() {
-		b, _ := io.ReadAll(r)
-		done <- string(b)
-	}()
-	code := run(append([]string{"labrunner"}, args...))
-	os.Stdout, os.Stderr = oldOut, oldErr
-	w.Close()
-	return code, <-done
-}
 
 func onlyRunDir(t *testing.T, root string, except ...string) string {
 	t.Helper()

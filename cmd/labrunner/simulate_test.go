@@ -14,8 +14,8 @@ import (
 // code says whether every reproduced value is within its band.
 func TestGoldenSimulate(t *testing.T) {
 	out := t.TempDir()
-	code := run([]string{"labrunner", "golden", "simulate", "--out", out, "--scale", "0.1", "--loads", "0.05,0.2",
-		"--warmup-ns", "500", "--measure-ns", "1000", "sc18-fig10", "sc18-sizing", "synthetic"})
+	code := runCode(t, "golden", "simulate", "--out", out, "--scale", "0.1", "--loads", "0.05,0.2",
+		"--warmup-ns", "500", "--measure-ns", "1000", "sc18-fig10", "sc18-sizing", "synthetic")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -50,8 +50,8 @@ func TestGoldenSimulateUsage(t *testing.T) {
 		{"--pattern", "nosuch", "synthetic"},
 		{"--clique", "48", "aquila-rtt"},
 	} {
-		a := append([]string{"labrunner", "golden", "simulate", "--out", t.TempDir()}, args...)
-		if code := run(a); code != 2 {
+		a := append([]string{"golden", "simulate", "--out", t.TempDir()}, args...)
+		if code := runCode(t, a...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
 	}

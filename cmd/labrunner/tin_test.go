@@ -17,7 +17,7 @@ import (
 func tinNightly(t *testing.T, args ...string) (int, []results.Verdict) {
 	t.Helper()
 	out := t.TempDir()
-	code := run(append([]string{"labrunner", "--log-level", "error", "nightly", "--locks", t.TempDir(), "--lab", "testdata/tin.yaml", "--out", out}, args...))
+	code := runCode(t, append([]string{"--log-level", "error", "nightly", "--locks", t.TempDir(), "--lab", "testdata/tin.yaml", "--out", out}, args...)...)
 	entries, err := os.ReadDir(out)
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("want one run directory under %s, got %v (%v)", out, entries, err)

@@ -121,7 +121,7 @@ func TestABadCableIsADesignFailure(t *testing.T) {
 	for _, fault := range []string{"credit-leak@exa-10:sfp0", "link-down@exa-00:sfp0"} {
 		t.Run(fault, func(t *testing.T) {
 			out := t.TempDir()
-			code := run([]string{"labrunner", "--log-level", "error", "nightly", "--plan", "exanet-mesh", "--out", out, "--fault", fault})
+			code := runCode(t, "--log-level", "error", "nightly", "--plan", "exanet-mesh", "--out", out, "--fault", fault)
 			if code != 1 {
 				t.Errorf("exit %d, want 1 (a design failure)", code)
 			}
@@ -157,8 +157,8 @@ func TestARunThatJudgedNothingIsNotGreen(t *testing.T) {
 // infrastructure; the table, campaign.json and the report's section.
 func TestFaultCampaignOnASmallSet(t *testing.T) {
 	out := t.TempDir()
-	code := run([]string{"labrunner", "--log-level", "error", "faults", "campaign", "--lab", "testdata/mini.yaml", "--out", out,
-		"--faults", "credit-leak", "--faults", "uart-drop", "--night", "0"})
+	code := runCode(t, "--log-level", "error", "faults", "campaign", "--lab", "testdata/mini.yaml", "--out", out,
+		"--faults", "credit-leak", "--faults", "uart-drop", "--night", "0")
 	dir := theRunDir(t, out)
 	camp, err := results.ReadCampaign(dir)
 	if err != nil || camp == nil {

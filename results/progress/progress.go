@@ -44,7 +44,7 @@ type Counts struct {
 type CountsFunc func() map[string]Counts
 
 // Reporter receives the steps of a run. Step matches the hook of
-// selftest.Nightly.Progress.
+// labrun.Groups.Progress.
 type Reporter interface {
 	Step(plan, step string)
 	// Finish says a plan is over: its bars complete at once, not when the
@@ -64,9 +64,10 @@ func Fancy(out *os.File) bool {
 	return term.IsTerminal(int(out.Fd()))
 }
 
-// New returns bars on a terminal and plain lines otherwise (see Fancy).
-func New(out *os.File, plans []Plan, counts CountsFunc) Reporter {
-	if Fancy(out) {
+// New returns bars on a terminal and plain lines otherwise (see Fancy):
+// any out that is not an *os.File (a test's buffer) gets plain lines.
+func New(out io.Writer, plans []Plan, counts CountsFunc) Reporter {
+	if f, ok := out.(*os.File); ok && Fancy(f) {
 		return NewBars(out, plans, counts)
 	}
 	return NewPlain(out, plans, counts)

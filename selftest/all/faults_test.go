@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/labrun"
 	"github.com/labrunner/labrunner/results"
-	"github.com/labrunner/labrunner/selftest"
 )
 
 // faultCase is one design fault of the ExaNet, PRR, Shoal or TiN emulator
@@ -106,7 +106,7 @@ func TestDefaultPlansCatchEveryDesignFault(t *testing.T) {
 	clean := map[string][]string{}
 	for _, plan := range []string{"exanet-mesh", "prr", "shoal", "tin"} {
 		r := run(plan)
-		if r.out.ExitCode != selftest.ExitPass {
+		if r.out.ExitCode != labrun.ExitPass {
 			t.Fatalf("plan %s without a fault: exit %d", plan, r.out.ExitCode)
 		}
 		clean[plan] = caseNames(t, r.dir)
@@ -130,15 +130,15 @@ func TestDefaultPlansCatchEveryDesignFault(t *testing.T) {
 				}
 			}
 			if fc.benign != "" {
-				if r.out.ExitCode != selftest.ExitPass {
+				if r.out.ExitCode != labrun.ExitPass {
 					t.Errorf("benign fault: exit %d, want 0 (failed: %s)", r.out.ExitCode, strings.Join(dedup(failed), ", "))
 				}
 				if !traced(t, r.dir, fc.benign, strings.Split(target, ":")[0]) {
 					t.Errorf("benign fault left no trace: no %s above 0 on %s", fc.benign, target)
 				}
 			} else {
-				if r.out.ExitCode != selftest.ExitFail {
-					t.Errorf("exit %d, want %d (a design failure)", r.out.ExitCode, selftest.ExitFail)
+				if r.out.ExitCode != labrun.ExitFail {
+					t.Errorf("exit %d, want %d (a design failure)", r.out.ExitCode, labrun.ExitFail)
 				}
 				caught := false
 				for _, c := range fc.catch {

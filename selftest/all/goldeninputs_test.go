@@ -17,8 +17,8 @@ import (
 	_ "github.com/labrunner/labrunner/boards/emu/designs" // the emulated designs (test only)
 	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/labrun"
 	"github.com/labrunner/labrunner/results"
-	"github.com/labrunner/labrunner/selftest"
 	_ "github.com/labrunner/labrunner/selftest/all"
 )
 
@@ -151,7 +151,7 @@ type labRun struct {
 
 type labResult struct {
 	dir string
-	out selftest.Outcome
+	out labrun.Outcome
 }
 
 // runLab runs the default lab's nightly in process. Every emulated board's
@@ -204,7 +204,7 @@ func runLab(t *testing.T, cat *bitstreams.Catalogue, o labRun) labResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := selftest.Nightly{Lab: lab, Catalogue: cat, Emulator: rack, Dir: dir, Log: slog.New(slog.DiscardHandler), Plans: o.plans}
+	n := labrun.Groups{Lab: lab, Catalogue: cat, Emulator: rack, Dir: dir, Log: slog.New(slog.DiscardHandler), Plans: o.plans}
 	if o.corrupt {
 		n.Emulator = corrupting{Rack: rack, design: design}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/boards/emu"
 	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/labrun"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/selftest"
 )
@@ -100,7 +101,7 @@ func Jobs(opts Options) ([][]Job, error) {
 		return nil, fmt.Errorf("targets %q: use %s or %s", mode, TargetsAll, TargetsRotation)
 	}
 	var out [][]Job
-	for gi, ps := range selftest.Groups(plans) {
+	for gi, ps := range labrun.GroupPlans(plans) {
 		g := newGroup(ps)
 		var jobs []Job
 		for _, f := range want {
@@ -322,8 +323,8 @@ func Run(ctx context.Context, opts Options) (*results.Campaign, string, error) {
 	}
 	baseRed := map[string]bool{}
 	for _, p := range names {
-		code, status := selftest.ExitCodeOf(baseVerdicts[p])
-		baseRed[p] = code != selftest.ExitPass
+		code, status := labrun.ExitCodeOf(baseVerdicts[p])
+		baseRed[p] = code != labrun.ExitPass
 		failing := 0
 		for _, v := range baseVerdicts[p] {
 			if v.Status != results.Pass {
@@ -378,7 +379,7 @@ func testKey(v results.Verdict) string {
 	return v.Plan + "\x00" + v.Board + "\x00" + v.Test
 }
 
-func groupSeconds(out selftest.Outcome, plan string) float64 {
+func groupSeconds(out labrun.Outcome, plan string) float64 {
 	for _, g := range out.Groups {
 		for _, p := range g.Plans {
 			if p == plan {
@@ -402,7 +403,7 @@ func score(j Job, round int, res *RunResult, vs map[string][]results.Verdict, ms
 	for _, p := range j.Plans {
 		mine = append(mine, vs[p]...)
 	}
-	e.ExitCode, e.Status = selftest.ExitCodeOf(mine)
+	e.ExitCode, e.Status = labrun.ExitCodeOf(mine)
 	e.Class = classOf(e.ExitCode)
 	by := map[string]bool{}
 	for _, v := range mine {
@@ -418,7 +419,7 @@ func score(j Job, round int, res *RunResult, vs map[string][]results.Verdict, ms
 	for _, p := range j.Plans {
 		wasRed = wasRed || baseRed[p]
 	}
-	failed := e.ExitCode != selftest.ExitPass && (!wasRed || len(e.CaughtBy) > 0)
+	failed := e.ExitCode != labrun.ExitPass && (!wasRed || len(e.CaughtBy) > 0)
 	switch {
 	case j.Benign && failed:
 		e.Outcome = results.FalseAlarm
@@ -457,11 +458,11 @@ func inPlans(p string, plans []string) bool {
 
 func classOf(code int) string {
 	switch code {
-	case selftest.ExitFail:
+	case labrun.ExitFail:
 		return "design"
-	case selftest.ExitConfig:
+	case labrun.ExitConfig:
 		return "setup"
-	case selftest.ExitInfra:
+	case labrun.ExitInfra:
 		return "infrastructure"
 	}
 	return ""
@@ -483,7 +484,7 @@ func WriteTable(w io.Writer, c *results.Campaign) error {
 		len(c.Entries), c.Rounds, c.Targets, c.Night, n[results.Caught], n[results.Escaped], n[results.Absorbed], n[results.FalseAlarm],
 		(time.Duration(c.WallSeconds * float64(time.Second))).Round(time.Second))
 	for _, b := range c.Baseline {
-		if b.ExitCode != selftest.ExitPass {
+		if b.ExitCode != labrun.ExitPass {
 			fmt.Fprintf(w, "baseline: plan %s %s without a fault (%d cases not passed): a fault there is caught only by cases that passed in the baseline\n", b.Plan, b.Status, b.Failing)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/boards/emu"
 	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/labrun"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/selftest"
 )
@@ -30,7 +31,7 @@ type RunOptions struct {
 	// Root is the results root the run directory is created in.
 	Root string
 	Log  *slog.Logger
-	// Mgmt is each plan's management check (selftest.Nightly.Mgmt).
+	// Mgmt is each plan's management check (labrun.Groups.Mgmt).
 	Mgmt func(ctx context.Context, env *selftest.Env) error
 	// Parallel bounds the board groups run at once (0: all).
 	Parallel int
@@ -40,7 +41,7 @@ type RunOptions struct {
 // RunResult is a finished run.
 type RunResult struct {
 	Dir      string
-	Outcome  selftest.Outcome
+	Outcome  labrun.Outcome
 	Verdicts []results.Verdict
 	Duration time.Duration
 }
@@ -78,12 +79,12 @@ func RunPlans(ctx context.Context, opts RunOptions) (*RunResult, error) {
 		return nil, err
 	}
 	defer dir.Close()
-	n := &selftest.Nightly{Lab: opts.Lab, Catalogue: cat, Emulator: rack, Dir: dir, Log: opts.Log, Plans: plans,
+	n := &labrun.Groups{Lab: opts.Lab, Catalogue: cat, Emulator: rack, Dir: dir, Log: opts.Log, Plans: plans,
 		Parallel: opts.Parallel, Mgmt: opts.Mgmt, Command: opts.Command}
 	t0 := time.Now()
 	out := n.Run(ctx)
-	if ctx.Err() != nil && out.ExitCode == selftest.ExitPass {
-		out.ExitCode, out.Status = selftest.ExitInfra, "interrupted"
+	if ctx.Err() != nil && out.ExitCode == labrun.ExitPass {
+		out.ExitCode, out.Status = labrun.ExitInfra, "interrupted"
 	}
 	if err := dir.Finish(out.Status, out.ExitCode); err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package selftest
+package labrun
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	_ "github.com/labrunner/labrunner/boards/emu/designs"
 	"github.com/labrunner/labrunner/labconfig"
 	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
 )
 
 // Two independent two-board racks; the first one's design setup panics.
@@ -38,9 +39,11 @@ plans:
 `
 
 // TestGroupPanicIsAnInfrastructureError: a panic inside one board group
-// (here the design's setup) ends that group only, with an infrastructure
-// error on each of its tests; the other group runs and passes.
+// (here its management check, run inside the group after the design's
+// setup) ends that group only, with an infrastructure error on each of its
+// tests; the other group runs and passes.
 func TestGroupPanicIsAnInfrastructureError(t *testing.T) {
+	t.Parallel()
 	lab, err := labconfig.Parse("panic.yaml", []byte(twoRacks), labconfig.Known{})
 	if err != nil {
 		t.Fatal(err)
@@ -51,20 +54,20 @@ func TestGroupPanicIsAnInfrastructureError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rack.Close()
-	RegisterSetup("exanet", func(ctx context.Context, env *Env) error {
+	mgmt := func(ctx context.Context, env *selftest.Env) error {
 		if env.Plan.Name == "rack-a" {
 			var m map[string]int
-			m["boom"]++ // a nil map: a driver's or a setup's bug
+			m["boom"]++ // a nil map: a driver's or a check's bug
 		}
+		env.Check("mgmt", results.Measurement{Metric: "mgmt.checked"}, true, "checked", "test", "")
 		return nil
-	})
-	defer RegisterSetup("exanet", nil)
+	}
 	dir, err := results.Create(t.TempDir(), results.Run{Lab: lab.Name, Start: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer dir.Close()
-	n := &Nightly{Lab: lab, Catalogue: cat, Emulator: rack, Dir: dir}
+	n := &Groups{Lab: lab, Catalogue: cat, Emulator: rack, Dir: dir, Mgmt: mgmt}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out := n.Run(ctx)

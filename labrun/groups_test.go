@@ -1,7 +1,6 @@
-package selftest
+package labrun
 
 import (
-	"context"
 	"testing"
 
 	"github.com/labrunner/labrunner/labconfig"
@@ -9,7 +8,7 @@ import (
 
 func TestSelectPlansKeepsOnlyTheNamedOnes(t *testing.T) {
 	lab := &labconfig.Lab{Plans: []labconfig.Plan{{Name: "a"}, {Name: "b"}, {Name: "c"}}}
-	n := &Nightly{Lab: lab, Plans: []string{"b"}}
+	n := &Groups{Lab: lab, Plans: []string{"b"}}
 	got, err := n.selectPlans()
 	if err != nil || len(got) != 1 || got[0].Name != "b" {
 		t.Fatalf("selectPlans(b) = %v, %v", got, err)
@@ -29,7 +28,7 @@ func TestShardsCoverEveryGroupOnce(t *testing.T) {
 		}
 		plans = append(plans, p)
 	}
-	groups := groupPlans(plans)
+	groups := GroupPlans(plans)
 	if len(groups) != 5 {
 		t.Fatalf("%d groups, want 5 (plans sharing board b grouped)", len(groups))
 	}
@@ -53,22 +52,5 @@ func TestShardsCoverEveryGroupOnce(t *testing.T) {
 	}
 	if _, err := ParseShard("3/2"); err == nil {
 		t.Error("shard 3/2 accepted")
-	}
-}
-
-// The progress bars' totals are the steps the runner reports: a design
-// with a setup has one more (a TiN plan used to end at "step 17/16").
-func TestStepsCountsTheSetup(t *testing.T) {
-	plain := &labconfig.Plan{Design: "steps-test-plain", Tests: []labconfig.Test{{Name: "a"}, {Name: "b"}}}
-	withSetup := &labconfig.Plan{Design: "steps-test-setup", Tests: plain.Tests}
-	RegisterSetup(withSetup.Design, func(context.Context, *Env) error { return nil })
-	if got := Steps(plain, false); got != 5 {
-		t.Errorf("plan without setup: %d steps, want health, bitstreams, program + 2 tests = 5", got)
-	}
-	if got := Steps(withSetup, false); got != 6 {
-		t.Errorf("plan with setup: %d steps, want 6", got)
-	}
-	if got := Steps(withSetup, true); got != 7 {
-		t.Errorf("plan with setup and the management check: %d steps, want 7", got)
 	}
 }

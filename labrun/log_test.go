@@ -1,7 +1,8 @@
-package main
+package labrun
 
 import (
 	"bytes"
+	"log/slog"
 	"strings"
 	"testing"
 )
@@ -12,7 +13,7 @@ import (
 func TestRunLoggerSplitsTerminalAndFile(t *testing.T) {
 	t.Parallel()
 	var term, file bytes.Buffer
-	log, lw := newRunLogger("info", false, &term)
+	log, lw := newRunLogger(slog.LevelInfo, false, &term)
 	log.Info("before the run directory", "board", "a")
 	log.With("component", "emu").Warn("a warning")
 	if err := lw.Attach(&file); err != nil {
@@ -36,7 +37,7 @@ func TestRunLoggerSplitsTerminalAndFile(t *testing.T) {
 	}
 
 	term.Reset()
-	log, _ = newRunLogger("debug", true, &term)
+	log, _ = newRunLogger(slog.LevelDebug, true, &term)
 	log.Debug("shown")
 	if !strings.Contains(term.String(), "debug: shown") {
 		t.Errorf("--log-level debug: terminal got %q", term.String())

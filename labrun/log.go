@@ -1,4 +1,4 @@
-package main
+package labrun
 
 import (
 	"bytes"
@@ -7,27 +7,17 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/labrunner/labrunner/results/progress"
 )
 
 // A nightly's log has two readers. The person at the terminal wants the
 // progress lines and what went wrong, not a line per verdict; the run
 // directory keeps everything (labrunner.log) as the evidence of the run.
-// runLogger writes warnings and errors to the terminal (or every record at
-// --log-level when that flag is given) and every record at --log-level to
-// the run directory's log. Records from before the run directory exists
+// newRunLogger writes warnings and errors to the terminal (or every record
+// at lvl when the user chose it: explicit) and every record at lvl to the
+// run directory's log. Records from before the run directory exists
 // (starting the rack, programming) are held and written there first.
-func runLogger(c *cli.Context, term io.Writer) (*slog.Logger, *lateWriter) {
-	return newRunLogger(c.String("log-level"), c.IsSet("log-level"), term)
-}
-
-func newRunLogger(level string, explicit bool, term io.Writer) (*slog.Logger, *lateWriter) {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(level)); err != nil {
-		lvl = slog.LevelInfo
-	}
+func newRunLogger(lvl slog.Level, explicit bool, term io.Writer) (*slog.Logger, *lateWriter) {
 	termLvl := max(lvl, slog.LevelWarn)
 	if explicit {
 		termLvl = lvl

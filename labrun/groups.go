@@ -1,4 +1,4 @@
-package selftest
+package labrun
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/labrunner/labrunner/bitstreams"
@@ -19,21 +18,14 @@ import (
 	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/labconfig"
 	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
 )
 
-// Exit codes (docs/architecture.md, conventions).
-const (
-	ExitPass   = 0
-	ExitFail   = 1 // a verdict failed
-	ExitConfig = 2 // bad usage or config
-	ExitInfra  = 3 // a board did not answer, a tool is missing
-)
-
-// Nightly runs a lab's plans: it groups plans that share boards (linked
+// Groups runs a lab's plans: it groups plans that share boards (linked
 // racks run together), keeps this shard's groups, reserves each group's
 // boards with leases, opens them and runs the groups in parallel up to a
 // limit, recording everything in the run directory.
-type Nightly struct {
+type Groups struct {
 	Lab       *labconfig.Lab
 	Catalogue *bitstreams.Catalogue
 	Emulator  boards.Emulator // nil when no board is emulated
@@ -58,8 +50,8 @@ type Nightly struct {
 	// has finished (its last step is over).
 	Progress func(plan, step string)
 	PlanDone func(plan string)
-	// Mgmt, if set, is each plan's management check (Runner.Mgmt).
-	Mgmt func(ctx context.Context, env *Env) error
+	// Mgmt, if set, is each plan's management check (selftest.Runner.Mgmt).
+	Mgmt func(ctx context.Context, env *selftest.Env) error
 }
 
 // HeldPolicy is what a nightly does about boards held by someone else.
@@ -70,12 +62,12 @@ const (
 	HeldWait HeldPolicy = "wait"
 )
 
-// Outcome is how a nightly ended.
+// Outcome is how the groups' run ended.
 type Outcome struct {
 	ExitCode int
 	Status   string
 	Summary  results.Summary
-	Plans    []PlanResult
+	Plans    []selftest.PlanResult
 	Groups   []GroupResult
 }
 
@@ -87,8 +79,8 @@ type GroupResult struct {
 	Skipped  string // why the group did not run, if it did not
 }
 
-// Run executes the nightly.
-func (n *Nightly) Run(ctx context.Context) Outcome {
+// Run runs the groups.
+func (n *Groups) Run(ctx context.Context) Outcome {
 	log := n.Log
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -98,12 +90,12 @@ func (n *Nightly) Run(ctx context.Context) Outcome {
 		log.Error("plan selection", "err", err)
 		return Outcome{ExitCode: ExitConfig, Status: "setup-error"}
 	}
-	groups := groupPlans(plans)
+	groups := GroupPlans(plans)
 	if n.Shard.Count > 0 {
 		groups = n.Shard.Select(groups)
 	}
 
-	runner := &Runner{
+	runner := &selftest.Runner{
 		Lab: n.Lab, Catalogue: n.Catalogue, Rec: n.Dir, Log: log, Progress: n.Progress, PlanDone: n.PlanDone,
 		Boards: map[string]*boards.Board{}, OpenErrors: map[string]error{}, Mgmt: n.Mgmt, MgmtLock: &sync.Mutex{},
 		OnBitstream: func(bi results.BitstreamInfo) {
@@ -207,20 +199,13 @@ func (n *Nightly) Run(ctx context.Context) Outcome {
 			}
 			for _, p := range g {
 				if err := boardsOpenFor(p, openErr); err != nil && len(openErr) == len(p.Boards) {
-					env := &Env{Lab: n.Lab, Plan: p, Log: log, rec: n.Dir}
-					for i := range p.Tests {
-						env.step = TestStep(p, i)
-						for _, pb := range p.Boards {
-							// Each board's verdicts carry its own driver's error.
-							env.Error(p.Tests[i].Name, pb.Board, nil, openErr[pb.Board])
-						}
-					}
+					selftest.NotOpened(n.Dir, n.Lab, p, log, openErr)
 					omu.Lock()
-					out.Plans = append(out.Plans, PlanResult{Plan: p.Name, Setup: err})
+					out.Plans = append(out.Plans, selftest.PlanResult{Plan: p.Name, Setup: err})
 					omu.Unlock()
 					continue
 				}
-				res := runner.runPlanLocked(ctx, p, &bmu)
+				res := runPlanLocked(ctx, runner, p, &bmu)
 				omu.Lock()
 				out.Plans = append(out.Plans, res)
 				omu.Unlock()
@@ -238,7 +223,7 @@ func (n *Nightly) Run(ctx context.Context) Outcome {
 
 // runPlanLocked runs a plan with a snapshot of the open boards (other
 // groups add theirs concurrently).
-func (r *Runner) runPlanLocked(ctx context.Context, p *labconfig.Plan, mu *sync.Mutex) PlanResult {
+func runPlanLocked(ctx context.Context, r *selftest.Runner, p *labconfig.Plan, mu *sync.Mutex) selftest.PlanResult {
 	mu.Lock()
 	snap := *r
 	snap.Boards = make(map[string]*boards.Board, len(r.Boards))
@@ -261,7 +246,7 @@ func (r *Runner) runPlanLocked(ctx context.Context, p *labconfig.Plan, mu *sync.
 // emulated boards live in this process only, so they are leased (and their
 // state recorded) only when the lab file names a lock directory itself, so
 // that the machinery can be exercised on the emulated rack.
-func (n *Nightly) leased(board string) bool {
+func (n *Groups) leased(board string) bool {
 	if n.Locks == nil {
 		return false
 	}
@@ -270,7 +255,7 @@ func (n *Nightly) leased(board string) bool {
 }
 
 // reserve takes the leases of a group's boards, all or none.
-func (n *Nightly) reserve(ctx context.Context, names []string, log *slog.Logger) ([]*lease.Lease, error) {
+func (n *Groups) reserve(ctx context.Context, names []string, log *slog.Logger) ([]*lease.Lease, error) {
 	if n.Locks == nil {
 		return nil, nil
 	}
@@ -321,7 +306,7 @@ func (n *Nightly) reserve(ctx context.Context, names []string, log *slog.Logger)
 // verdict in this attempt, an infrastructure error saying the group
 // stopped; the stack goes to the log. The tests are not marked done, so a
 // --resume runs them again.
-func (n *Nightly) groupPanicked(g []*labconfig.Plan, p any, log *slog.Logger) {
+func (n *Groups) groupPanicked(g []*labconfig.Plan, p any, log *slog.Logger) {
 	log.Error("a board group panicked; its remaining tests are infrastructure errors", "plans", planNamesOf(g), "panic", p, "stack", string(debug.Stack()))
 	have := map[string]bool{}
 	for _, v := range n.Dir.Verdicts() {
@@ -331,7 +316,7 @@ func (n *Nightly) groupPanicked(g []*labconfig.Plan, p any, log *slog.Logger) {
 		fmt.Errorf("panic: %v", p))
 	for _, pl := range g {
 		for i, t := range pl.Tests {
-			step := TestStep(pl, i)
+			step := selftest.TestStep(pl, i)
 			if n.Dir.Done(step) {
 				continue
 			}
@@ -357,12 +342,12 @@ func planNamesOf(g []*labconfig.Plan) []string {
 
 // skipGroup records a skip verdict for every test of a group whose boards
 // could not be reserved.
-func (n *Nightly) skipGroup(g []*labconfig.Plan, why error) {
+func (n *Groups) skipGroup(g []*labconfig.Plan, why error) {
 	for _, p := range g {
 		for i, t := range p.Tests {
 			for _, pb := range p.Boards {
 				n.Dir.AddVerdict(results.Verdict{Time: time.Now(), Plan: p.Name, Test: t.Name, Board: pb.Board, Design: p.Design,
-					Status: results.Skip, Message: "not run: " + why.Error(), Step: TestStep(p, i)})
+					Status: results.Skip, Message: "not run: " + why.Error(), Step: selftest.TestStep(p, i)})
 			}
 		}
 	}
@@ -370,7 +355,7 @@ func (n *Nightly) skipGroup(g []*labconfig.Plan, why error) {
 
 // openBoards opens a group's boards in parallel: opening a bridge or a
 // console may wait for a slow device.
-func (n *Nightly) openBoards(ctx context.Context, names []string, log *slog.Logger) (map[string]*boards.Board, map[string]error) {
+func (n *Groups) openBoards(ctx context.Context, names []string, log *slog.Logger) (map[string]*boards.Board, map[string]error) {
 	opened := map[string]*boards.Board{}
 	openErr := map[string]error{}
 	var mu sync.Mutex
@@ -434,97 +419,6 @@ func groupBoards(g []*labconfig.Plan) []string {
 	return out
 }
 
-// Shard is one lab host's share of a nightly: Index of Count, 1-based.
-type Shard struct{ Index, Count int }
-
-// ParseShard parses "i/n".
-func ParseShard(s string) (Shard, error) {
-	var sh Shard
-	if _, err := fmt.Sscanf(s, "%d/%d", &sh.Index, &sh.Count); err != nil || sh.Count < 1 || sh.Index < 1 || sh.Index > sh.Count {
-		return Shard{}, fmt.Errorf("--shard %q: write i/n with 1 <= i <= n (e.g. 2/3)", s)
-	}
-	return sh, nil
-}
-
-func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
-
-// Select keeps this shard's board groups. Every host computes the same
-// assignment from the lab alone: groups sorted by size (boards) and then by
-// their first plan's name are dealt, largest first, to the shard with the
-// fewest boards so far (lowest index on ties), so n hosts cover the rack
-// exactly once with balanced work.
-func (s Shard) Select(groups [][]*labconfig.Plan) [][]*labconfig.Plan {
-	type gi struct {
-		g    []*labconfig.Plan
-		size int
-		name string
-	}
-	var all []gi
-	for _, g := range groups {
-		all = append(all, gi{g, len(groupBoards(g)), g[0].Name})
-	}
-	sort.SliceStable(all, func(i, j int) bool {
-		if all[i].size != all[j].size {
-			return all[i].size > all[j].size
-		}
-		return all[i].name < all[j].name
-	})
-	load := make([]int, s.Count)
-	var out [][]*labconfig.Plan
-	for _, g := range all {
-		best := 0
-		for i := range load {
-			if load[i] < load[best] {
-				best = i
-			}
-		}
-		load[best] += g.size
-		if best == s.Index-1 {
-			out = append(out, g.g)
-		}
-	}
-	return out
-}
-
-// ExitCodeOf decides a run's exit code from its verdicts: bad setup first
-// (nothing meaningful ran), then infrastructure (the run cannot be trusted),
-// then design failures. A run in which nothing was judged (no verdict, or
-// every one skipped: all its boards held by someone else) is not green: it
-// says nothing about the designs, and a CI job that reads 0 as "the rack
-// passed" would be misled. It exits ExitInfra, "nothing-ran": the rack was
-// not available to the run, which is neither a design finding nor a wrong
-// lab file.
-func ExitCodeOf(vs []results.Verdict) (int, string) {
-	var setup, infra, fail, judged bool
-	for _, v := range vs {
-		if v.Status != results.Skip {
-			judged = true
-		}
-		switch {
-		case v.Status == results.Error && v.Class == drivers.ClassSetup.String():
-			setup = true
-		case v.Status == results.Error:
-			infra = true
-		case v.Status == results.Fail:
-			fail = true
-		}
-	}
-	switch {
-	case setup:
-		return ExitConfig, "setup-error"
-	case infra:
-		return ExitInfra, "infrastructure-error"
-	case fail:
-		return ExitFail, "failed"
-	case !judged:
-		return ExitInfra, StatusNothingRan
-	}
-	return ExitPass, "passed"
-}
-
-// StatusNothingRan is the status of a run that judged nothing.
-const StatusNothingRan = "nothing-ran"
-
 func boardsOpenFor(p *labconfig.Plan, openErr map[string]error) error {
 	var errs []error
 	for _, pb := range p.Boards {
@@ -535,7 +429,7 @@ func boardsOpenFor(p *labconfig.Plan, openErr map[string]error) error {
 	return errors.Join(errs...)
 }
 
-func (n *Nightly) selectPlans() ([]*labconfig.Plan, error) {
+func (n *Groups) selectPlans() ([]*labconfig.Plan, error) {
 	var out []*labconfig.Plan
 	want := map[string]bool{}
 	for _, p := range n.Plans {
@@ -562,9 +456,10 @@ func (n *Nightly) selectPlans() ([]*labconfig.Plan, error) {
 	return out, nil
 }
 
-// groupPlans puts plans that share a board (directly or through another
-// plan) into one group, keeping lab-file order inside each group.
-func groupPlans(plans []*labconfig.Plan) [][]*labconfig.Plan {
+// GroupPlans puts plans that share a board (directly or through another
+// plan) into one group, keeping lab-file order inside each group: the units
+// a run takes in parallel.
+func GroupPlans(plans []*labconfig.Plan) [][]*labconfig.Plan {
 	parent := make([]int, len(plans))
 	for i := range parent {
 		parent[i] = i
@@ -600,82 +495,6 @@ func groupPlans(plans []*labconfig.Plan) [][]*labconfig.Plan {
 		groups[g] = append(groups[g], p)
 	}
 	return groups
-}
-
-// WriteSummary prints the summary table a person reads at the end of a run:
-// one row per plan and board, then every test case that did not pass.
-func WriteSummary(w io.Writer, run results.Run, vs []results.Verdict, elapsed time.Duration) {
-	type key struct{ plan, board string }
-	counts := map[key]*results.Summary{}
-	var keys []key
-	for _, v := range vs {
-		k := key{v.Plan, v.Board}
-		s, ok := counts[k]
-		if !ok {
-			s = &results.Summary{}
-			counts[k] = s
-			keys = append(keys, k)
-		}
-		s.Total++
-		switch v.Status {
-		case results.Pass:
-			s.Pass++
-		case results.Fail:
-			s.Fail++
-		case results.Error:
-			s.Error++
-		case results.Skip:
-			s.Skip++
-		}
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].plan != keys[j].plan {
-			return keys[i].plan < keys[j].plan
-		}
-		return keys[i].board < keys[j].board
-	})
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "PLAN\tBOARD\tTESTS\tPASS\tFAIL\tERROR\tSKIP\n")
-	for _, k := range keys {
-		s := counts[k]
-		board := k.board
-		if board == "" {
-			board = "(plan)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\n", k.plan, board, s.Total, s.Pass, s.Fail, s.Error, s.Skip)
-	}
-	tw.Flush()
-	bad := 0
-	for _, v := range results.SortVerdicts(vs) {
-		if v.Status == results.Pass || v.Status == results.Skip {
-			continue
-		}
-		if bad == 0 {
-			fmt.Fprintln(w, "\nNot passed:")
-		}
-		bad++
-		if bad > 40 {
-			continue
-		}
-		board := v.Board
-		if board == "" {
-			board = "-"
-		}
-		fmt.Fprintf(w, "  %-5s %s %s %s: %s\n", strings.ToUpper(string(v.Status)), v.Plan, board, v.Name(), oneLine(v.Message, 300))
-	}
-	if bad > 40 {
-		fmt.Fprintf(w, "  ... and %d more (see verdicts.json)\n", bad-40)
-	}
-	s := results.Summarize(vs)
-	fmt.Fprintf(w, "\n%d test cases: %d passed, %d failed, %d errors, %d skipped in %s\n", s.Total, s.Pass, s.Fail, s.Error, s.Skip, elapsed.Round(time.Millisecond))
-}
-
-func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > max {
-		s = s[:max] + "..."
-	}
-	return s
 }
 
 type lockedWriter struct {
