@@ -142,11 +142,13 @@ func refFrames(in []byte) [][]byte {
 			continue
 		}
 		cmd, count := in[i+3], int(binary.LittleEndian.Uint16(in[i+8:]))
+		// WRITE and WRITE_BURST carry words, plain or windowed.
+		data := cmd == 2 || cmd == 4 || cmd == 0x42 || cmd == 0x44
 		n := 12
-		if cmd == 2 || cmd == 4 {
+		if data {
 			n += 4 * count
 		}
-		ok := cmd < 0x80 && !((cmd == 2 || cmd == 4) && count > 256) && len(in)-i >= n &&
+		ok := cmd < 0x80 && !(data && count > 256) && len(in)-i >= n &&
 			refCRC(in[i+2:i+n-2]) == binary.LittleEndian.Uint16(in[i+n-2:])
 		if !ok {
 			i++
@@ -165,6 +167,7 @@ func FuzzRequestParser(f *testing.F) {
 	f.Add(good, []byte{3})
 	f.Add(append([]byte{0xA5, 0x5A, 0, 0x04, 0, 0, 0, 0, 0, 1}, good...), []byte{1, 2, 200})
 	f.Add(append(reqFrame(2, 0x04, 0, 3, 1, 2, 3), reqFrame(3, 0x09, 0, 7)...), []byte{5})
+	f.Add(append(reqFrame(4, 0x44, 0, 2, 1, 2), reqFrame(5, 0x42, 8, 1, 9)...), []byte{7})
 	f.Add([]byte{0xA5, 0xA5, 0x5A, 0x5A, 0xA5}, []byte{})
 	f.Fuzz(func(t *testing.T, in []byte, cuts []byte) {
 		var p reqParser

@@ -79,7 +79,10 @@ func FuzzResponseDecoder(f *testing.F) {
 	f.Add([]byte{0x5A, 0xA5, 0x07, 0x83, 0x00, 0xC8, 0x00}, []byte{0x5A}, uint8(0), uint8(3), uint8(0), uint8(64), uint32(1), uint8(1))
 	f.Add([]byte{0x5A, 0x5A, 0xA5, 0xFF, 0xA5, 0x5A}, []byte{0x5A, 0xA5, 0x00}, uint8(255), uint8(4), uint8(5), uint8(0), uint32(0), uint8(31))
 	f.Fuzz(func(t *testing.T, prefix, suffix []byte, seq, cmd, status, nwords uint8, seed uint32, chunk uint8) {
-		r := Response{Seq: seq, Cmd: Cmd(cmd % 5), Status: Status(status)}
+		r := Response{Seq: seq, Cmd: Cmd(cmd%5) | Cmd(cmd&0x40), Status: Status(status)}
+		if r.Cmd == CmdInfo|CmdWindowed {
+			r.Cmd = CmdInfo
+		}
 		for i := range uint32(nwords) {
 			r.Data = append(r.Data, seed*(i+1)^i<<24)
 		}
@@ -123,7 +126,11 @@ func FuzzRequestDecoder(f *testing.F) {
 	f.Add([]byte{0xA5, 0x5A, 0x08, 0x02, 0x10, 0x00}, []byte{}, uint8(8), uint8(2), uint32(0x10), uint8(1), uint32(0xCAFEF00D), uint8(2))
 	f.Add([]byte{0xA5, 0x5A, 0x00, 0x04, 0, 0, 0, 0, 0xFF, 0x00}, []byte{0xA5}, uint8(1), uint8(4), uint32(0x2000), uint8(64), uint32(9), uint8(5))
 	f.Fuzz(func(t *testing.T, prefix, suffix []byte, seq, cmd uint8, addr uint32, count uint8, seed uint32, chunk uint8) {
-		r := Request{Seq: seq, Cmd: Cmd(cmd % 5), Addr: addr, Count: uint16(count)}
+		// The commands a host sends: plain, or windowed (bit 6).
+		r := Request{Seq: seq, Cmd: Cmd(cmd%5) | Cmd(cmd&0x40), Addr: addr, Count: uint16(count)}
+		if r.Cmd == CmdInfo|CmdWindowed {
+			r.Cmd = CmdInfo
+		}
 		if r.Cmd.HasData() {
 			for i := range uint32(count) {
 				r.Data = append(r.Data, seed+i*0x9E3779B9)

@@ -177,11 +177,6 @@ func (b *Bridge) run(ctx context.Context, reqs []*wreq) (int, error) {
 			return i, err
 		}
 		copy(r.dst, d)
-		if !b.synced && i+1 < len(reqs) {
-			if err := b.sync(ctx, reqs[i+1].op); err != nil {
-				return i + 1, err
-			}
-		}
 	}
 	return 0, nil
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labrunner/labrunner/drivers"
@@ -119,8 +120,27 @@ func (r *Rack) Write(ctx context.Context, board, name string, v uint32) error {
 
 // WriteAll writes the same value into a register of every board.
 func (r *Rack) WriteAll(ctx context.Context, name string, v uint32) error {
-	for _, b := range r.Topo.Boards {
-		if err := r.Write(ctx, b, name, v); err != nil {
+	return r.eachBoard(func(_ int, b string) error { return r.Write(ctx, b, name, v) })
+}
+
+// eachBoard runs f for every board at once and waits for all: each board
+// has its own bus (on a rack of USB-UARTs its own line), so their accesses
+// overlap instead of queueing behind one another. It returns the error of
+// the first board, in the topology's order, whose f failed, as going
+// through the boards one by one would.
+func (r *Rack) eachBoard(f func(i int, board string) error) error {
+	errs := make([]error, len(r.Topo.Boards))
+	var wg sync.WaitGroup
+	for i, b := range r.Topo.Boards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(i, b)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
 			return err
 		}
 	}
@@ -230,20 +250,17 @@ func (r *Rack) Sum(ctx context.Context, name string, boards ...string) (uint64, 
 // every board: tests change run knobs (modes, thresholds, loss) and put
 // them back this way, whatever the previous test left.
 func (r *Rack) Defaults(ctx context.Context, names ...string) error {
+	ws := map[string]Writes{}
 	for _, b := range r.Topo.Boards {
-		ws := make(Writes, 0, len(names))
 		for _, n := range names {
 			loc, err := r.regs[b].Lookup(n)
 			if err != nil {
 				return err
 			}
-			ws = append(ws, RegWrite{Name: n, Value: loc.Reg.Reset})
-		}
-		if err := r.Apply(ctx, b, ws); err != nil {
-			return err
+			ws[b] = append(ws[b], RegWrite{Name: n, Value: loc.Reg.Reset})
 		}
 	}
-	return nil
+	return r.eachBoard(func(_ int, b string) error { return r.Apply(ctx, b, ws[b]) })
 }
 
 // Knobs are the run-time registers the TiN plan's tests change: Quiet and
@@ -290,12 +307,7 @@ func (r *Rack) Configure(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, b := range r.Topo.Boards {
-		if err := r.LoadTables(ctx, b); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.eachBoard(func(_ int, b string) error { return r.LoadTables(ctx, b) })
 }
 
 // LoadTables writes a board's whole rt window and reads it back, each in
@@ -629,13 +641,18 @@ func (r *Rack) Traces(ctx context.Context, board string) ([]TraceRecord, error) 
 // AllTraces pops every board's collector: the runner is the central
 // collector of §6.
 func (r *Rack) AllTraces(ctx context.Context) ([]TraceRecord, error) {
+	per := make([][]TraceRecord, len(r.Topo.Boards))
+	errs := make([]error, len(r.Topo.Boards))
+	r.eachBoard(func(i int, b string) error {
+		per[i], errs[i] = r.Traces(ctx, b)
+		return errs[i]
+	})
 	var all []TraceRecord
-	for _, b := range r.Topo.Boards {
-		t, err := r.Traces(ctx, b)
-		if err != nil {
-			return all, err
+	for i := range per {
+		if errs[i] != nil {
+			return all, errs[i]
 		}
-		all = append(all, t...)
+		all = append(all, per[i]...)
 	}
 	return all, nil
 }
@@ -709,13 +726,18 @@ func (r *Rack) Samples(ctx context.Context, board string, class int) ([]float64,
 
 // AllSamples pops one class's samples from every board.
 func (r *Rack) AllSamples(ctx context.Context, class int) ([]float64, error) {
+	per := make([][]float64, len(r.Topo.Boards))
+	errs := make([]error, len(r.Topo.Boards))
+	r.eachBoard(func(i int, b string) error {
+		per[i], errs[i] = r.Samples(ctx, b, class)
+		return errs[i]
+	})
 	var all []float64
-	for _, b := range r.Topo.Boards {
-		s, err := r.Samples(ctx, b, class)
-		if err != nil {
-			return all, err
+	for i := range per {
+		if errs[i] != nil {
+			return all, errs[i]
 		}
-		all = append(all, s...)
+		all = append(all, per[i]...)
 	}
 	return all, nil
 }
