@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -40,65 +39,16 @@ func boardsCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			type row struct {
-				Board  string      `json:"board"`
-				Kind   string      `json:"kind"`
-				State  string      `json:"state"`
-				Holder *lease.Info `json:"holder,omitempty"`
-				Last   lease.State `json:"last"`
-			}
-			var rows []row
-			for _, b := range lab.Boards {
-				r := row{Board: b.Name, Kind: b.Kind, State: "free"}
-				if b.Emulated != nil {
-					r.Kind += " (emulated)"
-				}
-				if h, err := d.Get(b.Name); err != nil {
-					return err
-				} else if h != nil {
-					r.State, r.Holder = "held", h
-				}
-				if st, err := d.ReadState(b.Name); err == nil {
-					r.Last = st
-					if st.Maintenance {
-						r.State = "maintenance"
-					}
-				}
-				rows = append(rows, r)
+			rows, err := labrun.BoardStates(lab, d)
+			if err != nil {
+				return err
 			}
 			if c.Bool("json") {
 				return json.NewEncoder(c.App.Writer).Encode(rows)
 			}
-			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "BOARD\tKIND\tSTATE\tHELD BY\tLAST DESIGN\tLAST HEALTH")
-			for _, r := range rows {
-				holder := "-"
-				if r.Holder != nil {
-					holder = r.Holder.String()
-				}
-				design := "-"
-				if r.Last.Design != "" {
-					design = r.Last.Design + " " + r.Last.Version + " (" + r.Last.Programmed.Local().Format("01-02 15:04") + ")"
-				}
-				health := "-"
-				if r.Last.Health != "" {
-					health = r.Last.Health
-					if r.Last.HealthReason != "" {
-						health += ": " + r.Last.HealthReason
-					}
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Board, r.Kind, r.State, holder, design, oneLine(health, 80))
-			}
-			return tw.Flush()
+			return labrun.WriteBoardStates(c.App.Writer, rows)
 		},
 	}
-}
-
-func oneLine(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
 }
 
 func reserveCommand() *cli.Command {
