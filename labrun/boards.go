@@ -3,10 +3,12 @@ package labrun
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/labrunner/labrunner/boards/lease"
 	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/labconfig/strictyaml"
 )
 
 // BoardState is one board of a lab as the lock directory knows it: free,
@@ -76,4 +78,61 @@ func cut(s string, n int) string {
 		return s[:n] + "..."
 	}
 	return s
+}
+
+// Reservable refuses, before anything is reserved, a reservation the lab's
+// nightly would not honour (an *Error with ExitConfig).
+func Reservable(lab *labconfig.Lab, names []string) error {
+	for _, name := range names {
+		if err := reservable(lab, name); err != nil {
+			return setupError(err)
+		}
+	}
+	return nil
+}
+
+// Reserve takes a lease on each board, all or none: when one is held,
+// those taken are given back and the error (ExitInfra) names the holder.
+func Reserve(d *lease.Dir, names []string, o lease.Options) ([]*lease.Lease, error) {
+	var got []*lease.Lease
+	for _, name := range names {
+		l, err := d.Acquire(name, o)
+		if err != nil {
+			for _, l := range got {
+				l.Release()
+			}
+			return nil, &Error{Code: ExitInfra, Err: err}
+		}
+		got = append(got, l)
+	}
+	return got, nil
+}
+
+// reservable says whether a reservation of the board would be honoured by
+// the lab's nightly (Groups leases the boards it uses): the board
+// must be the lab's, and an emulated board lives inside each labrunner
+// process, so the nightly leases it only when the lab file names a lock
+// directory.
+func reservable(lab *labconfig.Lab, name string) error {
+	b, ok := lab.Board(name)
+	if !ok {
+		return fmt.Errorf("no board %q in lab %s (%s): nothing reserved", name, lab.Name, NearestBoard(lab, name))
+	}
+	if b.Emulated != nil && lab.Locks == nil {
+		return fmt.Errorf("%s is an emulated board of lab %s, which names no lock directory: each labrunner process has its own emulated rack, so the nightly would not honour the reservation; nothing reserved (add locks: {dir: %s} to the lab file to lease emulated boards too)", name, lab.Name, DefaultLocks)
+	}
+	return nil
+}
+
+// NearestBoard names the lab's board nearest to name ("did you mean
+// exa-00?"), else lists the lab's boards.
+func NearestBoard(lab *labconfig.Lab, name string) string {
+	var names []string
+	for _, b := range lab.Boards {
+		names = append(names, b.Name)
+	}
+	if n := strictyaml.Nearest(name, names); n != "" {
+		return "did you mean " + n + "?"
+	}
+	return "boards: " + strings.Join(names, ", ")
 }

@@ -40,6 +40,7 @@ func (e *exitError) Error() string {
 	}
 	return e.err.Error()
 }
+
 func (e *exitError) ExitCode() int { return e.code }
 func (e *exitError) Unwrap() error { return e.err }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -11,7 +10,6 @@ import (
 	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/boards/lease"
 	"github.com/labrunner/labrunner/labconfig"
-	"github.com/labrunner/labrunner/labconfig/strictyaml"
 	"github.com/labrunner/labrunner/labrun"
 )
 
@@ -60,77 +58,39 @@ func reserveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "for", Value: 4 * time.Hour, Usage: "how long the reservation lasts unless released"},
 			&cli.StringFlag{Name: "note", Usage: "why, for the others (labrunner boards shows it)"},
 			&cli.BoolFlag{Name: "maintenance", Usage: "also mark the boards as in maintenance"}},
-		Action: func(c *cli.Context) error {
-			if c.NArg() == 0 {
-				return exitf(labrun.ExitConfig, "reserve which boards? (labrunner reserve BOARD...)")
-			}
-			lab, err := loadLab(c, bitstreams.Default())
-			if err != nil {
-				return err
-			}
-			// Every name is checked before the lock directory is touched:
-			// a reservation the nightly would not honour is refused when it
-			// is made, and leaves nothing behind.
-			for _, name := range c.Args().Slice() {
-				if err := reservable(lab, name); err != nil {
-					return withCode(labrun.ExitConfig, err)
-				}
-			}
-			d, err := locksDir(c, lab)
-			if err != nil {
-				return err
-			}
-			var got []*lease.Lease
-			for _, name := range c.Args().Slice() {
-				var l *lease.Lease
-				l, err = d.Acquire(name, lease.Options{Command: "labrunner reserve", TTL: c.Duration("for"), Manual: true, Note: c.String("note")})
-				if err == nil {
-					got = append(got, l)
-				}
-				if err != nil {
-					// All or nothing: give back what was taken.
-					for _, l := range got {
-						l.Release()
-					}
-					return withCode(labrun.ExitInfra, err)
-				}
-			}
-			for _, l := range got {
-				if c.Bool("maintenance") {
-					d.UpdateState(l.Info().Board, func(s *lease.State) { s.Maintenance = true })
-				}
-				fmt.Fprintf(c.App.Writer, "%s: held until %s\n", l.Info().Board, l.Info().Expires.Local().Format("2006-01-02 15:04:05"))
-			}
-			return nil
-		},
+		Action: reserve,
 	}
 }
 
-// reservable says whether a reservation of the board would be honoured by
-// the lab's nightly (selftest.Nightly leases the boards it uses): the board
-// must be the lab's, and an emulated board lives inside each labrunner
-// process, so the nightly leases it only when the lab file names a lock
-// directory.
-func reservable(lab *labconfig.Lab, name string) error {
-	b, ok := lab.Board(name)
-	if !ok {
-		var names []string
-		for _, b := range lab.Boards {
-			names = append(names, b.Name)
-		}
-		return fmt.Errorf("no board %q in lab %s (%s): nothing reserved", name, lab.Name, nearestOrList(name, names))
+// reserve holds boards for manual work, all or none.
+func reserve(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return exitf(labrun.ExitConfig, "reserve which boards? (labrunner reserve BOARD...)")
 	}
-	if b.Emulated != nil && lab.Locks == nil {
-		return fmt.Errorf("%s is an emulated board of lab %s, which names no lock directory: each labrunner process has its own emulated rack, so the nightly would not honour the reservation; nothing reserved (add locks: {dir: %s} to the lab file to lease emulated boards too)", name, lab.Name, labrun.DefaultLocks)
+	lab, err := loadLab(c, bitstreams.Default())
+	if err != nil {
+		return err
+	}
+	// Every name is checked before the lock directory is touched: a
+	// reservation the nightly would not honour leaves nothing behind.
+	if err := labrun.Reservable(lab, c.Args().Slice()); err != nil {
+		return err
+	}
+	d, err := locksDir(c, lab)
+	if err != nil {
+		return err
+	}
+	got, err := labrun.Reserve(d, c.Args().Slice(), lease.Options{Command: "labrunner reserve", TTL: c.Duration("for"), Manual: true, Note: c.String("note")})
+	if err != nil {
+		return err
+	}
+	for _, l := range got {
+		if c.Bool("maintenance") {
+			d.UpdateState(l.Info().Board, func(s *lease.State) { s.Maintenance = true })
+		}
+		fmt.Fprintf(c.App.Writer, "%s: held until %s\n", l.Info().Board, l.Info().Expires.Local().Format("2006-01-02 15:04:05"))
 	}
 	return nil
-}
-
-func nearestOrList(name string, names []string) string {
-	if n := strictyaml.Nearest(name, names); n != "" {
-		return "did you mean " + n + "?"
-	}
-	return "boards: " + strings.Join(names, ", ")
 }
 
 func releaseCommand() *cli.Command {
