@@ -379,6 +379,7 @@ var notRunHere = map[string]string{
 }
 
 func TestDocumentedCommands(t *testing.T) {
+	t.Parallel()
 	bin := labrunnerBinary(t)
 	for _, doc := range documents(t) {
 		blocks, err := shellBlocks(doc)
@@ -389,6 +390,9 @@ func TestDocumentedCommands(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(doc), func(t *testing.T) {
+			// Pages share nothing (each has its scratch directory, HOME,
+			// lock directory and InfluxDB): they run side by side.
+			t.Parallel()
 			p := newPage(t, bin)
 			for _, b := range blocks {
 				if test, ok := b.directive["checked-by"]; ok {
