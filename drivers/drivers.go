@@ -24,6 +24,60 @@ type RegisterBus interface {
 	Close() error
 }
 
+// Access is one register access of a batch: a read of len(Words) words
+// from Addr on (one register, or a burst) into Words, or a write of Words.
+type Access struct {
+	Addr  uint64
+	Write bool
+	Words []uint32
+}
+
+// Batcher is a register bus that can have several accesses under way at
+// once (the UART bridge's window, docs/uart-bridge.md): they still run in
+// order, each once, but their round trips overlap. Batch returns the first
+// failing access's error, as a *BatchError; accesses after it may have run.
+// It is not a transaction.
+type Batcher interface {
+	Batch(ctx context.Context, acc []Access) error
+}
+
+// BatchError is a batch's failure and the access it is about (its index
+// in the batch), so that a caller can name that access as it would have
+// named it alone.
+type BatchError struct {
+	Index int
+	Err   error
+}
+
+func (e *BatchError) Error() string { return e.Err.Error() }
+func (e *BatchError) Unwrap() error { return e.Err }
+
+// RunBatch runs accesses on bus in order: through its Batch method when it
+// has one, else one at a time, stopping at the first error. Its error is a
+// *BatchError.
+func RunBatch(ctx context.Context, bus RegisterBus, acc []Access) error {
+	if b, ok := bus.(Batcher); ok {
+		return b.Batch(ctx, acc)
+	}
+	for i, a := range acc {
+		var err error
+		switch {
+		case a.Write && len(a.Words) == 1:
+			err = bus.Write32(ctx, a.Addr, a.Words[0])
+		case a.Write:
+			err = bus.WriteBurst(ctx, a.Addr, a.Words)
+		case len(a.Words) == 1:
+			a.Words[0], err = bus.Read32(ctx, a.Addr)
+		default:
+			err = bus.ReadBurst(ctx, a.Addr, a.Words)
+		}
+		if err != nil {
+			return &BatchError{Index: i, Err: err}
+		}
+	}
+	return nil
+}
+
 // Console is a board's text console (a UART with a shell or boot loader on
 // the other end). Expect tolerates interleaved noise (kernel messages): it
 // returns once pattern matches anywhere in what arrived since the last

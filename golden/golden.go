@@ -12,6 +12,7 @@ package golden
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -38,6 +39,9 @@ type Param struct{ Name, Default, Doc string }
 var (
 	mu     sync.RWMutex
 	models = map[string]Model{}
+	// origins is where each model was registered (file:line), so that a
+	// name registered twice names both places.
+	origins = map[string]string{}
 )
 
 // Register makes a model available by its name. It is meant to be called
@@ -51,12 +55,20 @@ func Register(m Model) {
 	if name == "" || strings.TrimSpace(name) != name {
 		panic(fmt.Sprintf("golden: Register: invalid model name %q (want a non-empty name without surrounding spaces)", name))
 	}
+	where := "an unknown place"
+	if _, file, line, ok := runtime.Caller(1); ok {
+		if i := strings.LastIndex(file, "/golden/"); i >= 0 {
+			file = file[i+1:]
+		}
+		where = fmt.Sprintf("%s:%d", file, line)
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	if _, dup := models[name]; dup {
-		panic(fmt.Sprintf("golden: Register: model %q registered twice", name))
+	if old, dup := origins[name]; dup {
+		panic(fmt.Sprintf("golden: Register: model %q registered twice: at %s and at %s; remove one of the two registrations (model names must be unique)", name, old, where))
 	}
 	models[name] = m
+	origins[name] = where
 }
 
 // Lookup returns the model registered under name.

@@ -1,6 +1,7 @@
 package golden
 
 import (
+	"fmt"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -62,6 +63,14 @@ func TestRegisterLookupNames(t *testing.T) {
 
 func TestRegisterPanics(t *testing.T) {
 	Register(fakeModel{"test.registry.dup"})
+	msg := func() (msg string) {
+		defer func() { msg = fmt.Sprint(recover()) }()
+		Register(fakeModel{"test.registry.dup"})
+		return "no panic"
+	}()
+	if !strings.Contains(msg, "registered twice") || strings.Count(msg, "golden/golden_test.go:") != 2 {
+		t.Errorf("duplicate: panic %q does not name both registrations", msg)
+	}
 	for name, m := range map[string]Model{
 		"duplicate":   fakeModel{"test.registry.dup"},
 		"nil":         nil,

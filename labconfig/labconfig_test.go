@@ -142,6 +142,24 @@ func TestExanetLabLoadsClean(t *testing.T) {
 	}
 }
 
+// An emulated bridge's line shape is read as given; left out, the line is
+// unpaced (the default lab's).
+func TestBridgeLineEmulation(t *testing.T) {
+	src := "lab: t\nboards:\n  - name: a\n    kind: tebf0808\n    emulated: {}\n    bus: {uart_bridge: {port: emu, baud: 115200, line_rate: true, request_latency: 1ms}}\n    programmer: {type: emulated}\n" +
+		"  - name: b\n    kind: tebf0808\n    emulated: {}\n    bus: {uart_bridge: {port: emu}}\n    programmer: {type: emulated}\n"
+	lab, err := labconfig.Parse("lab.yaml", []byte(src), known())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := lab.Boards[0].Bus.UARTBridge, lab.Boards[1].Bus.UARTBridge
+	if !a.LineRate || a.RequestLatency != time.Millisecond || a.Baud != 115200 {
+		t.Errorf("board a's bridge = %+v, want line_rate at 115200 baud and 1ms", *a)
+	}
+	if b.LineRate || b.RequestLatency != 0 || b.Baud != labconfig.DefaultBridgeBaud {
+		t.Errorf("board b's bridge = %+v, want unpaced at the default baud", *b)
+	}
+}
+
 func TestDefaultSourceIsTheEmbeddedFile(t *testing.T) {
 	onDisk, err := os.ReadFile("default.yaml")
 	if err != nil {
@@ -284,6 +302,10 @@ func TestBadFiles(t *testing.T) {
 			[]string{`lab.yaml:3: boards[0].name: board name "a b" is not usable in links`, `lab.yaml:7: boards[1].name: board has no name`, `lab.yaml:10: plans[0].bitstream: top.hex is not a bitstream file`,
 				`lab.yaml:10: plans[0].boards[0].board: no board given`, `lab.yaml:10: plans[0].tests[0].tolerance: tolerance gives neither rel nor abs`, `lab.yaml:10: plans[0].tests[0].deadline: deadline 48h0m0s is longer than 24h0m0s`,
 				`lab.yaml:11: plans[1].name: plan name "p" is used twice (first on line 10)`, `lab.yaml:11: plans[1].design: plan has no design`, `lab.yaml:11: plans[1].boards: plan has no boards`, `lab.yaml:11: plans[1].tests[0].test: no test named`}},
+		{"line emulation on a real board and a console", head + "  - name: b\n    kind: tebf0808\n    emulated: {}\n    console: {port: emu, line_rate: true}\n    bus: {uart_bridge: {port: emu, request_latency: 2s}}\n    programmer: {type: emulated}\n  - name: c\n    kind: tebf0808\n    bus: {uart_bridge: {port: /dev/ttyUSB2, line_rate: true}}\n    programmer: {type: fpga_manager}\n",
+			[]string{`lab.yaml:11: boards[1].console: line_rate and request_latency shape the emulated UART bridge only, not a console`,
+				`lab.yaml:12: boards[1].bus.uart_bridge.request_latency: request latency 2s is outside 0..1s`,
+				`lab.yaml:16: boards[2].bus.uart_bridge: line_rate and request_latency shape an emulated bridge line; a real USB-UART has its own (remove them, or make the board emulated (port: emu))`}},
 		{"fault targets", head + "  - name: b\n    kind: tebf0808\n    bus: {mmio: {device: /dev/uio1, size: 4096}}\n    programmer: {type: fpga_manager}\nlinks:\n  - {a: \"a:sfp0\", b: \"b:sfp0\", asymmetry_ns: -10, latency_ns: 5}\nfaults:\n  - {name: link-down, link: \"a:sfp1\"}\n  - {name: link-down, link: \"a:sfp0\", board: b}\n  - {board: a}\n",
 			[]string{`lab.yaml:13: links[0].asymmetry_ns: asymmetry -10 ns makes the B->A delay -5 ns`, `lab.yaml:15: faults[0].link: port a:sfp1 has no cable in links:`, `lab.yaml:16: faults[1].board: board b is not the board of link a:sfp0`, `lab.yaml:17: faults[2].name: fault has no name`}},
 		{"link to itself", head + "links:\n  - {a: \"a:sfp0\", b: \"a:sfp0\"}\n  - {b: \"a:sfp1\"}\n",

@@ -92,6 +92,16 @@ type Serial struct {
 	// PacingUS inserts a pause after every byte sent, for boards whose
 	// UART drops bytes at speed.
 	PacingUS int `yaml:"pacing_us"`
+	// LineRate and RequestLatency shape an emulated board's bridge line
+	// (port emu only) as a rack of USB-UARTs would: with LineRate the
+	// emulated bridge holds the bytes it hears and sends to Baud (10 bit
+	// times a byte); RequestLatency is what the USB-UART adds to each
+	// request's round trip (USB scheduling and the chip's latency timer),
+	// half on the way in, half on the way out. Both off: the pseudo-
+	// terminal moves bytes as fast as the host can (docs/uart-bridge.md,
+	// "Line-rate emulation").
+	LineRate       bool          `yaml:"line_rate"`
+	RequestLatency time.Duration `yaml:"request_latency"`
 	// Prompt is a regular expression matching the console's shell prompt,
 	// for health checks (default `[#$>] ?$`: Linux and U-Boot shells).
 	Prompt string `yaml:"prompt"`

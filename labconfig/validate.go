@@ -40,6 +40,11 @@ const (
 	boardNameHelp = "use letters, digits, '.', '_' and '-', starting with a letter or digit"
 )
 
+// maxRequestLatency bounds an emulated bridge's request latency: a
+// USB-UART adds 0.125 to 16 ms to a round trip (a high-speed microframe to
+// an FTDI chip's default latency timer); 1 s is far past any.
+const maxRequestLatency = time.Second
+
 var (
 	nameRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 	portInName = regexp.MustCompile(`\[[^\[\]]+\]\s*$`)
@@ -217,6 +222,7 @@ func (c *checker) board(l *Lab, i int, names map[string]int) {
 	}
 	if b.Console != nil {
 		c.serial(p+".console", b.Console, emu, DefaultConsoleBaud)
+		c.lineEmulation(p+".console", b.Console, emu, false)
 	}
 	c.bus(p+".bus", b, emu)
 	c.programmer(p+".programmer", b, emu, kindOK)
@@ -262,6 +268,28 @@ func (c *checker) serial(p string, s *Serial, emu bool, defBaud int) {
 	}
 	if s.PacingUS < 0 || s.PacingUS > maxPacingUS {
 		c.add(p+".pacing_us", s.Pos, fmt.Sprintf("pacing %d µs is outside 0..%d", s.PacingUS, maxPacingUS), "")
+	}
+}
+
+// lineEmulation checks the keys that shape an emulated bridge's line: they
+// mean nothing on a real USB-UART (which has its own line rate and latency)
+// or on a console, and a lab that gave them there expects an effect it would
+// not get.
+func (c *checker) lineEmulation(p string, s *Serial, emu, bridge bool) {
+	given := c.given(p+".line_rate") || c.given(p+".request_latency")
+	switch {
+	case !given:
+		return
+	case !bridge:
+		c.add(p, s.Pos, "line_rate and request_latency shape the emulated UART bridge only, not a console", "remove them here; give them under bus: {uart_bridge: {...}}")
+		return
+	case !emu || s.Port != "emu":
+		c.add(p, s.Pos, "line_rate and request_latency shape an emulated bridge line; a real USB-UART has its own", "remove them, or make the board emulated (port: emu)")
+		return
+	}
+	if s.RequestLatency < 0 || s.RequestLatency > maxRequestLatency {
+		c.add(p+".request_latency", s.Pos, fmt.Sprintf("request latency %v is outside 0..%v", s.RequestLatency, maxRequestLatency),
+			"write e.g. request_latency: 1ms (a USB-UART with its latency timer at 1 ms)")
 	}
 }
 
@@ -315,6 +343,7 @@ func (c *checker) bus(p string, b *Board, emu bool) {
 		}
 	case "uart_bridge":
 		c.serial(p+".uart_bridge", bus.UARTBridge, emu, DefaultBridgeBaud)
+		c.lineEmulation(p+".uart_bridge", bus.UARTBridge, emu, true)
 	}
 }
 

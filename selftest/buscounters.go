@@ -55,6 +55,10 @@ var busMetrics = []busMetric{
 	{"busy", "answers", delta(func(s BusCounters) uint64 { return s.Busy })},
 	{"dropped_bytes", "bytes", delta(func(s BusCounters) uint64 { return s.DroppedBytes })},
 	{"split_bursts", "bursts", delta(func(s BusCounters) uint64 { return s.SplitBursts })},
+	// What the plan moved over the line, both ways: on a rack of
+	// USB-UARTs, its line time (docs/uart-bridge.md, "Sizes on the wire").
+	{"tx_bytes", "bytes", delta(func(s BusCounters) uint64 { return s.TxBytes })},
+	{"rx_bytes", "bytes", delta(func(s BusCounters) uint64 { return s.RxBytes })},
 	{"turnaround_ms", "ms", func(_, after BusCounters) float64 { return float64(after.Turnaround) / float64(time.Millisecond) }},
 }
 

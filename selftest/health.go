@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/boards"
@@ -96,20 +95,26 @@ func retryInfra(log *slog.Logger, board, what string, f func() error) error {
 // board (links up). It returns a reason when the board is unusable.
 type BoardHealth func(ctx context.Context, env *Env, b *Board) error
 
-var (
-	healthMu sync.Mutex
-	healths  = map[string]BoardHealth{}
-)
+var healths = newRegistry[BoardHealth]("selftest.RegisterHealth: the board health check of design")
 
-// RegisterHealth sets a design's board health check.
+// RegisterHealth sets a design's board health check. A design has at most
+// one: a second registration for the same design panics naming both, and
+// so does a nil check.
 func RegisterHealth(design string, h BoardHealth) {
-	healthMu.Lock()
-	defer healthMu.Unlock()
-	healths[design] = h
+	where := caller(1)
+	if design == "" || h == nil {
+		panic(fmt.Sprintf("selftest.RegisterHealth at %s: want a design name and a check (got %q, nil check %v)", where, design, h == nil))
+	}
+	healths.add(design, h, where)
+}
+
+// HasHealth reports whether a design registered a board health check.
+func HasHealth(design string) bool {
+	_, ok := healths.get(design)
+	return ok
 }
 
 func healthFor(design string) BoardHealth {
-	healthMu.Lock()
-	defer healthMu.Unlock()
-	return healths[design]
+	h, _ := healths.get(design)
+	return h
 }

@@ -2,10 +2,13 @@ package selftest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/results"
 )
 
@@ -36,23 +39,64 @@ func widthMask(w int) uint32 {
 func snapshotResets(ctx context.Context, env *Env) {
 	snap := map[string]map[string]uint32{}
 	for _, b := range env.Boards {
-		vals := map[string]uint32{}
+		var names []string
 		for _, r := range env.Design.Registers {
-			if r.Access != bitstreams.RW {
-				continue
-			}
-			for _, name := range registerNames(r) {
-				rctx, cancel := env.RegisterDeadline(ctx)
-				v, err := b.Regs.Read(rctx, name)
-				cancel()
-				if err == nil {
-					vals[name] = v
-				}
+			if r.Access == bitstreams.RW {
+				names = append(names, registerNames(r)...)
 			}
 		}
-		snap[b.Name] = vals
+		snap[b.Name] = readEach(ctx, env, b, names)
 	}
 	env.Shared[ResetSnapshotKey] = snap
+}
+
+// readEach reads every register named, in order, in batches (one round
+// trip on a UART bridge with a window), and returns the values of those
+// that could be read: a register whose read fails is left out and the
+// reads go on after it, as one read at a time would.
+func readEach(ctx context.Context, env *Env, b *Board, names []string) map[string]uint32 {
+	vals := map[string]uint32{}
+	for len(names) > 0 {
+		got := make([]uint32, len(names))
+		bt := b.Regs.Batch()
+		for i, n := range names {
+			bt.Read(n, &got[i])
+		}
+		if bt.Len() != len(names) {
+			// A name the map refuses: read one at a time, skipping it.
+			v, err := readOne(ctx, env, b, names[0])
+			if err == nil {
+				vals[names[0]] = v
+			}
+			names = names[1:]
+			continue
+		}
+		rctx, cancel := drivers.Deadline(ctx, env.Deadlines.Register*time.Duration(len(names)))
+		err := bt.Run(rctx)
+		cancel()
+		done := len(names)
+		var be *drivers.BatchError
+		if err != nil {
+			done = 0
+			if errors.As(err, &be) {
+				done = be.Index
+			}
+		}
+		for i := range done {
+			vals[names[i]] = got[i]
+		}
+		if err == nil {
+			break
+		}
+		names = names[min(done+1, len(names)):] // the failing one is left out
+	}
+	return vals
+}
+
+func readOne(ctx context.Context, env *Env, b *Board, name string) (uint32, error) {
+	rctx, cancel := env.RegisterDeadline(ctx)
+	defer cancel()
+	return b.Regs.Read(rctx, name)
 }
 
 func registerNames(r bitstreams.Register) []string {
@@ -108,29 +152,32 @@ func runRegisters(ctx context.Context, env *Env) error {
 			p := results.Params{"reg": r.Name}
 			mask := widthMask(r.Width)
 			bad, tried := "", 0
-			var err error
-			for _, pat := range scratchPatterns() {
-				pat &= mask
-				rctx, cancel := env.RegisterDeadline(ctx)
-				err = b.Regs.Write(rctx, r.Name, pat)
-				var got uint32
-				if err == nil {
-					got, err = b.Regs.Read(rctx, r.Name)
-				}
-				cancel()
-				if err != nil {
-					break
-				}
-				tried++
-				if got != pat && bad == "" {
-					bad = fmt.Sprintf("wrote 0x%08x, read 0x%08x (bits 0x%08x differ)", pat, got, got^pat)
-				}
+			// Each pattern written and read back, all in one batch.
+			pats := scratchPatterns()
+			got := make([]uint32, len(pats))
+			bt := b.Regs.Batch()
+			for i := range pats {
+				pats[i] &= mask
+				bt.Write(r.Name, pats[i]).Read(r.Name, &got[i])
 			}
+			rctx, cancel := drivers.Deadline(ctx, env.Deadlines.Register*time.Duration(len(pats)))
+			err := bt.Run(rctx)
+			cancel()
 			if err != nil {
+				var be *drivers.BatchError
+				if errors.As(err, &be) {
+					err = be.Err
+				}
 				env.Error("registers.scratch", b.Name, p, err)
 				continue
 			}
-			rctx, cancel := env.RegisterDeadline(ctx)
+			for i, pat := range pats {
+				tried++
+				if got[i] != pat && bad == "" {
+					bad = fmt.Sprintf("wrote 0x%08x, read 0x%08x (bits 0x%08x differ)", pat, got[i], got[i]^pat)
+				}
+			}
+			rctx, cancel = env.RegisterDeadline(ctx)
 			_ = b.Regs.Write(rctx, r.Name, r.Reset)
 			cancel()
 			meas := results.Measurement{Board: b.Name, Params: p, Metric: "registers.scratch", Value: float64(tried)}

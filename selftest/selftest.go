@@ -297,44 +297,85 @@ func (t Test) CheckParams(ps labconfig.Params) error {
 type Setup func(ctx context.Context, env *Env) error
 
 var (
-	regMu  sync.Mutex
-	tests  = map[string]Test{} // key design/name
-	setups = map[string]Setup{}
+	tests  = newRegistry[Test]("selftest.Register: test")
+	setups = newRegistry[designSetup]("selftest.RegisterSetup: the setup of design")
 )
 
-// Register makes a test available to plans.
-func Register(t Test) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	tests[t.Design+"/"+t.Name] = t
+// designSetup is what a design registered for the step between programming
+// and its tests: a Setup, or the reason it needs none.
+type designSetup struct {
+	run  Setup
+	none string
 }
 
-// RegisterSetup sets a design's setup step.
+// Register makes a test available to plans. It is meant for init
+// functions: a test without a name or a Run, or a second test of one name
+// for one design, panics (the panic names both registrations).
+func Register(t Test) {
+	where := caller(1)
+	if t.Name == "" || t.Run == nil {
+		panic(fmt.Sprintf("selftest.Register at %s: a test needs a Name and a Run (got name %q)", where, t.Name))
+	}
+	tests.add(testKey(t.Design, t.Name), t, where)
+}
+
+// testKey is the registry key of a test: its design (empty for a generic
+// test) and its name.
+func testKey(design, name string) string {
+	if design == "" {
+		return "/" + name + " (generic)"
+	}
+	return design + "/" + name
+}
+
+// RegisterSetup sets a design's setup step. A design has one setup, or
+// says it needs none (RegisterNoSetup): a second registration for the same
+// design panics naming both, and so does a nil setup.
 func RegisterSetup(design string, s Setup) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	setups[design] = s
+	where := caller(1)
+	if design == "" || s == nil {
+		panic(fmt.Sprintf("selftest.RegisterSetup at %s: want a design name and a setup (got %q, nil setup %v); a design that needs none calls RegisterNoSetup",
+			where, design, s == nil))
+	}
+	setups.add(design, designSetup{run: s}, where)
+}
+
+// RegisterNoSetup declares that a design has nothing to configure between
+// programming and its tests, and why (every test configures what it
+// uses; a single board with no cables). Saying so, rather than saying
+// nothing, lets the design-consistency test (docs/adding-a-design.md) tell
+// a design that needs no setup from one whose setup was forgotten.
+func RegisterNoSetup(design, why string) {
+	where := caller(1)
+	if design == "" || strings.TrimSpace(why) == "" {
+		panic(fmt.Sprintf("selftest.RegisterNoSetup at %s: want a design name and the reason it needs no setup (got %q, %q)", where, design, why))
+	}
+	setups.add(design, designSetup{none: why}, where)
+}
+
+// SetupOf says what a design registered for its setup step: has is false
+// when it registered nothing; none is the reason it gave for needing no
+// setup (RegisterNoSetup), empty when it has one.
+func SetupOf(design string) (has bool, none string) {
+	s, ok := setups.get(design)
+	return ok, s.none
 }
 
 // Lookup finds a test for a design (design-specific first, then generic).
 func Lookup(design, name string) (Test, bool) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	if t, ok := tests[design+"/"+name]; ok {
+	if t, ok := tests.get(testKey(design, name)); ok {
 		return t, true
 	}
-	t, ok := tests["/"+name]
-	return t, ok
+	return tests.get(testKey("", name))
 }
 
 // TestNames maps each design to its test names (generic tests under every
 // design), for labconfig.Known.
 func TestNames(designs []string) map[string][]string {
-	regMu.Lock()
-	defer regMu.Unlock()
+	all := Tests()
 	out := map[string][]string{}
 	for _, d := range designs {
-		for _, t := range tests {
+		for _, t := range all {
 			if t.Design == "" || t.Design == d {
 				out[d] = append(out[d], t.Name)
 			}
@@ -344,12 +385,11 @@ func TestNames(designs []string) map[string][]string {
 	return out
 }
 
-// Tests lists every registered test.
+// Tests lists every registered test, by design then name.
 func Tests() []Test {
-	regMu.Lock()
-	defer regMu.Unlock()
-	out := make([]Test, 0, len(tests))
-	for _, t := range tests {
+	var out []Test
+	for _, k := range tests.names() {
+		t, _ := tests.get(k)
 		out = append(out, t)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -362,9 +402,8 @@ func Tests() []Test {
 }
 
 func setupFor(design string) Setup {
-	regMu.Lock()
-	defer regMu.Unlock()
-	return setups[design]
+	s, _ := setups.get(design)
+	return s.run
 }
 
 // Gbps converts bytes moved in cycles of a clock to Gb/s.

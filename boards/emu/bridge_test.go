@@ -24,8 +24,9 @@ func TestBridgeCommands(t *testing.T) {
 		burst[i] = 0xB0000000 + uint32(i)
 	}
 	cases := []tc{
-		{"info", 0x00, 0, 0, nil, 0, []uint32{0x4252424C, 1, 256, b.DeviceID()}},
-		{"info ignores addr", 0x00, 0x1235, 0, nil, 0, []uint32{0x4252424C, 1, 256, b.DeviceID()}},
+		// Words 4 and 5: the window capability, and no window open.
+		{"info", 0x00, 0, 0, nil, 0, []uint32{0x4252424C, 1, 256, b.DeviceID(), 1, 1}},
+		{"info ignores addr", 0x00, 0x1235, 0, nil, 0, []uint32{0x4252424C, 1, 256, b.DeviceID(), 1, 1}},
 		{"read id", 0x01, tdID, 1, nil, 0, []uint32{tdIDValue}},
 		{"write scratch", 0x02, tdScratch + 8, 1, []uint32{0xCAFEF00D}, 0, nil},
 		{"read scratch", 0x01, tdScratch + 8, 1, nil, 0, []uint32{0xCAFEF00D}},
@@ -263,4 +264,140 @@ func TestBridgeForgetsAcrossReprogramming(t *testing.T) {
 			t.Fatalf("new instance popped %d times (the old answer was replayed?)", d.pops)
 		}
 	})
+}
+
+// The window (docs/uart-bridge.md, "Window"): INFO's COUNT opens it;
+// windowed requests run in SEQ order, each once; one out of turn, or with no
+// window open, is answered SEQUENCE and not run; retries of the last W are
+// replayed.
+func TestBridgeWindow(t *testing.T) {
+	b := testBoard(t, rackOpts{})
+	h := openHost(t, b)
+	pops := func() (n int) {
+		inDesign(b, func(d *testDesign) { n = d.pops })
+		return n
+	}
+	const wread, wwrite, wreadB, wwriteB = 0x41, 0x42, 0x43, 0x44
+
+	// No window yet: a windowed request is not run.
+	if r, err := h.doFrame(reqFrame(1, wread, tdFIFO, 1), 1); err != nil || r.Status != 0x08 || r.Cmd != 0xC1 {
+		t.Fatalf("windowed READ before any INFO: %+v %v, want SEQUENCE", r, err)
+	}
+	for _, c := range []struct {
+		count uint16
+		want  uint32
+	}{{0, 1}, {1, 1}, {8, 8}, {1000, 32}, {8, 8}} {
+		r, err := h.doFrame(reqFrame(9, 0x00, 0, c.count), 1)
+		if err != nil || len(r.Words) != 6 || r.Words[4] != 1 || r.Words[5] != c.want {
+			t.Fatalf("INFO COUNT %d: %+v %v, want window %d", c.count, r, err, c.want)
+		}
+	}
+	if pops() != 0 {
+		t.Fatal("a request out of turn was run")
+	}
+
+	// SEQ 10..17 in one write: run in order, answered in order.
+	var batch []byte
+	for i := range 8 {
+		batch = append(batch, reqFrame(byte(10+i), wread, tdFIFO, 1)...)
+	}
+	h.send(batch)
+	for i := range 8 {
+		r, err := h.readFrame(time.Now().Add(2 * time.Second))
+		if err != nil || r.Seq != byte(10+i) || r.Cmd != 0xC1 || r.Status != 0 || r.Words[0] != uint32(1000+i) {
+			t.Fatalf("answer %d: %+v %v, want pop %d", i, r, err, 1000+i)
+		}
+	}
+	// SEQ 19 before 18: not its turn, not run; 18 then 19 run.
+	if r, err := h.doFrame(reqFrame(19, wread, tdFIFO, 1), 1); err != nil || r.Status != 0x08 {
+		t.Fatalf("SEQ 19 before 18: %+v %v, want SEQUENCE", r, err)
+	}
+	for seq, want := range map[byte]uint32{18: 1008} {
+		if r, err := h.doFrame(reqFrame(seq, wread, tdFIFO, 1), 1); err != nil || r.Status != 0 || r.Words[0] != want {
+			t.Fatalf("SEQ %d: %+v %v, want %d", seq, r, err, want)
+		}
+	}
+	if r, err := h.doFrame(reqFrame(19, wread, tdFIFO, 1), 1); err != nil || r.Status != 0 || r.Words[0] != 1009 {
+		t.Fatalf("SEQ 19 in turn: %+v %v", r, err)
+	}
+	// The last 8 run (12..19) are replayed, not run again; 11 is forgotten,
+	// and out of turn.
+	for _, seq := range []byte{12, 15, 19} {
+		if r, err := h.doFrame(reqFrame(seq, wread, tdFIFO, 1), 1); err != nil || r.Status != 0 || r.Words[0] != uint32(1000+int(seq)-10) {
+			t.Fatalf("retry of SEQ %d: %+v %v", seq, r, err)
+		}
+	}
+	if r, err := h.doFrame(reqFrame(11, wread, tdFIFO, 1), 1); err != nil || r.Status != 0x08 {
+		t.Fatalf("retry of SEQ 11, beyond the window: %+v %v, want SEQUENCE", r, err)
+	}
+	if n := pops(); n != 10 {
+		t.Fatalf("%d pops, want 10", n)
+	}
+	// INFO is run every time, never replayed: the same INFO frame again
+	// forgets what was remembered (an earlier session's requests must not
+	// be there for a new session's to match).
+	if r, err := h.doFrame(reqFrame(9, 0x00, 0, 8), 1); err != nil || r.Words[5] != 8 {
+		t.Fatalf("INFO again: %+v %v", r, err)
+	}
+	if r, err := h.doFrame(reqFrame(19, wread, tdFIFO, 1), 1); err != nil || r.Status != 0x08 {
+		t.Fatalf("SEQ 19 after INFO ran again: %+v %v, want SEQUENCE (forgotten, and out of turn)", r, err)
+	}
+	if r, err := h.doFrame(reqFrame(10, wread, tdFIFO, 1), 1); err != nil || r.Status != 0 || r.Words[0] != 1010 {
+		t.Fatalf("SEQ 10 after INFO ran again: %+v %v, want a new pop (1010)", r, err)
+	}
+	for seq := byte(11); seq < 20; seq++ {
+		if r, err := h.doFrame(reqFrame(seq, wread, tdID, 1), 1); err != nil || r.Status != 0 {
+			t.Fatalf("SEQ %d: %+v %v", seq, r, err)
+		}
+	}
+
+	// Windowed bursts carry and return their words; an error status is an
+	// answer (the request ran) and moves the turn on.
+	words := []uint32{7, 8, 9}
+	if r, err := h.doFrame(reqFrame(20, wwriteB, tdScratch, 3, words...), 1); err != nil || r.Status != 0 || r.Cmd != 0xC4 {
+		t.Fatalf("windowed WRITE_BURST: %+v %v", r, err)
+	}
+	if r, err := h.doFrame(reqFrame(21, wreadB, tdScratch, 3), 1); err != nil || r.Status != 0 || len(r.Words) != 3 || r.Words[2] != 9 {
+		t.Fatalf("windowed READ_BURST: %+v %v", r, err)
+	}
+	if r, err := h.doFrame(reqFrame(22, wwrite, tdRO, 1, 1), 1); err != nil || r.Status != 0x06 {
+		t.Fatalf("windowed WRITE to a read-only register: %+v %v", r, err)
+	}
+	// BUSY: not run, the turn stays; the next SEQ waits for it.
+	inDesign(b, func(d *testDesign) { d.busyLeft = 1 })
+	if r, err := h.doFrame(reqFrame(23, wread, tdBusy, 1), 1); err != nil || r.Status != 0x05 {
+		t.Fatalf("busy: %+v %v", r, err)
+	}
+	if r, err := h.doFrame(reqFrame(24, wread, tdID, 1), 1); err != nil || r.Status != 0x08 {
+		t.Fatalf("after BUSY, the next SEQ: %+v %v, want SEQUENCE", r, err)
+	}
+	if r, err := h.doFrame(reqFrame(23, wread, tdBusy, 1), 1); err != nil || r.Status != 0 || r.Words[0] != 0x600D {
+		t.Fatalf("busy, retried: %+v %v", r, err)
+	}
+	// A plain request runs as in version 1, window or not, and takes the turn.
+	if r, err := h.doFrame(reqFrame(40, 0x01, tdID, 1), 1); err != nil || r.Status != 0 || r.Cmd != 0x81 {
+		t.Fatalf("plain READ in a window: %+v %v", r, err)
+	}
+	if r, err := h.doFrame(reqFrame(41, wread, tdID, 1), 1); err != nil || r.Status != 0 {
+		t.Fatalf("windowed READ after a plain one: %+v %v", r, err)
+	}
+
+	// A reprogrammed board closes the window.
+	b.setDesignForTest(t, testDesignName)
+	if r, err := h.doFrame(reqFrame(42, wread, tdID, 1), 1); err != nil || r.Status != 0x08 {
+		t.Fatalf("after reprogramming: %+v %v, want SEQUENCE", r, err)
+	}
+	// INFO closing the window.
+	if r, err := h.doFrame(reqFrame(50, 0x00, 0, 4), 1); err != nil || r.Words[5] != 4 {
+		t.Fatalf("INFO: %+v %v", r, err)
+	}
+	if r, err := h.doFrame(reqFrame(51, 0x00, 0, 0), 1); err != nil || r.Words[5] != 1 {
+		t.Fatalf("INFO COUNT 0: %+v %v", r, err)
+	}
+	if r, err := h.doFrame(reqFrame(52, wread, tdID, 1), 1); err != nil || r.Status != 0x08 {
+		t.Fatalf("after the window closed: %+v %v, want SEQUENCE", r, err)
+	}
+	if h.stale != 0 || h.crcErrs != 0 || h.timeouts != 0 {
+		t.Fatalf("clean line, yet stale %d crc %d timeouts %d", h.stale, h.crcErrs, h.timeouts)
+	}
 }

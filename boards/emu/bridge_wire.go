@@ -25,6 +25,10 @@ const (
 	cmdReadBurst  = 0x03
 	cmdWriteBurst = 0x04
 	respFlag      = 0x80
+	// windowFlag marks the windowed forms of READ..WRITE_BURST (0x41-0x44):
+	// executed only in turn, inside a window the host opened with INFO
+	// (docs/uart-bridge.md, "Window").
+	windowFlag = 0x40
 
 	statusOK       = 0x00
 	statusBusError = 0x01
@@ -34,10 +38,18 @@ const (
 	statusBusy     = 0x05
 	statusReadOnly = 0x06
 	statusRefused  = 0x07
+	statusSequence = 0x08
 
 	// INFO's answer (docs/uart-bridge.md, "Commands").
 	infoMagic   = 0x4252424C // "LBRB"
 	infoVersion = 1
+	// Capabilities (docs/uart-bridge.md, "Capabilities"): INFO words 4
+	// (the bits) and 5 (the window open).
+	capWindow = 1 << 0
+	// maxWindow is the largest window the emulated bridge opens: what it
+	// remembers to replay. 32 one-word READs in flight fill a 921600-baud
+	// line behind a round trip of 4.5 ms.
+	maxWindow = 32
 )
 
 // crcTable drives CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF, no
@@ -66,10 +78,24 @@ func crc16(p []byte) uint16 {
 }
 
 // carriesData reports whether a request with this CMD has COUNT data words
-// after its header. Only WRITE and WRITE_BURST do; every other CMD, known or
-// not, is a 12-byte frame, so that an unknown CMD with a good CRC can be
-// answered BAD_CMD.
-func carriesData(cmd byte) bool { return cmd == cmdWrite || cmd == cmdWriteBurst }
+// after its header. Only WRITE and WRITE_BURST do, plain or windowed; every
+// other CMD, known or not, is a 12-byte frame, so that an unknown CMD with a
+// good CRC can be answered BAD_CMD.
+func carriesData(cmd byte) bool {
+	c := plainCmd(cmd)
+	return c == cmdWrite || c == cmdWriteBurst
+}
+
+// windowed reports whether cmd is the windowed form of READ..WRITE_BURST.
+func windowed(cmd byte) bool { return cmd >= windowFlag|cmdRead && cmd <= windowFlag|cmdWriteBurst }
+
+// plainCmd is the command a windowed one executes as (others unchanged).
+func plainCmd(cmd byte) byte {
+	if windowed(cmd) {
+		return cmd &^ windowFlag
+	}
+	return cmd
+}
 
 // request is one parsed request frame. Data aliases the parser's buffer and
 // is valid only until the next push.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -22,12 +23,31 @@ var (
 	faults     = map[string]FaultInfo{}
 )
 
+// designOrigin is where each design was registered (file:line of the
+// RegisterDesign call), so that a name registered twice names both places.
+var designOrigin = map[string]string{}
+
 // RegisterDesign makes a design available to emulated boards. Design
-// packages call it from init.
+// packages call it from init. A name registered twice is a programming
+// error that would make one factory unreachable (which one would depend on
+// the order the inits ran): RegisterDesign panics naming both
+// registrations, and on an empty name or a nil factory.
 func RegisterDesign(name string, f Factory) {
+	where := "unknown place"
+	if _, file, line, ok := runtime.Caller(1); ok {
+		where = fmt.Sprintf("%s:%d", trimModulePath(file), line)
+	}
+	if name == "" || f == nil {
+		panic(fmt.Sprintf("emu.RegisterDesign at %s: want a design name and a factory (got %q, nil factory %v)", where, name, f == nil))
+	}
 	registryMu.Lock()
 	defer registryMu.Unlock()
+	if old, dup := designOrigin[name]; dup {
+		panic(fmt.Sprintf("emu.RegisterDesign: design %q registered twice: at %s and at %s; remove one of the two registrations (design names must be unique)",
+			name, old, where))
+	}
 	designs[name] = f
+	designOrigin[name] = where
 }
 
 // DesignNames lists the designs the emulator can run.

@@ -150,6 +150,7 @@ type rackOpts struct {
 	bootMS int
 	kind   string
 	noPTY  bool
+	bridge *labconfig.Serial // the lab's bus.uart_bridge entry, if any
 }
 
 func fault(name, board string, kv ...string) labconfig.Fault {
@@ -175,7 +176,7 @@ func startRack(t testing.TB, o rackOpts) (*Rack, error) {
 		o.kind = "zcu102"
 	}
 	lab := &labconfig.Lab{Name: "serve-test", Seed: o.seed, Boards: []labconfig.Board{
-		{Name: "b0", Kind: o.kind, Emulated: &labconfig.Emulated{BootMS: o.bootMS}},
+		{Name: "b0", Kind: o.kind, Emulated: &labconfig.Emulated{BootMS: o.bootMS}, Bus: labconfig.Bus{UARTBridge: o.bridge}},
 	}}
 	r, err := Start(lab, Options{Faults: o.faults, Catalogue: &bitstreams.Catalogue{}, NoPTY: o.noPTY})
 	if err != nil {

@@ -26,7 +26,7 @@ func nightly(t *testing.T, args ...string) (code int, dir string) {
 	return code, filepath.Join(out, entries[0].Name())
 }
 
-func verdicts(t *testing.T, dir string) []results.Verdict {
+func verdicts(t testing.TB, dir string) []results.Verdict {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, results.VerdictsFile))
 	if err != nil {

@@ -56,6 +56,14 @@ const (
 	// DefaultBusyPause is the pause before re-sending a request the device
 	// answered BUSY.
 	DefaultBusyPause = 100 * time.Millisecond
+	// DefaultWindow is the window asked for at the start of a session
+	// (docs/uart-bridge.md, "Window"): at 921600 baud a one-word READ's
+	// answer takes 141 µs on the line, so 16 in flight cover a USB-UART's
+	// round trip of about 1.3 ms with its latency timer at 1 ms.
+	DefaultWindow = 16
+	// maxWindow is the largest window the protocol allows: the SEQs in
+	// flight must never wrap onto one another.
+	maxWindow = 128
 
 	// portReadTimeout bounds each read of a tarm/serial port, so that Close
 	// never waits on a blocked read (docs/architecture.md, known behaviour of
@@ -93,6 +101,10 @@ type Options struct {
 	Pacing time.Duration
 	// BusyPause is the pause before retrying after BUSY. Zero: DefaultBusyPause.
 	BusyPause time.Duration
+	// Window is the number of requests to have outstanding at once when
+	// the device offers a window (docs/uart-bridge.md, "Window"). Zero:
+	// DefaultWindow; 1: one at a time, whatever the device offers.
+	Window int
 	// Baud is the line rate, used for the default timeout. Open sets it
 	// from its argument; with New, zero means DefaultBaud.
 	Baud int
@@ -134,6 +146,9 @@ type Stats struct {
 	Timeout    time.Duration
 	// ReadChunk is the largest read burst sent in one request now.
 	ReadChunk int
+	// Window is the number of requests the device lets the host have
+	// outstanding now (docs/uart-bridge.md, "Window"): 1 without one.
+	Window int
 }
 
 // DeviceInfo is the answer to INFO.
@@ -141,6 +156,11 @@ type DeviceInfo struct {
 	Version  uint32 // protocol version, 1
 	MaxCount uint32 // largest COUNT the device accepts
 	DeviceID uint32 // fixed per board
+	// Caps are the device's optional capabilities (INFO word 4; 0 from a
+	// device that answers 4 words), and Window the window it opened: the
+	// requests the host may have outstanding (1: none open).
+	Caps   uint32
+	Window int
 }
 
 // Bridge is the host side of one board's UART bridge. It implements
@@ -157,6 +177,7 @@ type Bridge struct {
 	attempts   int
 	resends    int
 	busyPause  time.Duration
+	wantWindow int
 
 	sem       chan struct{} // holds a token while a request is outstanding
 	closed    chan struct{}
@@ -172,6 +193,7 @@ type Bridge struct {
 	dec    *ResponseDecoder
 	seq    uint8
 	synced bool
+	window int        // requests that may be outstanding: 1 until a device opened more
 	est    turnaround // answer times, for the adaptive deadline
 	line   lineQuality
 	// retried is the SEQ and command of the last request answered after a
@@ -185,7 +207,7 @@ type Bridge struct {
 	st       struct {
 		requests, attempts, retries, resends, failures, timeouts, crc, badHeaders,
 		stale, busy, dropped, tx, rx, split, late atomic.Uint64
-		srtt, rto, chunk atomic.Int64
+		srtt, rto, chunk, window atomic.Int64
 	}
 }
 
@@ -245,6 +267,8 @@ func New(rw io.ReadWriteCloser, opts Options) *Bridge {
 		attempts:   opts.MaxAttempts,
 		resends:    opts.MaxResends,
 		busyPause:  opts.BusyPause,
+		wantWindow: opts.Window,
+		window:     1,
 		sem:        make(chan struct{}, 1),
 		closed:     make(chan struct{}),
 		rx:         make(chan []byte, rxQueue),
@@ -274,6 +298,10 @@ func New(rw io.ReadWriteCloser, opts Options) *Bridge {
 	if b.busyPause <= 0 {
 		b.busyPause = DefaultBusyPause
 	}
+	if b.wantWindow <= 0 {
+		b.wantWindow = DefaultWindow
+	}
+	b.wantWindow = min(b.wantWindow, maxWindow)
 	b.maxCount.Store(MaxCount)
 	b.st.chunk.Store(MaxCount)
 	go b.readLoop()
@@ -303,7 +331,7 @@ func (b *Bridge) Stats() Stats {
 		TxBytes: b.st.tx.Load(), RxBytes: b.st.rx.Load(),
 		Resends: b.st.resends.Load(), SplitBursts: b.st.split.Load(), Late: b.st.late.Load(),
 		Turnaround: time.Duration(b.st.srtt.Load()), Timeout: time.Duration(b.st.rto.Load()),
-		ReadChunk: int(b.st.chunk.Load()),
+		ReadChunk: int(b.st.chunk.Load()), Window: int(b.st.window.Load()),
 	}
 }
 
@@ -512,7 +540,14 @@ func (b *Bridge) Info(ctx context.Context) (DeviceInfo, error) {
 }
 
 func (b *Bridge) info(ctx context.Context, op string) (DeviceInfo, error) {
-	d, err := b.exchange(ctx, op, Request{Cmd: CmdInfo}, 4)
+	// COUNT asks for a window; a device without one ignores it, and any
+	// INFO closes (or reopens) the window a device had open.
+	req := Request{Cmd: CmdInfo}
+	if b.wantWindow > 1 {
+		req.Count = uint16(b.wantWindow)
+	}
+	b.window = 1
+	d, err := b.exchange(ctx, op, req, 4)
 	if err != nil {
 		return DeviceInfo{}, err
 	}
@@ -520,7 +555,13 @@ func (b *Bridge) info(ctx context.Context, op string) (DeviceInfo, error) {
 		return DeviceInfo{}, drivers.Infra(b.board, op, "is this port the board's bridge UART, not its console?",
 			fmt.Errorf("%w: INFO magic 0x%08x, want 0x%08x (\"LBRB\")", ErrProtocol, d[0], InfoMagic))
 	}
-	info := DeviceInfo{Version: d[1], MaxCount: d[2], DeviceID: d[3]}
+	info := DeviceInfo{Version: d[1], MaxCount: d[2], DeviceID: d[3], Window: 1}
+	if len(d) >= 6 {
+		info.Caps = d[4]
+		if info.Caps&CapWindow != 0 && d[5] >= 1 {
+			info.Window = int(min(d[5], uint32(maxWindow)))
+		}
+	}
 	if info.Version != ProtocolVersion {
 		return info, drivers.Infra(b.board, op, "bridge firmware and labrunner must agree on the protocol version",
 			fmt.Errorf("%w: device speaks protocol version %d, labrunner speaks %d", ErrProtocol, info.Version, ProtocolVersion))
@@ -528,6 +569,15 @@ func (b *Bridge) info(ctx context.Context, op string) (DeviceInfo, error) {
 	if info.MaxCount == 0 {
 		return info, drivers.Infra(b.board, op, hintFirmware, fmt.Errorf("%w: device accepts COUNT up to 0", ErrProtocol))
 	}
+	if info.Window > b.wantWindow && b.wantWindow > 1 {
+		// A device must not open more than was asked for.
+		return info, drivers.Infra(b.board, op, hintFirmware,
+			fmt.Errorf("%w: INFO opened a window of %d requests, %d were asked for", ErrProtocol, info.Window, b.wantWindow))
+	}
+	if b.wantWindow > 1 {
+		b.window = info.Window
+	}
+	b.st.window.Store(int64(b.window))
 	b.maxCount.Store(int32(min(info.MaxCount, MaxCount)))
 	b.synced = true
 	return info, nil
@@ -572,7 +622,7 @@ func (b *Bridge) Read32(ctx context.Context, addr uint64) (uint32, error) {
 	if err := b.sync(ctx, op); err != nil {
 		return 0, err
 	}
-	d, err := b.exchange(ctx, op, Request{Cmd: CmdRead, Addr: uint32(addr), Count: 1}, 1)
+	d, err := b.single(ctx, op, Request{Cmd: CmdRead, Addr: uint32(addr), Count: 1}, 1)
 	if err != nil {
 		return 0, err
 	}
@@ -593,7 +643,7 @@ func (b *Bridge) Write32(ctx context.Context, addr uint64, v uint32) error {
 	if err := b.sync(ctx, op); err != nil {
 		return err
 	}
-	_, err = b.exchange(ctx, op, Request{Cmd: CmdWrite, Addr: uint32(addr), Count: 1, Data: []uint32{v}}, 0)
+	_, err = b.single(ctx, op, Request{Cmd: CmdWrite, Addr: uint32(addr), Count: 1, Data: []uint32{v}}, 0)
 	return err
 }
 
@@ -624,6 +674,11 @@ func (b *Bridge) burst(ctx context.Context, name string, cmd Cmd, addr uint64, w
 	if err := b.sync(ctx, op); err != nil {
 		return err
 	}
+	if b.window > 1 && len(w) > int(b.maxCount.Load()) {
+		// Several requests: through the window.
+		_, err := b.run(ctx, b.split(nil, name, cmd, addr, w))
+		return err
+	}
 	for i := 0; i < len(w); {
 		chunk := int(b.maxCount.Load())
 		if cmd == CmdReadBurst {
@@ -646,7 +701,7 @@ func (b *Bridge) burst(ctx context.Context, name string, cmd Cmd, addr uint64, w
 			req.Data = w[i : i+n]
 			want = 0
 		}
-		d, err := b.exchange(ctx, cop, req, want)
+		d, err := b.single(ctx, cop, req, want)
 		if err != nil {
 			return err
 		}
@@ -754,6 +809,9 @@ func (b *Bridge) exchange(ctx context.Context, op string, req Request, want int)
 		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 			b.st.failures.Add(1)
 			return nil, b.ctxError(op, attempt, last, err)
+		case errors.Is(err, ErrSequence):
+			// Not run: the caller (single) opens the window again.
+			return nil, err
 		default:
 			b.st.failures.Add(1)
 			return nil, err
@@ -1114,6 +1172,8 @@ func (b *Bridge) judge(op string, req Request, resp Response, want int) (Respons
 	case StatusBusy:
 		b.st.busy.Add(1)
 		return Response{}, retryable{error: &StatusError{Status: StatusBusy}}
+	case StatusSequence:
+		return Response{}, drivers.Infra(b.board, op, hintFirmware, &StatusError{Status: StatusSequence})
 	}
 	return Response{}, statusError(b.board, op, resp.Status)
 }

@@ -29,6 +29,8 @@ func (e *StatusError) Error() string {
 		return "device answered BUSY: cannot execute now"
 	case StatusReadOnly:
 		return "device answered READ_ONLY: register is read-only"
+	case StatusSequence:
+		return "device answered SEQUENCE: a windowed request out of turn, or no window open"
 	}
 	return "device answered unknown " + e.Status.String()
 }
@@ -48,6 +50,7 @@ var (
 	ErrBusy     = &StatusError{Status: StatusBusy}
 	ErrReadOnly = &StatusError{Status: StatusReadOnly}
 	ErrRefused  = &StatusError{Status: StatusRefused}
+	ErrSequence = &StatusError{Status: StatusSequence}
 
 	// ErrStale: only answers to other requests (wrong SEQ or CMD) arrived.
 	ErrStale = errors.New("stale response")

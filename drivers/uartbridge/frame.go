@@ -33,9 +33,21 @@ const (
 	CmdWrite      Cmd = 0x02
 	CmdReadBurst  Cmd = 0x03
 	CmdWriteBurst Cmd = 0x04
+	// CmdWindowed marks the windowed forms of READ..WRITE_BURST
+	// (0x41-0x44), sent only inside a window the device opened
+	// (docs/uart-bridge.md, "Window").
+	CmdWindowed Cmd = 0x40
+)
+
+// Capability bits of INFO word 4 (docs/uart-bridge.md, "Capabilities").
+const (
+	CapWindow = 1 << 0
 )
 
 func (c Cmd) String() string {
+	if c.Windowed() {
+		return c.Plain().String() + " (windowed)"
+	}
 	switch c {
 	case CmdInfo:
 		return "INFO"
@@ -51,11 +63,22 @@ func (c Cmd) String() string {
 	return fmt.Sprintf("CMD(0x%02x)", uint8(c))
 }
 
-// Known reports whether c is a version-1 command.
-func (c Cmd) Known() bool { return c <= CmdWriteBurst }
+// Known reports whether c is a version-1 command, plain or windowed.
+func (c Cmd) Known() bool { return c <= CmdWriteBurst || c.Windowed() }
+
+// Windowed reports whether c is the windowed form of READ..WRITE_BURST.
+func (c Cmd) Windowed() bool { return c >= CmdWindowed|CmdRead && c <= CmdWindowed|CmdWriteBurst }
+
+// Plain is the command a windowed one executes as (c itself otherwise).
+func (c Cmd) Plain() Cmd {
+	if c.Windowed() {
+		return c &^ CmdWindowed
+	}
+	return c
+}
 
 // HasData reports whether a request with this command carries DATA words.
-func (c Cmd) HasData() bool { return c == CmdWrite || c == CmdWriteBurst }
+func (c Cmd) HasData() bool { p := c.Plain(); return p == CmdWrite || p == CmdWriteBurst }
 
 // Status is a response's result code.
 type Status uint8
@@ -70,6 +93,7 @@ const (
 	StatusBusy     Status = 0x05
 	StatusReadOnly Status = 0x06
 	StatusRefused  Status = 0x07
+	StatusSequence Status = 0x08
 )
 
 func (s Status) String() string {
@@ -90,6 +114,8 @@ func (s Status) String() string {
 		return "READ_ONLY"
 	case StatusRefused:
 		return "REFUSED"
+	case StatusSequence:
+		return "SEQUENCE"
 	}
 	return fmt.Sprintf("STATUS(0x%02x)", uint8(s))
 }

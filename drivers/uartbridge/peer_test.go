@@ -62,21 +62,42 @@ type peer struct {
 	garbage [][]byte      // send these bytes before the response
 	silent  bool          // never answer
 	slow    time.Duration // execute the next request this long (a device busy with it)
-	// Memory of the last executed request (page, "Sequence numbers").
-	haveLast bool
-	lastSeq  uint8
-	lastCRC  uint16
-	lastResp []byte
+	deaf    int           // do not hear the next requests, as if their CRC had failed
+	// spare is how many requests (INFO aside) drop and deaf let pass
+	// before they act.
+	spare int
+	// The window (page, "Window"): maxWindow 0 is a device without the
+	// capability (INFO answers 4 words; windowed commands are unknown).
+	maxWindow int
+	win       int   // the window open: 1 when none
+	next      uint8 // the SEQ a windowed request must have
+	// Memory of the last executed requests (page, "Sequence numbers"):
+	// the last one, or the last win.
+	mem []peerMem
 	// Counters.
-	requests, executed, replays, crcFails int
-	rxBytes, txBytes                      int
-	cmds                                  []Cmd
-	counts                                []uint16
+	requests, executed, replays, crcFails, sequence int
+	rxBytes, txBytes                                int
+	cmds                                            []Cmd
+	counts                                          []uint16
+	// maxBurst is the most requests heard in one read of the line: more
+	// than 1 when the host has several outstanding.
+	maxBurst int
+}
+
+type peerMem struct {
+	seq  uint8
+	crc  uint16
+	resp []byte
+}
+
+// reset is a reset of the device: its window closes and it forgets.
+func (p *peer) reset() {
+	p.win, p.mem = 1, nil
 }
 
 func newPeer(conn deadlineConn) *peer {
 	p := &peer{conn: conn, done: make(chan struct{}), ram: map[uint32]uint32{},
-		magic: InfoMagic, version: ProtocolVersion, maxCount: MaxCount}
+		magic: InfoMagic, version: ProtocolVersion, maxCount: MaxCount, win: 1}
 	go p.run()
 	return p
 }
@@ -145,11 +166,16 @@ func (p *peer) run() {
 }
 
 func (p *peer) serve(dec *RequestDecoder) {
+	heard := 0
 	for {
 		req, crc, err := dec.Next()
 		if errors.Is(err, ErrNeedMore) {
+			p.mu.Lock()
+			p.maxBurst = max(p.maxBurst, heard)
+			p.mu.Unlock()
 			return
 		}
+		heard++
 		if err != nil {
 			if errors.Is(err, ErrCRCMismatch) {
 				p.mu.Lock()
@@ -186,6 +212,16 @@ func (p *peer) serve(dec *RequestDecoder) {
 func (p *peer) answer(req Request, crc uint16) [][]byte {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	spared := req.Cmd == CmdInfo
+	harm := !spared && p.spare == 0
+	if !spared && p.spare > 0 && (p.deaf > 0 || p.drop > 0) {
+		p.spare--
+	}
+	if p.deaf > 0 && harm {
+		p.deaf--
+		p.crcFails++
+		return nil
+	}
 	p.requests++
 	p.cmds = append(p.cmds, req.Cmd)
 	p.counts = append(p.counts, req.Count)
@@ -193,25 +229,41 @@ func (p *peer) answer(req Request, crc uint16) [][]byte {
 		return nil
 	}
 	var resp []byte
-	spared := req.Cmd == CmdInfo
+	remembered := -1
+	for i, m := range p.mem {
+		if m.seq == req.Seq && m.crc == crc && !(spared && p.maxWindow > 0) {
+			remembered = i
+		}
+	}
+	windowed := req.Cmd.Windowed() && p.maxWindow > 0
 	switch {
-	case p.haveLast && req.Seq == p.lastSeq && crc == p.lastCRC:
+	case remembered >= 0:
 		p.replays++
-		resp = p.lastResp
+		resp = p.mem[remembered].resp
+	case windowed && (p.win < 2 || req.Seq != p.next):
+		p.sequence++
+		resp, _ = AppendResponse(nil, Response{Seq: req.Seq, Cmd: req.Cmd, Status: StatusSequence})
 	case p.busy > 0 && !spared:
 		// BUSY is not an execution: nothing is remembered.
 		p.busy--
 		resp, _ = AppendResponse(nil, Response{Seq: req.Seq, Cmd: req.Cmd, Status: StatusBusy})
 	default:
+		if spared && p.maxWindow > 0 {
+			p.win, p.mem = min(max(int(req.Count), 1), p.maxWindow), nil
+		}
 		r := p.execute(req)
 		resp, _ = AppendResponse(nil, r)
 		p.executed++
-		p.haveLast, p.lastSeq, p.lastCRC, p.lastResp = true, req.Seq, crc, resp
+		if len(p.mem) >= p.win {
+			p.mem = p.mem[1:]
+		}
+		p.mem = append(p.mem, peerMem{seq: req.Seq, crc: crc, resp: resp})
+		p.next = req.Seq + 1
 	}
 	if spared {
 		return [][]byte{resp}
 	}
-	if p.drop > 0 {
+	if p.drop > 0 && harm {
 		p.drop--
 		return nil
 	}
@@ -245,9 +297,16 @@ func (p *peer) answer(req Request, crc uint16) [][]byte {
 func (p *peer) execute(req Request) Response {
 	r := Response{Seq: req.Seq, Cmd: req.Cmd}
 	fail := func(s Status) Response { r.Status = s; r.Data = nil; return r }
-	switch req.Cmd {
+	cmd := req.Cmd
+	if p.maxWindow > 0 {
+		cmd = cmd.Plain()
+	}
+	switch cmd {
 	case CmdInfo:
 		r.Data = []uint32{p.magic, p.version, p.maxCount, peerDeviceID}
+		if p.maxWindow > 0 {
+			r.Data = append(r.Data, CapWindow, uint32(p.win))
+		}
 		return r
 	case CmdRead, CmdWrite:
 		if req.Count != 1 {
@@ -265,7 +324,7 @@ func (p *peer) execute(req Request) Response {
 	}
 	for i := range uint32(req.Count) {
 		a := req.Addr + 4*i
-		if req.Cmd == CmdRead || req.Cmd == CmdReadBurst {
+		if cmd == CmdRead || cmd == CmdReadBurst {
 			v, st := p.read(a)
 			if st != StatusOK {
 				return fail(st)

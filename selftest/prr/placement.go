@@ -154,25 +154,15 @@ func (r *placementRun) batch(ctx context.Context, k int) error {
 			valid++
 		}
 	}
-	// Two writes per packet (tag, BATCH_CTRL), the release, two bursts.
+	// Two writes per packet (tag, BATCH_CTRL), the release, two bursts:
+	// one batch (Switch.Insert).
 	bctx, cancel := steps(ctx, r.env, 2*valid+4)
 	defer cancel()
-	for i, s := range slots {
-		if !s.Valid {
-			continue
-		}
-		if err := r.sw.WriteTag(bctx, i, tagOf(k, i)); err != nil {
-			return err
-		}
+	tags := make([]uint32, len(slots))
+	for i := range slots {
+		tags[i] = tagOf(k, i)
 	}
-	if err := r.sw.Load(bctx, slots); err != nil {
-		return err
-	}
-	st, err := r.sw.Release(bctx)
-	if err != nil {
-		return err
-	}
-	got, err := r.sw.ReadPlacement(bctx)
+	st, got, err := r.sw.Insert(bctx, slots, tags)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ package exanet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -326,53 +327,46 @@ func RunPingPong(ctx context.Context, a *regmap.Regs, dest Coord, port, payload,
 	if iters < 1 || iters > 1024 {
 		return res, fmt.Errorf("ping-pong iterations %d: the engine keeps 1..1024 samples", iters)
 	}
-	for _, w := range []struct {
-		name string
-		v    uint32
-	}{
-		{"PP_CTRL", 1 << 1},
-		{"PP_DEST", dest.Word() | uint32(port&3)<<24},
-		{"PP_PAYLOAD", uint32(payload)},
-		{"PP_ITER", uint32(iters)},
-		{"PP_CTRL", 1},
-	} {
-		if err := a.Write(ctx, w.name, w.v); err != nil {
-			return res, err
-		}
+	// The set-up in one batch, and the results in two (docs/uart-bridge.md,
+	// "Window": one round trip each on a UART bridge that has one).
+	setup := a.Batch().Write("PP_CTRL", 1<<1).Write("PP_DEST", dest.Word()|uint32(port&3)<<24).
+		Write("PP_PAYLOAD", uint32(payload)).Write("PP_ITER", uint32(iters)).Write("PP_CTRL", 1)
+	if err := unbatched(setup.Run(ctx)); err != nil {
+		return res, err
 	}
 	st, err := Poll(ctx, a, "PP_STATUS", func(v uint32) bool { return v&(PPDone|PPTimeout) != 0 })
 	if err != nil {
 		return res, err
 	}
 	res.TimedOut = st&PPTimeout != 0
-	n, err := a.Read(ctx, "PP_DONE_ITERS")
-	if err != nil {
+	var n, cnt uint32
+	sums := a.Batch().Read("PP_DONE_ITERS", &n).Read("PP_RTT_MIN", &res.Min).Read("PP_RTT_MAX", &res.Max).
+		Read64("PP_RTT_SUM_LO", &res.Sum).Read("PP_SAMPLE_COUNT", &cnt)
+	if err := unbatched(sums.Run(ctx)); err != nil {
 		return res, err
 	}
 	res.Iterations = int(n)
-	if res.Min, err = a.Read(ctx, "PP_RTT_MIN"); err != nil {
-		return res, err
-	}
-	if res.Max, err = a.Read(ctx, "PP_RTT_MAX"); err != nil {
-		return res, err
-	}
-	if res.Sum, err = a.Read64(ctx, "PP_RTT_SUM_LO"); err != nil {
-		return res, err
-	}
-	cnt, err := a.Read(ctx, "PP_SAMPLE_COUNT")
-	if err != nil {
-		return res, err
-	}
 	if cnt > 0 {
 		res.Samples = make([]uint32, cnt)
 		// PP_SAMPLES is a pop register at one address: read it cnt times.
+		pops := a.Batch()
 		for i := range res.Samples {
-			if res.Samples[i], err = a.Read(ctx, "PP_SAMPLES"); err != nil {
-				return res, err
-			}
+			pops.Read("PP_SAMPLES", &res.Samples[i])
+		}
+		if err := unbatched(pops.Run(ctx)); err != nil {
+			return res, err
 		}
 	}
 	return res, nil
+}
+
+// unbatched is a batch's error as the single access would have given it.
+func unbatched(err error) error {
+	var be *drivers.BatchError
+	if errors.As(err, &be) {
+		return be.Err
+	}
+	return err
 }
 
 // TraceEntry is one router's record of a traced packet.
@@ -392,19 +386,34 @@ func ReadTrace(ctx context.Context, r *regmap.Regs) ([]TraceEntry, error) {
 		return nil, err
 	}
 	out := make([]TraceEntry, 0, n)
-	for i := uint32(0); i < n; i++ {
-		var w [4]uint32
-		for j := range w {
-			if w[j], err = r.Read(ctx, "TRACE_DATA"); err != nil {
-				return out, err
+	all := make([]uint32, 4*n)
+	b := r.Batch()
+	for i := range all {
+		b.Read("TRACE_DATA", &all[i])
+	}
+	if err := b.Run(ctx); err != nil {
+		var be *drivers.BatchError
+		if errors.As(err, &be) {
+			// The entries before the failing word are whole.
+			for i := 0; i < be.Index/4; i++ {
+				out = append(out, traceEntry([4]uint32(all[4*i:4*i+4])))
 			}
+			return out, be.Err
 		}
-		out = append(out, TraceEntry{
-			Tag: w[0], InPort: int(w[1] & 0xf), OutPort: int(w[1] >> 4 & 0xf), VC: int(w[1] >> 8 & 1),
-			Cycle: w[2], Coord: CoordOf(w[3]),
-		})
+		return out, err
+	}
+	for i := uint32(0); i < n; i++ {
+		out = append(out, traceEntry([4]uint32(all[4*i:4*i+4])))
 	}
 	return out, nil
+}
+
+// traceEntry decodes one TRACE_DATA record.
+func traceEntry(w [4]uint32) TraceEntry {
+	return TraceEntry{
+		Tag: w[0], InPort: int(w[1] & 0xf), OutPort: int(w[1] >> 4 & 0xf), VC: int(w[1] >> 8 & 1),
+		Cycle: w[2], Coord: CoordOf(w[3]),
+	}
 }
 
 // Header is the 128-bit packet header as software sees it at the intra-tile
@@ -468,22 +477,20 @@ func SendPacket(ctx context.Context, r *regmap.Regs, p int, h Header, payload []
 	if err != nil {
 		return err
 	}
-	for _, w := range words {
-		if err := r.WriteAddr(ctx, base, w); err != nil {
-			return err
-		}
-	}
 	hb, err := addr(r, fmt.Sprintf("PORT_TX_HDR[%d]", p))
 	if err != nil {
 		return err
 	}
-	hw := h.Words()
-	for i, w := range hw {
-		if err := r.WriteAddr(ctx, hb+uint64(4*i), w); err != nil {
-			return err
-		}
+	// One batch, in the same order: every payload word into the FIFO's one
+	// address, then the header's four words.
+	b := r.Batch()
+	for _, w := range words {
+		b.WriteAddr(base, w)
 	}
-	return nil
+	for i, w := range h.Words() {
+		b.WriteAddr(hb+uint64(4*i), w)
+	}
+	return unbatched(b.Run(ctx))
 }
 
 // ReceivePacket reads the next packet waiting at intra-tile port p, or
@@ -501,10 +508,12 @@ func ReceivePacket(ctx context.Context, r *regmap.Regs, p int) (h Header, payloa
 		return h, nil, false, err
 	}
 	var hw [4]uint32
+	b := r.Batch()
 	for i := range hw {
-		if hw[i], err = r.ReadAddr(ctx, hb+uint64(4*i)); err != nil {
-			return h, nil, false, err
-		}
+		b.ReadAddr(hb+uint64(4*i), hw[i:])
+	}
+	if err := unbatched(b.Run(ctx)); err != nil {
+		return h, nil, false, err
 	}
 	h = ParseHeader(hw)
 	db, err := addr(r, fmt.Sprintf("PORT_RX_DATA[%d]", p))
@@ -512,12 +521,16 @@ func ReceivePacket(ctx context.Context, r *regmap.Regs, p int) (h Header, payloa
 		return h, nil, false, err
 	}
 	n := (h.Length + 3) / 4
+	words := make([]uint32, n)
+	b = r.Batch()
+	for i := range words {
+		b.ReadAddr(db, words[i:])
+	}
+	if err := unbatched(b.Run(ctx)); err != nil {
+		return h, nil, false, err
+	}
 	payload = make([]byte, 0, n*4)
-	for i := 0; i < n; i++ {
-		w, err := r.ReadAddr(ctx, db)
-		if err != nil {
-			return h, nil, false, err
-		}
+	for _, w := range words {
 		payload = append(payload, byte(w), byte(w>>8), byte(w>>16), byte(w>>24))
 	}
 	return h, payload[:h.Length], true, nil

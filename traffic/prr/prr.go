@@ -398,6 +398,66 @@ func (s *Switch) Release(ctx context.Context) (Status, error) {
 	return s.waitIdle(ctx, "CTRL.RELEASE")
 }
 
+// Insert is WriteTag for every valid slot i (tags[i]), Load, Release and
+// ReadPlacement, in that order, in one batch: on a UART bridge with a
+// window one round trip instead of one a register (docs/uart-bridge.md,
+// "Window"). The status is read right behind the release; when it still
+// shows BUSY (hardware that takes cycles over a RELEASE), STATUS is polled
+// as Release does and PLACEMENT read again, so that what is returned is
+// read after the release ended, as with the calls one by one.
+func (s *Switch) Insert(ctx context.Context, slots []Slot, tags []uint32) (Status, []uint32, error) {
+	if len(slots) > s.Build.Ports || len(tags) < len(slots) {
+		return Status{}, nil, fmt.Errorf("a batch of %d slots (%d tags) for %d ports", len(slots), len(tags), s.Build.Ports)
+	}
+	b := s.Regs.Batch()
+	var why []string // what each access is, for errors
+	for i, sl := range slots {
+		if sl.Valid {
+			b.WriteAddr(s.a.batchData+uint64(i)*s.a.slotStride, tags[i])
+			why = append(why, fmt.Sprintf("writing the tag of batch slot %d", i))
+		}
+	}
+	for i, sl := range slots {
+		if !sl.Valid {
+			continue
+		}
+		if sl.Dest < 0 || sl.Dest > int(BatchDestMask) {
+			return Status{}, nil, fmt.Errorf("batch slot %d: destination %d does not fit the 8-bit DEST field", i, sl.Dest)
+		}
+		b.WriteAddr(s.a.batchCtrl+uint64(i)*s.a.slotStride, sl.CtrlWord())
+		why = append(why, fmt.Sprintf("loading batch slot %d", i))
+	}
+	b.WriteAddr(s.a.ctrl, CmdRelease)
+	why = append(why, "CTRL.RELEASE")
+	sw := make([]uint32, len(statusNames))
+	b.ReadBurst(s.a.status, sw)
+	why = append(why, "")
+	place := make([]uint32, s.Build.Ports)
+	b.ReadBurst(s.a.placement, place)
+	why = append(why, "reading PLACEMENT")
+	if err := b.Run(ctx); err != nil {
+		var be *drivers.BatchError
+		if errors.As(err, &be) && be.Index < len(why) {
+			if why[be.Index] == "" {
+				return Status{}, nil, be.Err
+			}
+			return Status{}, nil, fmt.Errorf("%s: %w", why[be.Index], be.Err)
+		}
+		return Status{}, nil, err
+	}
+	st := Status{Word: sw[0], DrainCycles: sw[1], BatchPending: int(sw[2]), LastIns: sw[3], LastEnq: sw[4],
+		LastPlaced: int(sw[5]), LastDropped: int(sw[6])}
+	if st.Word&StatusBusy == 0 {
+		return st, place, nil
+	}
+	st, err := s.waitIdle(ctx, "CTRL.RELEASE")
+	if err != nil {
+		return st, nil, err
+	}
+	place, err = s.ReadPlacement(ctx)
+	return st, place, err
+}
+
 // Placement is one PLACEMENT word: where the last RELEASE put a slot's
 // packet.
 type Placement struct {
@@ -485,25 +545,30 @@ type State struct {
 }
 
 // ReadState reads OFFSET, ARB_INDEX and QSTAT (three bursts for P ≤ 16)
-// and, with tags, the QTAGS window (P²·depth words in bursts).
+// and, with tags, the QTAGS window (P²·depth words in bursts), in one
+// batch: on a UART bridge with a window the bursts follow one another
+// without a round trip between them.
 func (s *Switch) ReadState(ctx context.Context, tags bool) (State, error) {
 	p := s.Build.Ports
 	st := State{Offsets: make([]int, p), Arbiters: make([]int, p), Queues: make([]QueueStat, p*p)}
-	w := make([]uint32, p*p)
-	if err := s.Regs.ReadBurst(ctx, s.a.offset, w[:p]); err != nil {
-		return st, fmt.Errorf("reading OFFSET: %w", err)
+	off, arb, w := make([]uint32, p), make([]uint32, p), make([]uint32, p*p)
+	b := s.Regs.Batch().ReadBurst(s.a.offset, off).ReadBurst(s.a.arb, arb).ReadBurst(s.a.qstat, w)
+	what := []string{"OFFSET", "ARB_INDEX", "QSTAT", "QTAGS"}
+	var all []uint32
+	if tags {
+		all = make([]uint32, p*p*s.Build.FIFODepth)
+		b.ReadBurst(s.a.qtags, all)
+	}
+	if err := b.Run(ctx); err != nil {
+		var be *drivers.BatchError
+		if errors.As(err, &be) && be.Index < len(what) {
+			return st, fmt.Errorf("reading %s: %w", what[be.Index], be.Err)
+		}
+		return st, err
 	}
 	for d := range p {
-		st.Offsets[d] = int(w[d])
-	}
-	if err := s.Regs.ReadBurst(ctx, s.a.arb, w[:p]); err != nil {
-		return st, fmt.Errorf("reading ARB_INDEX: %w", err)
-	}
-	for d := range p {
-		st.Arbiters[d] = int(w[d])
-	}
-	if err := s.Regs.ReadBurst(ctx, s.a.qstat, w); err != nil {
-		return st, fmt.Errorf("reading QSTAT: %w", err)
+		st.Offsets[d] = int(off[d])
+		st.Arbiters[d] = int(arb[d])
 	}
 	for i := range w {
 		st.Queues[i] = DecodeQStat(w[i])
@@ -512,10 +577,6 @@ func (s *Switch) ReadState(ctx context.Context, tags bool) (State, error) {
 		return st, nil
 	}
 	depth := s.Build.FIFODepth
-	all := make([]uint32, p*p*depth)
-	if err := s.Regs.ReadBurst(ctx, s.a.qtags, all); err != nil {
-		return st, fmt.Errorf("reading QTAGS: %w", err)
-	}
 	st.Tags, st.TagTail = make([][]uint32, p*p), make([]int, p*p)
 	for i := range p * p {
 		words := all[i*depth : (i+1)*depth]
@@ -589,6 +650,9 @@ func (s *Switch) ReadEgress(ctx context.Context) ([][]uint32, error) {
 		return nil, fmt.Errorf("reading EGRESS_COUNT: %w", err)
 	}
 	out := make([][]uint32, p)
+	// Every non-empty FIFO's bursts, in one batch.
+	b := s.Regs.Batch()
+	var port []int // the port of each burst
 	for d := range p {
 		n := int(cnt[d])
 		if n > EgressCapacity {
@@ -598,10 +662,16 @@ func (s *Switch) ReadEgress(ctx context.Context) ([][]uint32, error) {
 		base := s.a.egressPop + uint64(d)*s.a.egressStride
 		for off := 0; off < n; off += egressBlock {
 			k := min(egressBlock, n-off)
-			if err := s.Regs.ReadBurst(ctx, base, out[d][off:off+k]); err != nil {
-				return out, fmt.Errorf("popping egress FIFO %d: %w", d, err)
-			}
+			b.ReadBurst(base, out[d][off:off+k])
+			port = append(port, d)
 		}
+	}
+	if err := b.Run(ctx); err != nil {
+		var be *drivers.BatchError
+		if errors.As(err, &be) && be.Index < len(port) {
+			return out, fmt.Errorf("popping egress FIFO %d: %w", port[be.Index], be.Err)
+		}
+		return out, err
 	}
 	return out, nil
 }

@@ -3,6 +3,9 @@ package prr_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -313,5 +316,69 @@ func TestDeadlinesAreHonoured(t *testing.T) {
 		if err := f(); err == nil || !errors.Is(err, context.Canceled) {
 			t.Errorf("%s with a cancelled context: %v", name, err)
 		}
+	}
+}
+
+// Insert does in one batch what WriteTag, Load, Release and ReadPlacement
+// do one by one: the same status, placements and state, over the UART
+// bridge (with its window) and on the in-process bus.
+func TestInsertDoesWhatTheCallsDo(t *testing.T) {
+	one, ctx := newRig(t, rigOpts{uart: true})
+	batched, _ := newRig(t, rigOpts{uart: true})
+	plain, _ := newRig(t, rigOpts{})
+	for _, sw := range []*tp.Switch{one, batched, plain} {
+		if err := sw.Command(ctx, tp.CmdClearCounters|tp.CmdClearQueues|tp.CmdClearBatch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 5))
+	for k := range 40 {
+		slots := make([]tp.Slot, 16)
+		tags := make([]uint32, 16)
+		for i := range slots {
+			slots[i] = tp.Slot{Valid: rng.IntN(3) > 0, Dest: rng.IntN(16)}
+			tags[i] = uint32(k<<8 | i)
+		}
+		for i, s := range slots {
+			if s.Valid {
+				if err := one.WriteTag(ctx, i, tags[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := one.Load(ctx, slots); err != nil {
+			t.Fatal(err)
+		}
+		st1, err := one.Release(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl1, err := one.ReadPlacement(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sw := range []*tp.Switch{batched, plain} {
+			st2, pl2, err := sw.Insert(ctx, slots, tags)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st2 != st1 || !slices.Equal(pl1, pl2) {
+				t.Fatalf("batch %d: one by one %+v %x, in one batch %+v %x", k, st1, pl1, st2, pl2)
+			}
+		}
+	}
+	s1, err := one.ReadState(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := batched.ReadState(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s1.Offsets, s2.Offsets) || !slices.Equal(s1.Queues, s2.Queues) || fmt.Sprint(s1.Tags) != fmt.Sprint(s2.Tags) {
+		t.Fatal("the states differ after the same batches")
+	}
+	if _, _, err := batched.Insert(ctx, make([]tp.Slot, 17), make([]uint32, 17)); err == nil {
+		t.Error("17 slots for 16 ports accepted")
 	}
 }

@@ -154,14 +154,43 @@ func Total(ws map[string]Writes, name string) uint64 {
 	return t
 }
 
-// Apply writes them.
+// Apply writes them, in order, whole registers in batches (one round trip
+// on a UART bridge with a window); a field is read, changed and written
+// back between them.
 func (r *Rack) Apply(ctx context.Context, board string, ws Writes) error {
-	for _, w := range ws {
-		if err := r.Write(ctx, board, w.Name, w.Value); err != nil {
-			return err
+	b := r.regs[board].Batch()
+	flush := func() error {
+		if b.Len() == 0 {
+			return nil
 		}
+		actx, cancel := r.access(ctx, b.Len())
+		defer cancel()
+		err := b.Run(actx)
+		b = r.regs[board].Batch()
+		return unbatched(err)
 	}
-	return nil
+	for _, w := range ws {
+		if loc, err := r.regs[board].Lookup(w.Name); err == nil && loc.Field != nil {
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := r.Write(ctx, board, w.Name, w.Value); err != nil {
+				return err
+			}
+			continue
+		}
+		b.Write(w.Name, w.Value)
+	}
+	return flush()
+}
+
+// unbatched is a batch's error as the single access would have given it.
+func unbatched(err error) error {
+	var be *drivers.BatchError
+	if errors.As(err, &be) {
+		return be.Err
+	}
+	return err
 }
 
 // writeCheck writes a configuration register and reads it back: a bus that
@@ -202,14 +231,16 @@ func (r *Rack) Sum(ctx context.Context, name string, boards ...string) (uint64, 
 // them back this way, whatever the previous test left.
 func (r *Rack) Defaults(ctx context.Context, names ...string) error {
 	for _, b := range r.Topo.Boards {
+		ws := make(Writes, 0, len(names))
 		for _, n := range names {
 			loc, err := r.regs[b].Lookup(n)
 			if err != nil {
 				return err
 			}
-			if err := r.Write(ctx, b, n, loc.Reg.Reset); err != nil {
-				return err
-			}
+			ws = append(ws, RegWrite{Name: n, Value: loc.Reg.Reset})
+		}
+		if err := r.Apply(ctx, b, ws); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -267,35 +298,39 @@ func (r *Rack) Configure(ctx context.Context) error {
 	return nil
 }
 
-// LoadTables writes a board's whole rt window and reads it back.
+// LoadTables writes a board's whole rt window and reads it back, each in
+// one batch of 256-word bursts.
 func (r *Rack) LoadTables(ctx context.Context, board string) error {
 	img := r.Topo.TableImage(board)
 	const chunk = 256
+	chunks := (len(img) + chunk - 1) / chunk
+	wb := r.regs[board].Batch()
 	for off := 0; off < len(img); off += chunk {
-		end := min(off+chunk, len(img))
-		actx, cancel := r.access(ctx, 1)
-		err := r.regs[board].WriteBurst(actx, tableBase+uint64(4*off), img[off:end])
-		cancel()
-		if err != nil {
-			return fmt.Errorf("%s: writing the routing tables: %w", board, err)
-		}
+		wb.WriteBurst(tableBase+uint64(4*off), img[off:min(off+chunk, len(img))])
 	}
-	back := make([]uint32, chunk)
+	actx, cancel := r.access(ctx, chunks)
+	err := wb.Run(actx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("%s: writing the routing tables: %w", board, unbatched(err))
+	}
+	back := make([]uint32, len(img))
+	rb := r.regs[board].Batch()
 	for off := 0; off < len(img); off += chunk {
 		end := min(off+chunk, len(img))
-		actx, cancel := r.access(ctx, 1)
-		err := r.regs[board].ReadBurst(actx, tableBase+uint64(4*off), back[:end-off])
-		cancel()
-		if err != nil {
-			return fmt.Errorf("%s: reading the routing tables back: %w", board, err)
-		}
-		for i := range back[:end-off] {
-			if back[i] != img[off+i] {
-				w := off + i
-				in, dst := w/(Destinations*tableWords), w/tableWords%Destinations
-				return drivers.Infra(board, "load routing tables", "the register bus lost or changed a write",
-					fmt.Errorf("input port %d, destination %s, word %d: wrote 0x%08x, read back 0x%08x", in, NodeOfIndex(dst), w%tableWords, img[w], back[i]))
-			}
+		rb.ReadBurst(tableBase+uint64(4*off), back[off:end])
+	}
+	actx, cancel = r.access(ctx, chunks)
+	err = rb.Run(actx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("%s: reading the routing tables back: %w", board, unbatched(err))
+	}
+	for w := range back {
+		if back[w] != img[w] {
+			in, dst := w/(Destinations*tableWords), w/tableWords%Destinations
+			return drivers.Infra(board, "load routing tables", "the register bus lost or changed a write",
+				fmt.Errorf("input port %d, destination %s, word %d: wrote 0x%08x, read back 0x%08x", in, NodeOfIndex(dst), w%tableWords, img[w], back[w]))
 		}
 	}
 	return nil
@@ -333,29 +368,22 @@ func (p PortState) ShortOf(want uint32) []string {
 func (r *Rack) Port(ctx context.Context, board string, cage int) (PortState, error) {
 	ix := "[" + strconv.Itoa(cage) + "]"
 	ps := PortState{Cage: cage}
-	st, err := r.Read(ctx, board, "PORT_STATUS"+ix)
-	if err != nil {
-		return ps, err
-	}
-	ps.Up, ps.FEC, ps.Cabled, ps.PeerTiN = st&portUp != 0, st&portFEC != 0, st&portCabled != 0, st&portPeerTiN != 0
-	ps.Role = Role(st >> 1 & 3)
-	peer, err := r.Read(ctx, board, "PORT_PEER"+ix)
-	if err != nil {
-		return ps, err
-	}
-	ps.Peer = Addr(peer)
-	if ps.CreditInit, err = r.Read(ctx, board, "CREDIT_INIT"+ix); err != nil {
-		return ps, err
-	}
 	loc, err := r.regs[board].Lookup("CREDITS[" + strconv.Itoa(cage*32) + "]")
 	if err != nil {
 		return ps, err
 	}
-	actx, cancel := r.access(ctx, 1)
+	// The three registers and the credits' burst, in one batch.
+	var st, peer uint32
+	b := r.regs[board].Batch().Read("PORT_STATUS"+ix, &st).Read("PORT_PEER"+ix, &peer).Read("CREDIT_INIT"+ix, &ps.CreditInit).
+		ReadBurst(loc.Addr, ps.Credits[:])
+	actx, cancel := r.access(ctx, b.Len())
 	defer cancel()
-	if err := r.regs[board].ReadBurst(actx, loc.Addr, ps.Credits[:]); err != nil {
-		return ps, err
+	if err := b.Run(actx); err != nil {
+		return ps, unbatched(err)
 	}
+	ps.Up, ps.FEC, ps.Cabled, ps.PeerTiN = st&portUp != 0, st&portFEC != 0, st&portCabled != 0, st&portPeerTiN != 0
+	ps.Role = Role(st >> 1 & 3)
+	ps.Peer = Addr(peer)
 	return ps, nil
 }
 
@@ -367,15 +395,24 @@ func (r *Rack) WaitLinks(ctx context.Context, within time.Duration) ([]string, e
 	for {
 		var down []string
 		for _, b := range r.Topo.Boards {
+			// A board's cabled cages in one batch.
+			var cages []int
+			bt := r.regs[b].Batch()
+			st := make([]uint32, len(r.Topo.Ports[b]))
 			for k, p := range r.Topo.Ports[b] {
-				if p.Peer == "" {
-					continue
+				if p.Peer != "" {
+					cages = append(cages, k)
+					bt.Read("PORT_STATUS["+strconv.Itoa(k)+"]", &st[k])
 				}
-				st, err := r.Read(ctx, b, "PORT_STATUS["+strconv.Itoa(k)+"]")
-				if err != nil {
-					return nil, err
-				}
-				if st&portUp == 0 {
+			}
+			actx, cancel := r.access(ctx, bt.Len())
+			err := bt.Run(actx)
+			cancel()
+			if err != nil {
+				return nil, unbatched(err)
+			}
+			for _, k := range cages {
+				if st[k]&portUp == 0 {
 					down = append(down, Cage{b, k}.String())
 				}
 			}
@@ -527,7 +564,13 @@ func (r *Rack) Abort(ctx context.Context) error {
 	return r.Write(ctx, r.Master, "TG_CTRL", ctrlAbort)
 }
 
-// pop reads n records of words words from a pop register.
+// popBatch is how many pops go in one batch: on a UART bridge with a
+// window they overlap (docs/uart-bridge.md, "Window"), and the batch's
+// deadline grows with it (Access per pop).
+const popBatch = 256
+
+// pop reads n records of words words from a pop register, every word a
+// read of it, in batches.
 func (r *Rack) pop(ctx context.Context, board, countReg, dataReg string, words int) ([][]uint32, error) {
 	n, err := r.Read(ctx, board, countReg)
 	if err != nil {
@@ -537,17 +580,29 @@ func (r *Rack) pop(ctx context.Context, board, countReg, dataReg string, words i
 	if err != nil {
 		return nil, err
 	}
+	flat := make([]uint32, int(n)*words)
 	out := make([][]uint32, n)
 	for i := range out {
-		out[i] = make([]uint32, words)
-		for w := range out[i] {
-			actx, cancel := r.access(ctx, 1)
-			v, err := r.regs[board].ReadAddr(actx, loc.Addr)
-			cancel()
-			if err != nil {
-				return out[:i], fmt.Errorf("%s: popping %s record %d of %d: %w", board, dataReg, i+1, n, err)
+		out[i] = flat[i*words : (i+1)*words]
+	}
+	for start := 0; start < len(flat); start += popBatch {
+		end := min(start+popBatch, len(flat))
+		b := r.regs[board].Batch()
+		for k := start; k < end; k++ {
+			b.ReadAddr(loc.Addr, flat[k:k+1])
+		}
+		actx, cancel := r.access(ctx, end-start)
+		err := b.Run(actx)
+		cancel()
+		if err != nil {
+			// The records before the failing word are whole.
+			i := start / words
+			var be *drivers.BatchError
+			if errors.As(err, &be) {
+				i = (start + be.Index) / words
+				err = be.Err
 			}
-			out[i][w] = v
+			return out[:i], fmt.Errorf("%s: popping %s record %d of %d: %w", board, dataReg, i+1, n, err)
 		}
 	}
 	return out, nil
@@ -679,6 +734,7 @@ type Timing struct {
 // ReadTiming reads the build's constants from a board.
 func (r *Rack) ReadTiming(ctx context.Context, board string) (Timing, error) {
 	var t Timing
+	b := r.regs[board].Batch()
 	for _, f := range []struct {
 		name string
 		dst  *uint32
@@ -689,11 +745,12 @@ func (r *Rack) ReadTiming(ctx context.Context, board string) (Timing, error) {
 		{"CELL_FORMAT.DATA_TAG", &t.DataTag}, {"CELL_PAYLOAD.DATA", &t.DataPayload}, {"CELL_PAYLOAD.RESP", &t.RespPayload},
 		{"CELL_PAYLOAD.OREQ_MAX", &t.OReqMax},
 	} {
-		v, err := r.Read(ctx, board, f.name)
-		if err != nil {
-			return t, err
-		}
-		*f.dst = v
+		b.Read(f.name, f.dst)
+	}
+	actx, cancel := r.access(ctx, b.Len())
+	defer cancel()
+	if err := b.Run(actx); err != nil {
+		return t, unbatched(err)
 	}
 	if t.LinkMbps == 0 || t.InjectMbps == 0 || t.CellMax == 0 || t.DataPayload == 0 {
 		return t, drivers.Infra(board, "read the build's constants", "the design's identity registers read zero: is it programmed?",

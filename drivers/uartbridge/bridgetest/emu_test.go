@@ -25,10 +25,17 @@ import (
 func TestEmulatorBridge(t *testing.T) {
 	for _, baud := range []int{115200, 921600} {
 		t.Run(fmt.Sprint(baud), func(t *testing.T) {
-			port, id := emulatedBoard(t, baud)
+			port, id := emulatedBoard(t, &labconfig.Serial{Port: "emu", Baud: baud})
 			bridgetest.Run(t, bridgetest.Target{Name: "emulated", Port: port, Baud: baud, DeviceID: id})
 		})
 	}
+	// At line rate with a USB-UART's latency (docs/uart-bridge.md,
+	// "Line-rate emulation"): the line as the RTL's co-simulation has it,
+	// plus 1 ms a round trip.
+	t.Run("921600-line-rate", func(t *testing.T) {
+		port, id := emulatedBoard(t, &labconfig.Serial{Port: "emu", Baud: 921600, LineRate: true, RequestLatency: time.Millisecond})
+		bridgetest.Run(t, bridgetest.Target{Name: "emulated at line rate", Port: port, Baud: 921600, DeviceID: id})
+	})
 }
 
 func init() {
@@ -40,13 +47,13 @@ func init() {
 }
 
 // emulatedBoard starts an emulated Ultra96 serving its bridge on a
-// pseudo-terminal at baud, programs bridge-example, and returns the
+// pseudo-terminal as line says, programs bridge-example, and returns the
 // bridge's port and the board's device ID.
-func emulatedBoard(t *testing.T, baud int) (string, uint32) {
+func emulatedBoard(t *testing.T, line *labconfig.Serial) (string, uint32) {
 	t.Helper()
 	lab := &labconfig.Lab{Name: "bridgetest", Seed: 16, Boards: []labconfig.Board{{
 		Name: "bx", Kind: "ultra96", DCN: true, Emulated: &labconfig.Emulated{},
-		Bus:        labconfig.Bus{UARTBridge: &labconfig.Serial{Port: "emu", Baud: baud}},
+		Bus:        labconfig.Bus{UARTBridge: line},
 		Programmer: labconfig.Programmer{Type: "emulated"},
 	}}}
 	r, err := emu.Start(lab, emu.Options{})

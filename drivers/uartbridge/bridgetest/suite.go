@@ -33,6 +33,7 @@ const (
 	stBusy     = uint8(uartbridge.StatusBusy)
 	stReadOnly = uint8(uartbridge.StatusReadOnly)
 	stRefused  = uint8(uartbridge.StatusRefused)
+	stSequence = uint8(uartbridge.StatusSequence)
 )
 
 // Target is one device implementation under test: its bridge UART's port
@@ -125,6 +126,8 @@ func Run(t *testing.T, tgt Target) {
 		{"fault-lost-response", s.testLostResponse},
 		{"fault-stale-response", s.testStale},
 		{"fault-every-response-lost", s.testAllLost},
+		{"window", s.testWindow},
+		{"window-through-the-driver", s.testWindowDriver},
 	} {
 		t.Run(tc.name, tc.f)
 	}
@@ -368,11 +371,14 @@ func (s *suite) testPrecedence(t *testing.T) {
 	const (
 		info, read, write, readB, writeB = 0x00, 0x01, 0x02, 0x03, 0x04
 	)
-	resp := s.do(t, r, s.frame(info, 0x1235, 7), stOK) // INFO ignores ADDR and COUNT
-	if len(resp.Words) != 4 || resp.Words[0] != uartbridge.InfoMagic || resp.Words[3] != s.tgt.DeviceID {
+	// INFO ignores ADDR; its COUNT only asks for a window (a device
+	// without one answers 4 words). Either way it is OK.
+	resp := s.do(t, r, s.frame(info, 0x1235, 7), stOK)
+	if len(resp.Words) < 4 || resp.Words[0] != uartbridge.InfoMagic || resp.Words[3] != s.tgt.DeviceID {
 		t.Fatalf("INFO with ADDR and COUNT set: %x", resp.Words)
 	}
 	s.do(t, r, s.frame(info, 0, 300), stOK)
+	s.do(t, r, s.frame(info, 0, 0), stOK) // no window: the plain commands below as version 1 has them
 	for _, c := range []struct {
 		name   string
 		frame  []byte
@@ -763,4 +769,147 @@ func (s *suite) testAllLost(t *testing.T) {
 	// The write took effect once, whatever was lost.
 	line.Disarm()
 	s.level(t, ctx, regs, 1, "after a push whose every answer was lost")
+}
+
+// testWindow: the window (docs/uart-bridge.md, "Capabilities", "Window"),
+// on the wire. A device that offers one runs windowed requests in SEQ
+// order, each once, answering SEQUENCE out of turn; a device without it
+// answers INFO with 4 words and takes the windowed commands for unknown
+// ones (BAD_CMD), as version 1 has it. Both are checked: which one a target
+// is, its INFO says.
+func (s *suite) testWindow(t *testing.T) {
+	r := s.raw(t)
+	s.drainFIFO(t, r)
+	const wread, wwrite = 0x41, 0x42
+	info := s.do(t, r, s.frame(0x00, 0, 8), stOK)
+	if len(info.Words) < 6 || info.Words[4]&uartbridge.CapWindow == 0 {
+		if len(info.Words) != 4 {
+			t.Fatalf("INFO answered %d words without the window capability: %x", len(info.Words), info.Words)
+		}
+		// No window: the windowed commands are unknown, and not run.
+		s.do(t, r, s.frame(wwrite, s.push, 1, 0xBAD), stBadCmd)
+		s.do(t, r, s.frame(wread, s.pop, 1), stBadCmd)
+		if n := s.read1(t, r, s.fifoLevel); n != 0 {
+			t.Fatalf("FIFO_LEVEL %d after windowed commands a device without a window must not run", n)
+		}
+		return
+	}
+	if w := info.Words[5]; w < 2 || w > 8 {
+		t.Fatalf("INFO asked for a window of 8, opened %d", w)
+	}
+	// Four pushes in one write: run in order, answered in order.
+	var batch []byte
+	var seqs []uint8
+	for i := range 4 {
+		f := s.frame(wwrite, s.push, 1, uint32(0xA0+i))
+		batch = append(batch, f...)
+		seqs = append(seqs, f[2])
+	}
+	if err := r.Send(batch); err != nil {
+		t.Fatal(err)
+	}
+	for i, seq := range seqs {
+		resp, err := r.Next(time.Now().Add(s.wait()))
+		if err != nil || resp.Seq != seq || resp.Cmd != wwrite|0x80 || resp.Status != stOK {
+			t.Fatalf("answer %d: %+v %v, want SEQ 0x%02x CMD 0xC2 OK", i, resp, err, seq)
+		}
+	}
+	// Out of turn (a SEQ skipped): SEQUENCE, not run.
+	s.seq++
+	after := s.frame(wread, s.pop, 1)
+	s.do(t, r, after, stSequence)
+	// In turn: the skipped SEQ, then the one after it, sent again.
+	skipped := Frame(s.seq-1, wread, uint32(s.pop), 1)
+	if v := s.do(t, r, skipped, stOK).Words[0]; v != 0xA0 {
+		t.Fatalf("popped 0x%x, want 0xA0", v)
+	}
+	if v := s.do(t, r, after, stOK).Words[0]; v != 0xA1 {
+		t.Fatalf("popped 0x%x, want 0xA1", v)
+	}
+	// A retry of a request that is not the last is replayed, not run.
+	if v := s.do(t, r, skipped, stOK).Words[0]; v != 0xA0 {
+		t.Fatalf("the retried pop answered 0x%x, want the remembered 0xA0", v)
+	}
+	// Plain commands run as in version 1 inside the window, and take the turn.
+	if n := s.read1(t, r, s.fifoLevel); n != 2 {
+		t.Fatalf("FIFO_LEVEL %d, want 2: a retry popped again, or a request out of turn ran", n)
+	}
+	if v := s.do(t, r, s.frame(wread, s.pop, 1), stOK).Words[0]; v != 0xA2 {
+		t.Fatalf("popped 0x%x, want 0xA2", v)
+	}
+	// INFO with COUNT 0 closes the window: windowed requests are out of turn.
+	if resp := s.do(t, r, s.frame(0x00, 0, 0), stOK); len(resp.Words) < 6 || resp.Words[5] != 1 {
+		t.Fatalf("INFO COUNT 0: %x, want window 1", resp.Words)
+	}
+	s.do(t, r, s.frame(wread, s.pop, 1), stSequence)
+	if n := s.read1(t, r, s.fifoLevel); n != 1 {
+		t.Fatalf("FIFO_LEVEL %d, want 1", n)
+	}
+}
+
+// testWindowDriver: labrunner's driver with whatever the device offers. A
+// batch of pushes and pops, a long burst, and the line losing an answer or
+// a request in the middle of a batch: every access runs once, in order.
+func (s *suite) testWindowDriver(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		fault Fault
+		n     int
+	}{{"clean", 0, 0}, {"answer-lost", DropResponse, 1}, {"answer-damaged", CorruptResponse, 1}, {"request-damaged", CorruptRequest, 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			br, line, regs, ctx := s.faultHost(t)
+			info, err := br.Info(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 1
+			if info.Caps&uartbridge.CapWindow != 0 {
+				want = uartbridge.DefaultWindow
+			}
+			if info.Window != want || br.Stats().Window != want {
+				t.Fatalf("window %d (stats %d), want %d", info.Window, br.Stats().Window, want)
+			}
+			var acc []drivers.Access
+			for i := range 12 {
+				acc = append(acc, drivers.Access{Addr: s.push, Write: true, Words: []uint32{uint32(0xC0 + i)}})
+			}
+			got := make([]uint32, 12)
+			for i := range got {
+				acc = append(acc, drivers.Access{Addr: s.pop, Words: got[i : i+1]})
+			}
+			if c.n > 0 {
+				line.Arm(c.fault, c.n)
+			}
+			if err := br.Batch(ctx, acc); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range got {
+				if v != uint32(0xC0+i) {
+					t.Fatalf("popped %x: a push or pop ran twice, or out of order", got)
+				}
+			}
+			s.level(t, ctx, regs, 0, "after 12 pushes and 12 pops")
+			// Through the buffer window, which shows its 256 words twice:
+			// a read of 500 words is two requests.
+			words := make([]uint32, uartbridge.MaxCount)
+			for i := range words {
+				words[i] = rand.Uint32()
+			}
+			if err := br.WriteBurst(ctx, s.buffer, words); err != nil {
+				t.Fatal(err)
+			}
+			back := make([]uint32, 500)
+			if err := br.ReadBurst(ctx, s.buffer, back); err != nil {
+				t.Fatal(err)
+			}
+			for i := range back {
+				if back[i] != words[i%len(words)] {
+					t.Fatalf("buffer word %d read 0x%08x, want 0x%08x", i, back[i], words[i%len(words)])
+				}
+			}
+			if st := br.Stats(); st.Failures != 0 {
+				t.Fatalf("failures: %+v", st)
+			}
+		})
+	}
 }
