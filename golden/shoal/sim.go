@@ -107,21 +107,33 @@ const (
 	sfOutstanding              // its cell left; feedback not yet received
 )
 
-// pair is the state of one ordered pair (a, b) at node a: its queue Q_ab,
-// the candidate list of a's local subflows through b (the ready queue R_ab
-// and the subflows still waiting on Eq. 2), and the last local cell a
-// received from b, awaiting its rate-limit feedback. One struct keeps what a
-// slot touches in one cache line.
+// pair is the state of one ordered pair (a, b) at node a: its queue Q_ab
+// and the last local cell a received from b, awaiting its rate-limit
+// feedback. The pairs of one node are stored together ([a*N + b]): what a
+// node does in a slot — queue an arriving cell, answer with feedback about
+// the queue a cell joined, release a cell — touches its own pairs, a few
+// kilobytes, not lines scattered over the N² pairs. Sixteen bytes keep a
+// pair in one cache line.
 type pair struct {
-	qHead, qTail, qLen, qLocal int32
-	cHead, cTail               int32
-	recvFlow, recvQueue        int32 // recvFlow: a Shoal flow
+	// tail is the last cell of Q_ab, -1 when it is empty; the list is
+	// circular (the tail's next is the head), so one index does for both
+	// ends.
+	tail int32
+	qLen int32
+	// recvFlow is the Shoal flow of the last local cell a received from b,
+	// -1 none; recvQueue the node of the queue that cell joined, -1 for a
+	// direct cell.
+	recvFlow  int32
+	qLocal    uint16 // local cells in Q_ab: at most one per Shoal flow of a, < MaxNodes
+	recvQueue int16
 }
 
-// cellEntry is a cell waiting in a queue; flow is its workload flow.
+// cellEntry is a cell waiting in a queue: flow is its workload flow, owner
+// that flow's Shoal flow (kept with the cell: the feedback's place and the
+// release of the next cell read it for every queued cell).
 type cellEntry struct {
-	next, flow int32
-	local      bool
+	next, flow, owner int32
+	local             bool
 }
 
 // shoalFlow is one Shoal flow (§3.3.2): all traffic of one node pair while
@@ -132,43 +144,48 @@ type shoalFlow struct {
 	src, dst   int32
 	slab       int32 // subflow state at [slab*N + intermediate]
 	head, tail int32 // workload flows with cells left to release, FIFO
+	livePos    int32 // its place in live[src]
 	unassigned int64 // cells of its workload flows not yet released
 	pending    int64 // cells not yet delivered
-	waiting    int32 // subflows awaiting feedback (sfOutstanding)
 	startSlot  int64 // for the new-flow rule's age (§3.3.3)
+	waiting    int32 // subflows awaiting feedback (sfOutstanding)
 	ended      bool
 }
 
-// wflow is the state of one workload flow, in one struct because a cell's
-// arrival reads and writes most of it.
+// wflow is the state of one workload flow, in one 64-byte struct because a
+// cell's arrival reads and writes most of it.
 type wflow struct {
-	unassigned, delivered, window, startSlot int64
-	endNS                                    float64
-	owner                                    int32 // its Shoal flow
-	next                                     int32 // the next workload flow of the same Shoal flow
-	done                                     bool
+	unassigned, delivered, window, startSlot, cells int64
+	endNS                                           float64
+	owner                                           int32 // its Shoal flow
+	next                                            int32 // the next workload flow of the same Shoal flow
+	done                                            bool
 }
 
 // subflow is the state of one subflow (a Shoal flow through one
 // intermediate node), kept together because release and feedback read all
 // of it at once.
+//
+// The candidate list of (source i, intermediate j) — the ready queue R_ij
+// and the subflows still waiting on Eq. 2 — is the subflows through j of
+// i's live Shoal flows that are on it (inList), in the order they joined it
+// (seq): a node has few live Shoal flows, so listing a subflow is a write
+// to its own state, not to a list shared by the pair.
 type subflow struct {
 	t      int64 // send slot of the reply carrying its last feedback (Eq. 2)
+	clear  int64 // reading S40: the slot the subflow's last cell leaves the intermediate
+	seq    int64 // when it joined its candidate list (inList)
 	len    int32 // that feedback's queue length; -1: none yet
 	state  uint8
-	inList bool  // an entry of the subflow is on its candidate list
-	clear  int64 // reading S40: the slot the subflow's last cell leaves the intermediate
+	inList bool // the subflow is on its candidate list
 }
-
-// candEntry is an entry of a candidate list: a Shoal flow whose subflow
-// through the list's intermediate node may be released.
-type candEntry struct{ next, flow int32 }
 
 // dataCell is a cell on its way to its receiver, acted on DelaySlots after
 // the start of its send slot.
 type dataCell struct {
 	to, from int32
 	flow     int32 // workload flow
+	owner    int32 // its Shoal flow
 	final    int32
 	local    bool // first hop of the cell (from == source of the flow)
 }
@@ -184,9 +201,7 @@ type feedback struct {
 	clear int64
 }
 
-// sim holds the flat arrays of one run. Per ordered pair (a, b) the index is
-// ((b-a) mod N)·N + a, so that one column of the schedule (every node a
-// sending to a+t) walks the arrays in order.
+// sim holds the flat arrays of one run.
 type sim struct {
 	c         Config
 	o         SimOptions
@@ -201,24 +216,37 @@ type sim struct {
 	// Shoal flows, in the order they started; the live one of each pair
 	sf       []shoalFlow
 	pairFlow []int32 // [src*N + dst], -1 none
+	// live lists each node's live Shoal flows (as source), in no order.
+	live [][]int32
 	// per Shoal-flow slab, [slab*N + intermediate]
 	sub  []subflow
 	free []int32
-	// per ordered pair
+	seq  int64 // candidate-list order (subflow.seq)
+	// per ordered pair (a, b), [a*N + b]
 	p []pair
-	// active has a bit per pair index that may have something to send: a
-	// queued cell, a candidate subflow or feedback to return. It is a
-	// superset (bits are set when one of those appears and cleared when a
-	// scan finds none), so that a slot visits only those pairs and counts
-	// the others as empty cells without touching them.
+	// active has a bit per pair that may have something to send: a queued
+	// cell, a listed subflow or feedback to return. It is a superset (bits
+	// are set when one of those appears and cleared when a visit finds
+	// none), so that a slot visits only those pairs and counts the others
+	// as empty cells without touching them. Bit ((b-a) mod N)·N + a is
+	// pair (a, b): one column of the schedule (every node a sending to
+	// a+t) is a run of bits.
 	active []uint64
-	sink   int32   // see touchArrivals
-	todo   []int32 // see column
-	// cell and candidate pools (singly linked lists)
+	// slotOf[t] is the slot of the epoch in which every node a sends to
+	// a+t (the schedule is static); halfSlot the two slots of offset N/2
+	// when the propagation-aware schedule splits it (halves).
+	slotOf   []int32
+	halfSlot [2]int32
+	halves   bool
+	// failedIn[q] counts the pairs of column q of the schedule (slot·C +
+	// channel) that touch a failed node: their slots are unused, not empty.
+	failedIn []int32
+	sink     int32   // see touchArrivals
+	todo     []int32 // see column
+	cand     []int32 // see release
+	// cell pool (singly linked lists)
 	cells    []cellEntry
 	cellFree int32
-	cand     []candEntry
-	candFree int32
 	// per node
 	nodeQ, incast, outcast []int32
 	dataRing               [][]dataCell
@@ -284,18 +312,38 @@ func (m *sim) init() {
 	n, F := m.n, len(m.flows)
 	m.wf = make([]wflow, F)
 	for k, f := range m.flows {
-		m.wf[k] = wflow{unassigned: f.Cells, startSlot: int64(math.Ceil(f.StartNS/m.slotNS - 1e-9)), owner: -1, next: -1}
+		m.wf[k] = wflow{unassigned: f.Cells, cells: f.Cells, startSlot: int64(math.Ceil(f.StartNS/m.slotNS - 1e-9)), owner: -1, next: -1}
 	}
 	m.pairFlow = make([]int32, n*n)
 	for i := range m.pairFlow {
 		m.pairFlow[i] = -1
 	}
+	m.live = make([][]int32, n)
 	m.p = make([]pair, n*n)
 	m.active = make([]uint64, (n*n+63)/64)
 	for i := range m.p {
-		m.p[i] = pair{qHead: -1, qTail: -1, cHead: -1, cTail: -1, recvFlow: -1, recvQueue: -1}
+		m.p[i] = pair{tail: -1, recvFlow: -1, recvQueue: -1}
 	}
-	m.cellFree, m.candFree = -1, -1
+	m.slotOf = make([]int32, n)
+	m.failedIn = make([]int32, len(m.s.cols))
+	for q, col := range m.s.cols {
+		if col.Offset == 0 {
+			continue
+		}
+		if slot := int32(q / m.s.channels); col.Half == 0 {
+			m.slotOf[col.Offset] = slot
+		} else {
+			m.halfSlot[col.Half-1], m.halves = slot, true
+		}
+		if m.anyFailed {
+			for i := 0; i < n; i++ {
+				if col.Includes(i, n) && (m.failed[i] || m.failed[(i+col.Offset)%n]) {
+					m.failedIn[q]++
+				}
+			}
+		}
+	}
+	m.cellFree = -1
 	m.nodeQ, m.incast, m.outcast = make([]int32, n), make([]int32, n), make([]int32, n)
 	m.dataRing = make([][]dataCell, m.d+1)
 	for i := range m.dataRing {
@@ -308,12 +356,29 @@ func (m *sim) init() {
 	m.res = &SimResult{Flows: make([]FlowResult, F), DeliveredPerNode: make([]int64, n)}
 }
 
-func (m *sim) idx(a, b int) int {
+// bit is the index of pair (a, b) in active.
+func (m *sim) bit(a, b int) int {
 	off := b - a
 	if off < 0 {
 		off += m.n
 	}
 	return off*m.n + a
+}
+
+// when is the slot of the epoch in which node a sends to node b
+// (Schedule.When, without its N² table).
+func (m *sim) when(a, b int) int32 {
+	off := b - a
+	if off < 0 {
+		off += m.n
+	}
+	if m.halves && 2*off == m.n {
+		if 2*a < m.n {
+			return m.halfSlot[0]
+		}
+		return m.halfSlot[1]
+	}
+	return m.slotOf[off]
 }
 
 func (m *sim) run(until float64) {
@@ -355,11 +420,11 @@ func (m *sim) run(until float64) {
 			slot++
 			break
 		}
-		es := int(slot % int64(m.E))
+		q0 := int(slot%int64(m.E)) * m.c.Channels
 		out := &m.dataRing[(slot+int64(m.d))%int64(m.d+1)]
 		fbOut := &m.fbRing[(slot+int64(m.fb))%int64(m.fb+1)]
-		for ch := 0; ch < m.c.Channels; ch++ {
-			col := m.s.Column(es, ch)
+		for q := q0; q < q0+m.c.Channels; q++ {
+			col := m.s.cols[q]
 			if col.Offset == 0 {
 				continue
 			}
@@ -370,26 +435,9 @@ func (m *sim) run(until float64) {
 			case 2:
 				lo = n / 2
 			}
-			base := col.Offset * n
-			if !m.anyFailed {
-				m.column(base, col.Offset, lo, hi, slot, out, fbOut)
-				continue
-			}
-			for i := lo; i < hi; i++ {
-				x := base + i
-				j := i + col.Offset
-				if j >= n {
-					j -= n
-				}
-				if m.failed[i] || m.failed[j] {
-					continue // the slot is marked failed (§3.5)
-				}
-				if pp := &m.p[x]; pp.qLen == 0 && pp.cHead < 0 && pp.recvFlow < 0 {
-					m.res.EmptyCells++
-					continue
-				}
-				m.transmit(i, j, x, slot, out, fbOut)
-			}
+			// Slots to or from a failed node are unused (§3.5), not empty.
+			m.res.EmptyCells += int64(hi - lo - int(m.failedIn[q]))
+			m.column(col.Offset*n, col.Offset, lo, hi, slot, out, fbOut)
 		}
 	}
 	m.res.Slots = slot
@@ -406,37 +454,41 @@ func (m *sim) run(until float64) {
 	}
 }
 
-// touchArrivals reads, ahead of processing a slot's arrivals, the queue
-// each cell joins and the pair that records it: the reads are independent
-// of each other, so the processor overlaps their cache misses, where the
-// processing itself would take them one after the other. It changes
-// nothing (the sum only keeps the reads from being optimised away).
+// touchArrivals reads, ahead of processing a slot's arrivals, the state
+// each cell updates: the reads are independent of each other, so the
+// processor overlaps their cache misses, where the processing itself would
+// take them one after the other. It changes nothing (the sum only keeps the
+// reads from being optimised away).
 func (m *sim) touchArrivals(cells []dataCell) {
 	var sum int32
+	n := m.n
 	for _, c := range cells {
-		j := int(c.to)
-		sum += m.p[m.idx(j, int(c.final))].qTail + m.p[m.idx(j, int(c.from))].recvFlow + int32(m.wf[c.flow].owner)
+		j := int(c.to) * n
+		if c.final != c.to {
+			sum += m.p[j+int(c.final)].tail + m.p[j+int(c.from)].recvFlow
+		} else {
+			sum += int32(m.wf[c.flow].delivered) + m.sf[c.owner].waiting
+		}
 	}
 	m.sink += sum
 }
 
 // touchFeedback does the same for a slot's feedback: the Shoal flow, its
-// subflow and the candidate list it may join.
+// subflow and the pair it may be released on.
 func (m *sim) touchFeedback(fbs []feedback) {
 	var sum int32
 	for _, f := range fbs {
 		s := &m.sf[f.flow]
-		sum += s.slab + int32(m.sub[int(s.slab)*m.n+int(f.from)].state) + m.p[m.idx(int(f.to), int(f.from))].cTail
+		sum += s.slab + int32(m.sub[int(s.slab)*m.n+int(f.from)].state) + int32(m.p[int(f.to)*m.n+int(f.from)].qLocal)
 	}
 	m.sink += sum
 }
 
-// column serves the pairs base+lo .. base+hi-1 (nodes i sending to
-// i+offset) of a rack without failed nodes, in order, visiting only the
-// pairs whose active bit is set: every other pair sends an empty cell.
+// column serves the pairs of bits base+lo .. base+hi-1 (nodes i sending to
+// i+offset), in order, visiting only the pairs whose active bit is set:
+// every other pair sends an empty cell.
 func (m *sim) column(base, offset, lo, hi int, slot int64, out *[]dataCell, fbOut *[]feedback) {
 	n := m.n
-	m.res.EmptyCells += int64(hi - lo)
 	todo := m.todo[:0]
 	var sum int32
 	for w := (base + lo) / 64; w <= (base+hi-1)/64; w++ {
@@ -451,21 +503,27 @@ func (m *sim) column(base, offset, lo, hi int, slot int64, out *[]dataCell, fbOu
 			b := bits.TrailingZeros64(word)
 			word &^= 1 << uint(b)
 			x := w*64 + b
-			pp := &m.p[x]
-			if pp.qLen == 0 && pp.cHead < 0 && pp.recvFlow < 0 {
+			i := x - base
+			j := i + offset
+			if j >= n {
+				j -= n
+			}
+			pp := &m.p[i*n+j]
+			live := m.live[i]
+			if pp.qLen == 0 && pp.recvFlow < 0 && len(live) == 0 {
 				m.active[w] &^= 1 << uint(b)
 				continue
 			}
 			todo = append(todo, int32(x))
 			// Read ahead what transmit will need (see touchArrivals).
-			if pp.qHead >= 0 {
-				sum += m.cells[pp.qHead].flow
+			if pp.tail >= 0 {
+				sum += m.cells[m.cells[pp.tail].next].owner
 			}
-			if pp.cHead >= 0 {
-				sum += m.cand[pp.cHead].flow
+			if len(live) > 0 {
+				sum += m.sf[live[0]].slab
 			}
 			if pp.recvQueue >= 0 {
-				sum += m.p[m.idx(x-base, int(pp.recvQueue))].qLen
+				sum += m.p[i*n+int(pp.recvQueue)].qLen
 			}
 		}
 	}
@@ -483,8 +541,17 @@ func (m *sim) column(base, offset, lo, hi int, slot int64, out *[]dataCell, fbOu
 	m.todo = todo
 }
 
-// mark sets the active bit of pair index x.
+// mark sets the active bit x.
 func (m *sim) mark(x int) { m.active[x>>6] |= 1 << uint(x&63) }
+
+// list puts subflow sf (of a Shoal flow of node i, through j) at the tail of
+// the candidate list of (i, j).
+func (m *sim) list(i, j, sf int) {
+	m.sub[sf].inList = true
+	m.sub[sf].seq = m.seq
+	m.seq++
+	m.mark(m.bit(i, j))
+}
 
 // activate hands a workload flow to its pair's Shoal flow, starting one if
 // the pair has none live: its cells queue behind those of the pair's earlier
@@ -529,8 +596,7 @@ func (m *sim) activate(k int, slot int64) {
 		}
 		m.sub[sf].state = sfListed
 		if !m.sub[sf].inList {
-			m.listAppend(m.idx(fl.Src, j), f)
-			m.sub[sf].inList = true
+			m.list(fl.Src, j, sf)
 		}
 	}
 }
@@ -548,8 +614,11 @@ func (m *sim) start(src, dst int, slot int64) int32 {
 	for j := 0; j < m.n; j++ {
 		m.sub[base+j] = subflow{len: -1, state: sfIdle}
 	}
-	m.sf = append(m.sf, shoalFlow{src: int32(src), dst: int32(dst), slab: sl, head: -1, tail: -1, startSlot: slot})
-	return int32(len(m.sf) - 1)
+	f := int32(len(m.sf))
+	m.sf = append(m.sf, shoalFlow{src: int32(src), dst: int32(dst), slab: sl, head: -1, tail: -1, startSlot: slot,
+		livePos: int32(len(m.live[src]))})
+	m.live[src] = append(m.live[src], f)
+	return f
 }
 
 // maybeEnd ends a Shoal flow once all its cells are delivered and none of
@@ -563,69 +632,59 @@ func (m *sim) maybeEnd(f int32) {
 	s.ended = true
 	m.free = append(m.free, s.slab)
 	m.pairFlow[int(s.src)*m.n+int(s.dst)] = -1
+	l := m.live[s.src]
+	last := l[len(l)-1]
+	l[s.livePos] = last
+	m.sf[last].livePos = s.livePos
+	m.live[s.src] = l[:len(l)-1]
 }
 
-func (m *sim) listAppend(x int, f int32) {
-	var e int32
-	if m.candFree >= 0 {
-		e = m.candFree
-		m.candFree = m.cand[e].next
-		m.cand[e] = candEntry{next: -1, flow: f}
-	} else {
-		e = int32(len(m.cand))
-		m.cand = append(m.cand, candEntry{next: -1, flow: f})
+// release moves eligible local subflows of (i, j) — pair index r — into
+// Q_ij: the first one of the candidate list (ready queues: at most one
+// local cell in Q_ij) or all of them. Subflows that may no longer go (their
+// Shoal flow has no cells left to assign, or they are no longer listed)
+// leave the list as it is walked. A released subflow carries the next cell
+// of its Shoal flow, which belongs to the earliest of the pair's workload
+// flows with cells left (FIFO). It reports whether subflows remain on the
+// list.
+func (m *sim) release(i, j, r int, slot int64) bool {
+	n := m.n
+	c := m.cand[:0]
+	for _, f := range m.live[i] {
+		if m.sub[int(m.sf[f].slab)*n+j].inList {
+			c = append(c, f)
+		}
 	}
-	if m.p[x].cTail >= 0 {
-		m.cand[m.p[x].cTail].next = e
-	} else {
-		m.p[x].cHead = e
+	m.cand = c
+	if len(c) == 0 {
+		return false
 	}
-	m.p[x].cTail = e
-	m.mark(x)
-}
-
-// release moves eligible local subflows of (i, j) into Q_ij: the first one
-// (ready queues: at most one local cell in Q_ij) or all of them. A released
-// subflow carries the next cell of its Shoal flow, which belongs to the
-// earliest of the pair's workload flows with cells left (FIFO).
-func (m *sim) release(i, j, x int, slot int64) {
-	prev, e := int32(-1), m.p[x].cHead
-	for e >= 0 {
-		nx := m.cand[e].next
-		f := m.cand[e].flow
+	// The list's order: when each subflow joined it (few entries).
+	for a := 1; a < len(c); a++ {
+		for b := a; b > 0 && m.sub[int(m.sf[c[b]].slab)*n+j].seq < m.sub[int(m.sf[c[b-1]].slab)*n+j].seq; b-- {
+			c[b], c[b-1] = c[b-1], c[b]
+		}
+	}
+	remain := len(c)
+	for _, f := range c {
 		s := &m.sf[f]
+		sf := int(s.slab)*n + j
+		sb := &m.sub[sf]
 		ok, stale := false, true
-		sf := -1
-		if !s.ended {
-			sf = int(s.slab)*m.n + j
-			if s.unassigned > 0 && m.sub[sf].state == sfListed {
-				stale = false
-				ok = m.eligible(s, sf, x, slot)
-				if ok {
-					m.sub[sf].state = sfQueued
-				}
+		if s.unassigned > 0 && sb.state == sfListed {
+			stale = false
+			ok = m.eligible(s, sf, j, r, slot)
+			if ok {
+				sb.state = sfQueued
 			}
 		}
 		if stale || ok {
-			if prev >= 0 {
-				m.cand[prev].next = nx
-			} else {
-				m.p[x].cHead = nx
-			}
-			if m.p[x].cTail == e {
-				m.p[x].cTail = prev
-			}
-			m.cand[e].next = m.candFree
-			m.candFree = e
-			if sf >= 0 {
-				m.sub[sf].inList = false
-			}
-		} else {
-			prev = e
+			sb.inList = false
+			remain--
 		}
 		if ok {
 			k := s.head
-			m.enqueue(i, x, k, true, j)
+			m.enqueue(i, r, m.bit(i, j), k, f, true, j)
 			m.wf[k].unassigned--
 			s.unassigned--
 			if m.wf[k].unassigned == 0 {
@@ -638,26 +697,28 @@ func (m *sim) release(i, j, x int, slot int64) {
 				m.unlist(f)
 			}
 			if !m.o.NoReadyQueues {
-				return
+				return remain > 0
 			}
 		}
-		e = nx
 	}
+	return remain > 0
 }
 
 // eligible applies the release rule (Eq. 2) and, unless turned off, the
-// new-flow rule of §3.3.3 to subflow sf of Shoal flow s at pair x.
-func (m *sim) eligible(s *shoalFlow, sf, x int, slot int64) bool {
+// new-flow rule of §3.3.3 to subflow sf of Shoal flow s through j, at pair
+// index r.
+func (m *sim) eligible(s *shoalFlow, sf, j, r int, slot int64) bool {
 	E := int64(m.E)
-	qlen := int64(m.p[x].qLen)
-	if m.sub[sf].len >= 0 && (slot-m.sub[sf].t)+qlen*E < int64(m.sub[sf].len)*E {
+	qlen := int64(m.p[r].qLen)
+	sb := &m.sub[sf]
+	if sb.len >= 0 && (slot-sb.t)+qlen*E < int64(sb.len)*E {
 		return false
 	}
 	// The cell would leave behind the qlen cells of Q_ij, one an epoch,
 	// and reach the intermediate d slots later: not before the previous
 	// cell of its subflow has left the intermediate's queue (§3.3.2, the
 	// invariant behind Eq. 3 and 5; reading S40).
-	if cl := m.sub[sf].clear; cl > 0 && m.nextSlot(int(s.src), sf-int(s.slab)*m.n, slot+qlen*E)+int64(m.d) <= cl {
+	if cl := sb.clear; cl > 0 && m.nextSlot(int(s.src), j, slot+qlen*E)+int64(m.d) <= cl {
 		return false
 	}
 	if !m.o.NoNewFlowRule {
@@ -669,16 +730,17 @@ func (m *sim) eligible(s *shoalFlow, sf, x int, slot int64) bool {
 }
 
 // ready counts the local subflows of node i through k that satisfy the
-// release rule now: len(R_ik) of Eq. 4 and 6.
-func (m *sim) ready(k, y int, slot int64) int32 {
+// release rule now: len(R_ik) of Eq. 4 and 6 (y is the pair index of
+// (i, k)).
+func (m *sim) ready(i, k, y int, slot int64) int32 {
 	var r int32
-	for e := m.p[y].cHead; e >= 0; e = m.cand[e].next {
-		s := &m.sf[m.cand[e].flow]
-		if s.ended || s.unassigned == 0 {
+	for _, f := range m.live[i] {
+		s := &m.sf[f]
+		if s.unassigned == 0 {
 			continue
 		}
 		sf := int(s.slab)*m.n + k
-		if m.sub[sf].state == sfListed && m.eligible(s, sf, y, slot) {
+		if m.sub[sf].state == sfListed && m.eligible(s, sf, k, y, slot) {
 			r++
 		}
 	}
@@ -686,8 +748,9 @@ func (m *sim) ready(k, y int, slot int64) int32 {
 }
 
 // unlist takes the subflows of a Shoal flow that has no cells left to assign
-// off their candidate lists (their entries are freed lazily by release, or
-// used again if a new workload flow of the pair arrives first).
+// off their candidate lists (they leave the lists when a release walks
+// them, or keep their place if a new workload flow of the pair arrives
+// first).
 func (m *sim) unlist(f int32) {
 	base := int(m.sf[f].slab) * m.n
 	for j := 0; j < m.n; j++ {
@@ -697,27 +760,29 @@ func (m *sim) unlist(f int32) {
 	}
 }
 
-// enqueue appends a cell of workload flow k to the queue at pair index x of
-// node i, the queue whose cells go to node next: forwarded cells bound for
-// next, local cells passing through it.
-func (m *sim) enqueue(i, x int, k int32, local bool, next int) {
+// enqueue appends a cell of workload flow k (Shoal flow owner) to the queue
+// at pair index r (active bit x) of node i, the queue whose cells go to
+// node next: forwarded cells bound for next, local cells passing through
+// it.
+func (m *sim) enqueue(i, r, x int, k, owner int32, local bool, next int) {
 	var e int32
 	if m.cellFree >= 0 {
 		e = m.cellFree
 		m.cellFree = m.cells[e].next
-		m.cells[e] = cellEntry{next: -1, flow: k, local: local}
+		m.cells[e] = cellEntry{flow: k, owner: owner, local: local}
 	} else {
 		e = int32(len(m.cells))
-		m.cells = append(m.cells, cellEntry{next: -1, flow: k, local: local})
+		m.cells = append(m.cells, cellEntry{flow: k, owner: owner, local: local})
 	}
-	pp := &m.p[x]
-	if pp.qTail >= 0 {
-		m.cells[pp.qTail].next = e
+	pp := &m.p[r]
+	if pp.tail >= 0 {
+		m.cells[e].next = m.cells[pp.tail].next
+		m.cells[pp.tail].next = e
 	} else {
-		pp.qHead = e
+		m.cells[e].next = e
 		m.mark(x)
 	}
-	pp.qTail = e
+	pp.tail = e
 	pp.qLen++
 	if local {
 		pp.qLocal++
@@ -738,37 +803,43 @@ func (m *sim) enqueue(i, x int, k int32, local bool, next int) {
 	}
 }
 
+// transmit is node i's slot to node j (active bit x): a release, the head
+// of Q_ij or an empty cell, and the feedback i owes j.
 func (m *sim) transmit(i, j, x int, slot int64, out *[]dataCell, fbOut *[]feedback) {
-	pp := &m.p[x]
-	if pp.cHead >= 0 && (m.o.NoReadyQueues || pp.qLocal == 0) {
-		m.release(i, j, x, slot)
+	n := m.n
+	r := i*n + j
+	pp := &m.p[r]
+	listed := len(m.live[i]) > 0
+	if listed && (m.o.NoReadyQueues || pp.qLocal == 0) {
+		listed = m.release(i, j, r, slot)
 	}
-	if h := pp.qHead; h >= 0 {
+	if t := pp.tail; t >= 0 {
+		h := m.cells[t].next
 		ce := &m.cells[h]
-		k, local := ce.flow, ce.local
-		pp.qHead = ce.next
-		if pp.qHead < 0 {
-			pp.qTail = -1
+		k, owner, local := ce.flow, ce.owner, ce.local
+		if h == t {
+			pp.tail = -1
+		} else {
+			m.cells[t].next = ce.next
 		}
 		ce.next = m.cellFree
 		m.cellFree = h
 		pp.qLen--
 		m.nodeQ[i]--
-		cell := dataCell{to: int32(j), from: int32(i), flow: k, local: local, final: int32(j)}
+		cell := dataCell{to: int32(j), from: int32(i), flow: k, owner: owner, local: local, final: int32(j)}
 		if local {
 			pp.qLocal--
-			f := m.wf[k].owner
-			s := &m.sf[f]
+			s := &m.sf[owner]
 			cell.final = s.dst
-			sf := int(s.slab)*m.n + j
+			sf := int(s.slab)*n + j
 			switch {
 			case !m.o.IgnoreFeedback:
 				m.sub[sf].state = sfOutstanding
 				s.waiting++
 			case s.unassigned > 0:
 				m.sub[sf].state = sfListed
-				m.listAppend(x, f)
-				m.sub[sf].inList = true
+				m.list(i, j, sf)
+				listed = true
 			default:
 				m.sub[sf].state = sfIdle
 			}
@@ -787,18 +858,21 @@ func (m *sim) transmit(i, j, x int, slot int64, out *[]dataCell, fbOut *[]feedba
 		// cell is still in Q_ik, the slot by which it will have left, so
 		// that j's next cell of the subflow reaches i after it.
 		fb := feedback{to: int32(j), from: int32(i), flow: f}
-		if k := pp.recvQueue; k >= 0 {
-			y := m.idx(i, int(k))
+		if k := int(pp.recvQueue); k >= 0 {
+			y := i*n + k
 			fb.length = m.p[y].qLen
 			if !m.o.NoReadyQueues {
-				fb.length = max(fb.length+m.ready(int(k), y, slot)-1, 0)
+				fb.length = max(fb.length+m.ready(i, k, y, slot)-1, 0)
 				if at := m.place(y, f); at > 0 {
-					fb.clear = m.nextSlot(i, int(k), slot+1) + int64(at-1)*int64(m.E)
+					fb.clear = m.nextSlot(i, k, slot+1) + int64(at-1)*int64(m.E)
 				}
 			}
 		}
 		pp.recvFlow = -1
 		*fbOut = append(*fbOut, fb)
+	}
+	if !listed && pp.tail < 0 {
+		m.active[x>>6] &^= 1 << uint(x&63) // nothing left to send: the next visit can wait for a mark
 	}
 }
 
@@ -807,22 +881,28 @@ func (m *sim) transmit(i, j, x int, slot int64, out *[]dataCell, fbOut *[]feedba
 // Q_y serves one cell an epoch, so that cell leaves in the place-th slot of
 // the queue's link from now.
 func (m *sim) place(y int, f int32) int32 {
+	t := m.p[y].tail
+	if t < 0 {
+		return 0
+	}
 	var at, n int32
-	for e := m.p[y].qHead; e >= 0; e = m.cells[e].next {
+	for e := m.cells[t].next; ; e = m.cells[e].next {
 		n++
-		if c := &m.cells[e]; !c.local && m.wf[c.flow].owner == f {
+		if c := &m.cells[e]; !c.local && c.owner == f {
 			at = n
 		}
+		if e == t {
+			return at
+		}
 	}
-	return at
 }
 
 // nextSlot is the first slot at or after from in which node a sends to node
 // b: the static schedule repeats every epoch.
 func (m *sim) nextSlot(a, b int, from int64) int64 {
-	w, _, _ := m.s.When(a, b)
+	w := int64(m.when(a, b))
 	E := int64(m.E)
-	return from + ((int64(w)-from)%E+E)%E
+	return from + ((w-from)%E+E)%E
 }
 
 // feedback acts on the rate-limit feedback in a header that node fb.to has
@@ -836,24 +916,23 @@ func (m *sim) feedback(fb feedback, slot int64) {
 	}
 	j, i := int(fb.to), int(fb.from)
 	sf := int(s.slab)*m.n + i
-	if m.sub[sf].state != sfOutstanding {
+	sb := &m.sub[sf]
+	if sb.state != sfOutstanding {
 		return
 	}
-	m.sub[sf].t, m.sub[sf].len, m.sub[sf].clear = slot-int64(m.fb), fb.length, fb.clear
+	sb.t, sb.len, sb.clear = slot-int64(m.fb), fb.length, fb.clear
 	s.waiting--
 	if s.unassigned > 0 {
-		m.sub[sf].state = sfListed
-		y := m.idx(j, i)
-		if !m.sub[sf].inList {
-			m.listAppend(y, f)
-			m.sub[sf].inList = true
+		sb.state = sfListed
+		if !sb.inList {
+			m.list(j, i, sf)
 		}
-		if m.o.NoReadyQueues || m.p[y].qLocal == 0 {
-			m.release(j, i, y, slot)
+		if r := j*m.n + i; m.o.NoReadyQueues || m.p[r].qLocal == 0 {
+			m.release(j, i, r, slot)
 		}
 		return
 	}
-	m.sub[sf].state = sfIdle
+	sb.state = sfIdle
 	m.maybeEnd(f)
 }
 
@@ -862,30 +941,31 @@ func (m *sim) feedback(fb feedback, slot int64) {
 func (m *sim) arrive(c dataCell, slot int64) bool {
 	j, i := int(c.to), int(c.from)
 	k := c.flow
-	x := m.idx(j, i)
+	r := j*m.n + i
 	if int(c.final) != j {
 		// First hop: j is the intermediate node; the cell joins Q_jk and
 		// j records it for its next feedback to i (§3.3.2).
 		q := int(c.final)
-		m.enqueue(j, m.idx(j, q), k, false, q)
-		m.p[x].recvFlow, m.p[x].recvQueue = m.wf[k].owner, c.final
-		m.mark(x)
+		m.enqueue(j, j*m.n+q, m.bit(j, q), k, c.owner, false, q)
+		m.p[r].recvFlow, m.p[r].recvQueue = c.owner, int16(q)
+		m.mark(m.bit(j, i))
 		return false
 	}
 	if c.local {
 		// Direct subflow: no queue at j to report, but the source still
 		// waits for feedback.
-		m.p[x].recvFlow, m.p[x].recvQueue = m.wf[k].owner, -1
-		m.mark(x)
+		m.p[r].recvFlow, m.p[r].recvQueue = c.owner, -1
+		m.mark(m.bit(j, i))
 	}
 	// The cell's last byte left at the end of its send slot and took PropNS.
 	at := float64(slot-int64(m.d)+1)*m.slotNS + m.c.PropNS
-	m.wf[k].delivered++
+	w := &m.wf[k]
+	w.delivered++
 	m.res.DeliveredPerNode[j]++
 	if at >= m.measureFrom {
-		m.wf[k].window++
+		w.window++
 	}
-	f := m.wf[k].owner
+	f := c.owner
 	s := &m.sf[f]
 	s.pending--
 	if s.pending == 0 {
@@ -893,10 +973,10 @@ func (m *sim) arrive(c dataCell, slot int64) bool {
 		m.outcast[s.src]--
 		m.maybeEnd(f)
 	}
-	if m.wf[k].delivered < m.flows[k].Cells {
+	if w.delivered < w.cells {
 		return false
 	}
-	m.wf[k].done = true
-	m.wf[k].endNS = at
+	w.done = true
+	w.endNS = at
 	return true
 }
