@@ -122,7 +122,7 @@ type nightlyLoad struct {
 
 type bridgeLoad struct {
 	requests, bytes float64
-	roundTrips      float64 // requests - pipelined + batches
+	roundTrips      float64       // requests - pipelined + batches
 	done            time.Duration // from the run's start to the plan's last step
 	longest         []string      // its longest steps, with their durations
 }
