@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/labrunner/labrunner/bitstreams"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated blocks of the documents instead of checking them")
@@ -20,13 +22,29 @@ const module = "github.com/labrunner/labrunner/"
 
 // designSubtrees are folders whose sub-packages are one per design: the
 // picture shows them as one node ("golden/<design>"), since every design's
-// package has the same place in the graph.
-var designSubtrees = map[string]map[string]bool{
-	"boards/emu": {"exanet": true, "prr": true, "shoal": true, "tin": true},
-	"golden":     {"exanet": true, "prr": true, "shoal": true, "tin": true, "ordering": true, "bringup": true},
-	"selftest":   {"exanet": true, "prr": true, "shoal": true, "tin": true},
-	"traffic":    {"exanet": true, "prr": true, "shoal": true, "tin": true},
-}
+// package has the same place in the graph. The designs are the catalogue's
+// (a new design needs no change here); golden also has a package per
+// protocol the designs share.
+var designSubtrees = func() map[string]map[string]bool {
+	designs := func(extra ...string) map[string]bool {
+		out := map[string]bool{}
+		for _, m := range bitstreams.Default().Designs() {
+			if !m.Builtin {
+				out[m.Name] = true
+			}
+		}
+		for _, e := range extra {
+			out[e] = true
+		}
+		return out
+	}
+	return map[string]map[string]bool{
+		"boards/emu": designs(),
+		"golden":     designs("ordering", "bringup"),
+		"selftest":   designs(),
+		"traffic":    designs(),
+	}
+}()
 
 func node(pkg string) string {
 	for root, designs := range designSubtrees {

@@ -312,9 +312,12 @@ func (p *page) run(c command, timeout time.Duration) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var out bytes.Buffer
+	var pr *os.File
+	var read chan struct{} // closed once a Ctrl-C command's output is read
 	start := time.Now()
 	if c.sigint {
-		pr, pw, _ := os.Pipe()
+		var pw *os.File
+		pr, pw, _ = os.Pipe()
 		cmd.Stdout, cmd.Stderr = pw, pw
 		if err := cmd.Start(); err != nil {
 			t.Errorf("%s:%d: %s: %v", c.file, c.line, c.text, err)
@@ -327,7 +330,9 @@ func (p *page) run(c command, timeout time.Duration) {
 		}
 		time.Sleep(500 * time.Millisecond)
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+		read = make(chan struct{})
 		go func() {
+			defer close(read)
 			for sc.Scan() {
 				out.WriteString(sc.Text() + "\n")
 			}
@@ -340,6 +345,18 @@ func (p *page) run(c command, timeout time.Duration) {
 		}
 	}
 	err = cmd.Wait()
+	if read != nil {
+		// The rest of the output is read before out is: the pipe ends when
+		// the command and what it started have exited; at the deadline
+		// their group is killed and the pipe closed here.
+		select {
+		case <-read:
+		case <-ctx.Done():
+			pr.Close()
+			<-read
+		}
+		pr.Close()
+	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
@@ -379,6 +396,7 @@ var notRunHere = map[string]string{
 }
 
 func TestDocumentedCommands(t *testing.T) {
+	t.Parallel()
 	bin := labrunnerBinary(t)
 	for _, doc := range documents(t) {
 		blocks, err := shellBlocks(doc)
@@ -389,6 +407,9 @@ func TestDocumentedCommands(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(doc), func(t *testing.T) {
+			// Pages share nothing (each has its scratch directory, HOME,
+			// lock directory and InfluxDB): they run side by side.
+			t.Parallel()
 			p := newPage(t, bin)
 			for _, b := range blocks {
 				if test, ok := b.directive["checked-by"]; ok {

@@ -24,6 +24,7 @@ func unitValue(text, key string) string {
 // labrunner command line that runs — with the host's paths (/etc, /srv)
 // pointed at scratch copies and one plan of the emulated rack.
 func TestSystemdUnitRunsOnTheEmulatedRack(t *testing.T) {
+	t.Parallel()
 	svc, err := os.ReadFile("ci/labrunner-nightly.service")
 	if err != nil {
 		t.Fatal(err)

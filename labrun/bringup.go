@@ -74,12 +74,39 @@ func Bringup(ctx context.Context, o BringupOptions) (*bringup.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The emulated rack starts before the run directory is made: a fault
+	// it refuses leaves nothing behind. What it logs meanwhile is held for
+	// the directory's labrunner.log.
+	logs := &lateWriter{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: o.LogLevel}))
+	var seed int64
+	if o.Seed != nil {
+		seed = *o.Seed
+	}
+	rack, err := StartRack(lab, o.Catalogue, log, o.Faults, seed)
+	if err != nil {
+		return nil, err
+	}
+	if rack != nil {
+		defer rack.Close()
+	}
+	bo.Emulator, bo.Log = Emulator(rack), log
 	dir, err := results.Create(ResultsRoot(o.Out, lab), bringupRun(o, lab))
 	if err != nil {
 		return nil, setupError(err)
 	}
 	defer dir.Close()
-	return runBringup(ctx, o, lab, dir, bo)
+	logFile, err := os.OpenFile(filepath.Join(dir.Path, results.LogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		dir.Finish("setup-error", ExitConfig)
+		return nil, setupError(fmt.Errorf("run directory %s: %w", dir.Path, err))
+	}
+	logs.Attach(logFile)
+	defer func() {
+		logs.Detach()
+		logFile.Close()
+	}()
+	return runBringup(ctx, o, dir, bo)
 }
 
 // bringupStages reads --from and --deadline into the bring-up's options.
@@ -112,7 +139,7 @@ func bringupRun(o BringupOptions, lab *labconfig.Lab) results.Run {
 }
 
 // runBringup runs the stages into dir, finishes it and prints the report.
-func runBringup(ctx context.Context, o BringupOptions, lab *labconfig.Lab, dir *results.Dir, bo bringup.Options) (*bringup.Report, error) {
+func runBringup(ctx context.Context, o BringupOptions, dir *results.Dir, bo bringup.Options) (*bringup.Report, error) {
 	// The live output is for a person: one line per event. Logs (the
 	// emulator's, the verdicts', the management client's) go to the run
 	// directory, as the evidence of the run.
@@ -120,33 +147,15 @@ func runBringup(ctx context.Context, o BringupOptions, lab *labconfig.Lab, dir *
 	if o.JSON {
 		live = orDiscard(o.Stderr)
 	}
-	logFile, err := os.OpenFile(filepath.Join(dir.Path, results.LogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, setupError(fmt.Errorf("run directory %s: %w", dir.Path, err))
-	}
-	defer logFile.Close()
-	log := slog.New(slog.NewTextHandler(&lockedWriter{w: logFile}, &slog.HandlerOptions{Level: o.LogLevel}))
 	fmt.Fprintf(live, "run directory: %s (log: %s)\n", dir.Path, results.LogFile)
-	var seed int64
-	if o.Seed != nil {
-		seed = *o.Seed
-	}
-	rack, err := StartRack(lab, o.Catalogue, log, o.Faults, seed)
-	if err != nil {
-		dir.Finish("setup-error", ExitConfig)
-		return nil, err
-	}
-	if rack != nil {
-		defer rack.Close()
-	}
-	bo.Emulator, bo.Rec, bo.Log, bo.Out = Emulator(rack), dir, log, live
+	bo.Rec, bo.Out = dir, live
 	bo.Transcripts = func(board string) (io.WriteCloser, error) { return dir.ConsoleTranscript(board) }
 	rep, err := bringup.Run(ctx, bo)
 	if err != nil {
 		dir.Finish("setup-error", ExitConfig)
 		return nil, classError(err)
 	}
-	reportFile := finishBringup(ctx, dir, rep, log)
+	reportFile := finishBringup(ctx, dir, rep, bo.Log)
 	return rep, writeBringup(stdout, rep, reportFile, o.JSON)
 }
 
@@ -155,9 +164,7 @@ func runBringup(ctx context.Context, o BringupOptions, lab *labconfig.Lab, dir *
 // writes its report (its path is returned; empty when it failed).
 func finishBringup(ctx context.Context, dir *results.Dir, rep *bringup.Report, log *slog.Logger) string {
 	code, status := ExitCodeOf(dir.Verdicts())
-	if ctx.Err() != nil && code == ExitPass {
-		code, status = ExitInfra, "interrupted"
-	}
+	code, status = interrupted(ctx, code, status)
 	if err := dir.Finish(status, code); err != nil {
 		log.Error("writing the run directory's reports failed", "err", err)
 	}

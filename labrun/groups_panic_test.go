@@ -30,11 +30,13 @@ links:
 plans:
   - name: rack-a
     design: exanet
-    boards: [{board: a0}, {board: a1}]
+    params: {lattice: [2, 1, 1], dor_order: XYZ}
+    boards: [{board: a0, params: {coord: [0, 0, 0]}}, {board: a1, params: {coord: [1, 0, 0]}}]
     tests: [{test: registers}]
   - name: rack-b
     design: exanet
-    boards: [{board: b0}, {board: b1}]
+    params: {lattice: [2, 1, 1], dor_order: XYZ}
+    boards: [{board: b0, params: {coord: [0, 0, 0]}}, {board: b1, params: {coord: [1, 0, 0]}}]
     tests: [{test: registers}]
 `
 

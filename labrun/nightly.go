@@ -133,9 +133,10 @@ func Nightly(ctx context.Context, opts Options) (res *Result, err error) {
 	finished := false
 	defer func() {
 		if p := recover(); p != nil {
-			err = n.panicked(p, finished)
+			res, err = nil, n.panicked(p, finished)
 		}
 	}()
+	n.attachLog()
 	start := time.Now()
 	out := n.runGroups(ctx)
 	ran := time.Since(start) // the plans' wall time, before reports and export
@@ -228,8 +229,7 @@ func (n *nightly) start() error {
 	return nil
 }
 
-// openDir makes the run directory (or goes on with the resumed one) and
-// sends the run's log to its labrunner.log.
+// openDir makes the run directory (or goes on with the resumed one).
 func (n *nightly) openDir() error {
 	n.root = ResultsRoot(n.opts.Out, n.lab)
 	if n.resumed != nil {
@@ -249,6 +249,12 @@ func (n *nightly) openDir() error {
 		n.onClose(func() { n.dir.Close() })
 	}
 	n.current.Store(n.dir)
+	return nil
+}
+
+// attachLog sends the run's log to its labrunner.log (what was logged
+// before goes there first) and says where the run directory is.
+func (n *nightly) attachLog() {
 	if f, err := os.OpenFile(filepath.Join(n.dir.Path, results.LogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
 		n.log.Warn("the run's log file cannot be written; warnings still reach the terminal", "err", err)
 	} else {
@@ -259,7 +265,6 @@ func (n *nightly) openDir() error {
 		})
 	}
 	fmt.Fprintf(n.prog.Writer(), "run directory: %s (log: %s)\n", n.dir.Path, results.LogFile)
-	return nil
 }
 
 // newRun is the run.json of a new run.
@@ -279,8 +284,7 @@ func (n *nightly) newRun() results.Run {
 	return run
 }
 
-// runGroups runs the plans' board groups; a run whose context ended before
-// a verdict failed is "interrupted", an infrastructure error.
+// runGroups runs the plans' board groups.
 func (n *nightly) runGroups(ctx context.Context) Outcome {
 	held := n.opts.Held
 	if held == "" {
@@ -295,10 +299,20 @@ func (n *nightly) runGroups(ctx context.Context) Outcome {
 		g.Mgmt = bringup.NightlyCheck(n.cat)
 	}
 	out := g.Run(ctx)
-	if ctx.Err() != nil && out.ExitCode == ExitPass {
-		out.ExitCode, out.Status = ExitInfra, "interrupted"
-	}
+	out.ExitCode, out.Status = interrupted(ctx, out.ExitCode, out.Status)
 	return out
+}
+
+// interrupted is the exit code and status of a run whose context ended
+// (SIGINT, SIGTERM): "interrupted", an infrastructure error, unless a
+// verdict failed or a setup error was found before (those still decide). The
+// tests cut short record infrastructure errors of their own; they are the
+// interruption's, not the boards', and a resume runs them again.
+func interrupted(ctx context.Context, code int, status string) (int, string) {
+	if ctx.Err() != nil && (code == ExitPass || code == ExitInfra) {
+		return ExitInfra, "interrupted"
+	}
+	return code, status
 }
 
 // panicked ends a run that panicked outside its board groups: whatever

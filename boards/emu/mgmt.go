@@ -1,11 +1,12 @@
 package emu
 
 import (
-	"container/heap"
 	"fmt"
 	"math"
 	"sync"
 	"time"
+
+	"github.com/labrunner/labrunner/internal/eventq"
 )
 
 // The management block: what every emulated board with cabled ports has,
@@ -54,37 +55,9 @@ const (
 type mgmtFabric struct {
 	mu     sync.Mutex
 	rack   *Rack
-	now    int64 // ps since the rack started
-	seq    uint64
-	q      evHeap
+	now    int64                // ps since the rack started
+	q      eventq.Queue[func()] // by time, then scheduling order: a run is the same every time
 	boards []*mgmtBoard
-}
-
-type mgEvent struct {
-	at  int64
-	seq uint64
-	fn  func()
-}
-
-// evHeap orders events by time, then by scheduling order, so that a run is
-// the same every time.
-type evHeap []mgEvent
-
-func (h evHeap) Len() int { return len(h) }
-func (h evHeap) Less(i, j int) bool {
-	if h[i].at != h[j].at {
-		return h[i].at < h[j].at
-	}
-	return h[i].seq < h[j].seq
-}
-func (h evHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *evHeap) Push(x any)   { *h = append(*h, x.(mgEvent)) }
-func (h *evHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = mgEvent{}
-	*h = old[:len(old)-1]
-	return e
 }
 
 // at schedules fn at time t (never before now).
@@ -92,16 +65,18 @@ func (f *mgmtFabric) at(t int64, fn func()) {
 	if t < f.now {
 		t = f.now
 	}
-	f.seq++
-	heap.Push(&f.q, mgEvent{at: t, seq: f.seq, fn: fn})
+	f.q.Push(t, fn)
 }
 
 // advance runs every event up to time to and leaves the clock there.
 func (f *mgmtFabric) advance(to int64) {
-	for len(f.q) > 0 && f.q[0].at <= to {
-		e := heap.Pop(&f.q).(mgEvent)
-		f.now = max(f.now, e.at)
-		e.fn()
+	for {
+		if t, ok := f.q.Next(); !ok || t > to {
+			break
+		}
+		t, fn := f.q.Pop()
+		f.now = max(f.now, t)
+		fn()
 	}
 	if to > f.now {
 		f.now = to

@@ -44,79 +44,103 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 	if len(args) == 0 {
 		return args, nil
 	}
-	global := flagIndex(app.Flags)
-	// The built-in --help/-h and --version/-v.
-	global["help"], global["h"], global["version"], global["v"] = false, false, false, false
-
-	var globals, path, flags, positional []string
-	cmds := app.Commands
-	var leaf *cli.Command
-	local := map[string]bool{"help": false, "h": false}
+	a := newArgSorter(app)
 	rest := args[1:]
 	for i := 0; i < len(rest); i++ {
-		a := rest[i]
-		if a == "--" {
-			positional = append(positional, rest[i+1:]...)
+		if rest[i] == "--" {
+			a.positional = append(a.positional, rest[i+1:]...)
 			break
 		}
-		if name, hasValue, ok := flagName(a); ok {
-			takesValue, isLocal := local[name]
-			isGlobal := false
-			if !isLocal {
-				takesValue, isGlobal = global[name]
-			}
-			var taken []string
-			taken = append(taken, a)
-			if (isLocal || isGlobal) && takesValue && !hasValue {
-				if i+1 >= len(rest) || rest[i+1] == "--" {
-					return nil, usageError("%s needs a value (%s=VALUE or %s VALUE)", a, a, a)
-				}
-				taken = append(taken, rest[i+1])
-				i++
-			}
-			switch {
-			case isGlobal:
-				globals = append(globals, taken...)
-			default:
-				// Unknown flags stay with the command, whose parser
-				// names them.
-				flags = append(flags, taken...)
-			}
-			continue
+		took, err := a.take(rest[i:])
+		if err != nil {
+			return nil, err
 		}
-		// A word: a (sub)command while the path is still open, else a
-		// positional argument.
-		if len(positional) == 0 && cmds != nil && (leaf == nil || len(leaf.Subcommands) > 0) {
-			if c := findCommand(cmds, a); c != nil {
-				path = append(path, a)
-				leaf = c
-				cmds = c.Subcommands
-				for k, v := range flagIndex(c.Flags) {
-					local[k] = v
-				}
-				continue
-			}
-			if a != "help" && (leaf == nil || leaf.Action == nil) {
-				return nil, unknownCommand(leaf, cmds, a)
-			}
-		}
-		positional = append(positional, a)
+		i += took - 1
 	}
-	out := append([]string{args[0]}, globals...)
-	out = append(out, path...)
-	out = append(out, flags...)
-	if len(positional) > 0 {
+	return a.sorted(args[0]), nil
+}
+
+// argSorter sorts a command line's words into global flags, the command
+// path, the command's flags and its positional arguments.
+type argSorter struct {
+	global, local                    map[string]bool // flag name -> takes a value
+	cmds                             []*cli.Command  // the commands the next word may name
+	leaf                             *cli.Command    // the command named so far
+	globals, path, flags, positional []string
+}
+
+func newArgSorter(app *cli.App) *argSorter {
+	a := &argSorter{global: flagIndex(app.Flags), local: map[string]bool{"help": false, "h": false}, cmds: app.Commands}
+	// The built-in --help/-h and --version/-v.
+	a.global["help"], a.global["h"], a.global["version"], a.global["v"] = false, false, false, false
+	return a
+}
+
+// take sorts the first of words (with the value that follows a flag that
+// takes one) and says how many words it took.
+func (a *argSorter) take(words []string) (int, error) {
+	w := words[0]
+	if name, hasValue, ok := flagName(w); ok {
+		takesValue, isLocal := a.local[name]
+		isGlobal := false
+		if !isLocal {
+			takesValue, isGlobal = a.global[name]
+		}
+		taken := []string{w}
+		if (isLocal || isGlobal) && takesValue && !hasValue {
+			if len(words) < 2 || words[1] == "--" {
+				return 0, usageError("%s needs a value (%s=VALUE or %s VALUE)", w, w, w)
+			}
+			taken = append(taken, words[1])
+		}
+		if isGlobal {
+			a.globals = append(a.globals, taken...)
+		} else {
+			// Unknown flags stay with the command, whose parser names them.
+			a.flags = append(a.flags, taken...)
+		}
+		return len(taken), nil
+	}
+	return 1, a.word(w)
+}
+
+// word takes a word: a (sub)command while the path is still open, else a
+// positional argument.
+func (a *argSorter) word(w string) error {
+	if len(a.positional) == 0 && a.cmds != nil && (a.leaf == nil || len(a.leaf.Subcommands) > 0) {
+		if c := findCommand(a.cmds, w); c != nil {
+			a.path = append(a.path, w)
+			a.leaf, a.cmds = c, c.Subcommands
+			for k, v := range flagIndex(c.Flags) {
+				a.local[k] = v
+			}
+			return nil
+		}
+		if w != "help" && (a.leaf == nil || a.leaf.Action == nil) {
+			return unknownCommand(a.leaf, a.cmds, w)
+		}
+	}
+	a.positional = append(a.positional, w)
+	return nil
+}
+
+// sorted is the command line in the order urfave/cli parses.
+func (a *argSorter) sorted(prog string) []string {
+	out := append([]string{prog}, a.globals...)
+	out = append(out, a.path...)
+	out = append(out, a.flags...)
+	if len(a.positional) > 0 {
 		// Positional arguments that look like flags (a negative number)
 		// must not be parsed as flags.
-		for _, p := range positional {
+		for _, p := range a.positional {
 			if strings.HasPrefix(p, "-") {
 				out = append(out, "--")
 				break
 			}
 		}
-		out = append(out, positional...)
+		out = append(out, a.positional...)
 	}
-	return out, nil
+	return out
 }
 
 // flagName returns the name of a flag token ("--lab=x" -> "lab", true).

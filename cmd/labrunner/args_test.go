@@ -42,6 +42,7 @@ func TestNormalizeArgs(t *testing.T) {
 }
 
 func TestUsageMistakes(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		want string
@@ -72,6 +73,7 @@ func TestUsageMistakes(t *testing.T) {
 }
 
 func TestLabCheckTakesTheFileAsArgument(t *testing.T) {
+	t.Parallel()
 	code, _, stderr := runCaptured(t, "lab", "check", "testdata/does-not-exist.yaml")
 	if code != 2 || !strings.Contains(stderr, "does-not-exist.yaml") {
 		t.Fatalf("lab check of a missing file: exit %d, %q", code, stderr)
@@ -103,6 +105,7 @@ func TestAppsRunConcurrently(t *testing.T) {
 // bitstreams list names files where a user can find them, not relative to
 // the manifest ("../files/..." exists nowhere a user stands).
 func TestBitstreamsListPaths(t *testing.T) {
+	t.Parallel()
 	code, out, stderr := runCaptured(t, "bitstreams", "list")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

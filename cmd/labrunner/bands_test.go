@@ -11,6 +11,7 @@ import (
 // the default lab's plans on the emulated rack and lists every offender
 // with what to fix; `labrunner golden bands --check` agrees with it.
 func TestDefaultLabBandsHaveReasons(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	if code := runCode(t, "--log-level", "error", "nightly", "--out", out); code != 0 && code != 1 {
 		t.Fatalf("the default lab's nightly: exit %d", code)

@@ -13,6 +13,7 @@ import (
 // The README's console example on the default lab: the emulated board is
 // still booting when the command starts; --send waits for its prompt.
 func TestReadmeConsoleExample(t *testing.T) {
+	t.Parallel()
 	for i := 0; i < 3; i++ {
 		code, out := runCLI(t, "console", "--board", "exa-00", "--send", "id", "--expect", "dna=")
 		if code != 0 || !strings.Contains(out, "dna=") {
@@ -29,6 +30,7 @@ func TestReadmeConsoleExample(t *testing.T) {
 // regs write on the default lab says that the board it wrote to is gone,
 // and how to keep a rack up; with `sim serve --lab-out` the write stays.
 func TestRegsWriteOnAThrowAwayRackAndOnAServedOne(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("LABRUNNER_TEST_SERVE") != "" {
 		os.Exit(run(strings.Split(os.Getenv("LABRUNNER_TEST_SERVE"), "\x1f"), os.Stdout, os.Stderr))
 	}

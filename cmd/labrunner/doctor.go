@@ -21,33 +21,36 @@ func doctorCommand() *cli.Command {
 			"power switch is reachable; and the lock directory is safe. Nothing is programmed, written, switched\n" +
 			"or leased. Exit 0 when every check passed, 2 when the lab file is wrong, 3 when the host or a board\n" +
 			"is not ready.",
-		Flags: []cli.Flag{labFlag(), locksFlag(), &cli.BoolFlag{Name: "json", Usage: "print the findings as JSON"}},
-		Action: func(c *cli.Context) error {
-			cat := bitstreams.Default()
-			lab, err := loadLab(c, cat)
-			if err != nil {
-				return err
-			}
-			log := logger(c)
-			rack, err := labrun.StartRack(lab, cat, log, nil, 0)
-			if err != nil {
-				return err
-			}
-			if rack != nil {
-				defer rack.Close()
-			}
-			r := doctor.Run(c.Context, lab, doctor.Options{Emulator: labrun.Emulator(rack), LockDir: labrun.LocksPath(c.String("locks"), lab), Log: log})
-			if c.Bool("json") {
-				if err := json.NewEncoder(c.App.Writer).Encode(r); err != nil {
-					return err
-				}
-			} else if err := r.WriteTable(c.App.Writer); err != nil {
-				return err
-			}
-			if r.ExitCode != 0 {
-				return &exitError{code: r.ExitCode}
-			}
-			return nil
-		},
+		Flags:  []cli.Flag{labFlag(), locksFlag(), &cli.BoolFlag{Name: "json", Usage: "print the findings as JSON"}},
+		Action: doctorRun,
 	}
+}
+
+// doctorRun checks a lab's host and boards without changing their state.
+func doctorRun(c *cli.Context) error {
+	cat := bitstreams.Default()
+	lab, err := loadLab(c, cat)
+	if err != nil {
+		return err
+	}
+	log := logger(c)
+	rack, err := labrun.StartRack(lab, cat, log, nil, 0)
+	if err != nil {
+		return err
+	}
+	if rack != nil {
+		defer rack.Close()
+	}
+	r := doctor.Run(c.Context, lab, doctor.Options{Emulator: labrun.Emulator(rack), LockDir: labrun.LocksPath(c.String("locks"), lab), Log: log})
+	if c.Bool("json") {
+		if err := json.NewEncoder(c.App.Writer).Encode(r); err != nil {
+			return err
+		}
+	} else if err := r.WriteTable(c.App.Writer); err != nil {
+		return err
+	}
+	if r.ExitCode != 0 {
+		return &exitError{code: r.ExitCode}
+	}
+	return nil
 }

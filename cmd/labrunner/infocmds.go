@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -25,29 +26,10 @@ func bitstreamsCommand() *cli.Command {
 		Usage: "list the design catalogue, or inspect a bitstream file",
 		Subcommands: []*cli.Command{
 			{
-				Name:  "list",
-				Usage: "list the catalogue's designs and their files",
-				Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}},
-				Action: func(c *cli.Context) error {
-					cat := bitstreams.Default()
-					ms := cat.Designs()
-					if c.Bool("json") {
-						return json.NewEncoder(c.App.Writer).Encode(ms)
-					}
-					tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-					fmt.Fprintln(tw, "DESIGN\tVERSION\tCLOCK\tREGISTERS\tFILE\tPART\tSHA256")
-					for _, m := range ms {
-						for i := range m.Files {
-							f := &m.Files[i]
-							// Where the file is for a user: inside the binary
-							// ("embedded:" and its path in the repository), or
-							// on disk for a catalogue loaded from a directory;
-							// never the manifest-relative "../files/...".
-							fmt.Fprintf(tw, "%s\t%s\t%g MHz\t%d\t%s\t%s\t%.12s\n", m.Name, m.Version, m.ClockMHz, len(m.Registers), cat.FilePath(m, f), f.Part, f.SHA256)
-						}
-					}
-					return tw.Flush()
-				},
+				Name:   "list",
+				Usage:  "list the catalogue's designs and their files",
+				Flags:  []cli.Flag{&cli.BoolFlag{Name: "json"}},
+				Action: bitstreamsList,
 			},
 			{
 				Name:      "inspect",
@@ -57,51 +39,61 @@ func bitstreamsCommand() *cli.Command {
 					&cli.BoolFlag{Name: "json"},
 					&cli.StringFlag{Name: "kind", Usage: "also check the file against this board kind's part"},
 				},
-				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return exitf(labrun.ExitConfig, "bitstreams inspect takes one FILE")
-					}
-					path := c.Args().First()
-					data, err := bitstreams.ReadFile(path)
-					if err != nil {
-						return withCode(labrun.ExitConfig, err)
-					}
-					info, err := bitstreams.Parse(path, data)
-					if err != nil {
-						return withCode(labrun.ExitConfig, err)
-					}
-					if k := c.String("kind"); k != "" {
-						kind, err := boards.Lookup(k)
-						if err != nil {
-							return withCode(labrun.ExitConfig, err)
-						}
-						if info.Part != "" && !bitstreams.SamePart(info.Part, kind.Part) {
-							return exitf(labrun.ExitConfig, "%s is built for %s; a %s carries %s", path, info.Part, kind.Name, kind.Part)
-						}
-					}
-					if c.Bool("json") {
-						return json.NewEncoder(c.App.Writer).Encode(info)
-					}
-					tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-					fmt.Fprintf(tw, "file\t%s\nformat\t%s\n", path, info.Format)
-					if info.Design != "" {
-						fmt.Fprintf(tw, "design\t%s\n", info.Design)
-					}
-					if info.Part != "" {
-						fmt.Fprintf(tw, "part\t%s\n", info.Part)
-					}
-					if info.Date != "" {
-						fmt.Fprintf(tw, "built\t%s %s\n", info.Date, info.Time)
-					}
-					fmt.Fprintf(tw, "size\t%d bytes\npayload\t%d bytes\nsha256\t%s\n", info.Size, info.PayloadLen, info.SHA256)
-					if info.Format == "rbf" {
-						fmt.Fprintf(tw, "checksum\t0x%08X\n", info.Checksum)
-					}
-					return tw.Flush()
-				},
+				Action: bitstreamsInspect,
 			},
 		},
 	}
+}
+
+// bitstreamsList lists the catalogue's designs and their files.
+func bitstreamsList(c *cli.Context) error {
+	cat := bitstreams.Default()
+	ms := cat.Designs()
+	if c.Bool("json") {
+		return json.NewEncoder(c.App.Writer).Encode(ms)
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "DESIGN\tVERSION\tCLOCK\tREGISTERS\tFILE\tPART\tSHA256")
+	for _, m := range ms {
+		for i := range m.Files {
+			f := &m.Files[i]
+			// Where the file is for a user: inside the binary
+			// ("embedded:" and its path in the repository), or
+			// on disk for a catalogue loaded from a directory;
+			// never the manifest-relative "../files/...".
+			fmt.Fprintf(tw, "%s\t%s\t%g MHz\t%d\t%s\t%s\t%.12s\n", m.Name, m.Version, m.ClockMHz, len(m.Registers), cat.FilePath(m, f), f.Part, f.SHA256)
+		}
+	}
+	return tw.Flush()
+}
+
+// bitstreamsInspect parses a bitstream file and prints its header, size and sha256.
+func bitstreamsInspect(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return exitf(labrun.ExitConfig, "bitstreams inspect takes one FILE")
+	}
+	path := c.Args().First()
+	data, err := bitstreams.ReadFile(path)
+	if err != nil {
+		return withCode(labrun.ExitConfig, err)
+	}
+	info, err := bitstreams.Parse(path, data)
+	if err != nil {
+		return withCode(labrun.ExitConfig, err)
+	}
+	if k := c.String("kind"); k != "" {
+		kind, err := boards.Lookup(k)
+		if err != nil {
+			return withCode(labrun.ExitConfig, err)
+		}
+		if info.Part != "" && !bitstreams.SamePart(info.Part, kind.Part) {
+			return exitf(labrun.ExitConfig, "%s is built for %s; a %s carries %s", path, info.Part, kind.Name, kind.Part)
+		}
+	}
+	if c.Bool("json") {
+		return json.NewEncoder(c.App.Writer).Encode(info)
+	}
+	return writeBitstreamInfo(c.App.Writer, path, info)
 }
 
 func goldenCommand() *cli.Command {
@@ -111,18 +103,9 @@ func goldenCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			bandsCommand(),
 			{
-				Name:  "list",
-				Usage: "list the models and their parameters",
-				Action: func(c *cli.Context) error {
-					for _, n := range golden.Names() {
-						m, _ := golden.Lookup(n)
-						fmt.Fprintf(c.App.Writer, "%s: %s\n", n, m.Doc())
-						for _, p := range m.Params() {
-							fmt.Fprintf(c.App.Writer, "    --set %s=%s\t%s\n", p.Name, p.Default, p.Doc)
-						}
-					}
-					return nil
-				},
+				Name:   "list",
+				Usage:  "list the models and their parameters",
+				Action: goldenList,
 			},
 			{
 				Name:      "predict",
@@ -132,41 +115,77 @@ func goldenCommand() *cli.Command {
 					&cli.StringSliceFlag{Name: "set", Usage: "parameter `KEY=VALUE` (repeatable; labrunner golden list shows each model's keys)"},
 					&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 				},
-				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return exitf(labrun.ExitConfig, "golden predict takes one MODEL (%s)", strings.Join(golden.Names(), ", "))
-					}
-					m, err := golden.Lookup(c.Args().First())
-					if err != nil {
-						return withCode(labrun.ExitConfig, err)
-					}
-					set := map[string]string{}
-					for _, kv := range c.StringSlice("set") {
-						k, v, ok := strings.Cut(kv, "=")
-						if !ok {
-							return exitf(labrun.ExitConfig, "--set %q: write key=value", kv)
-						}
-						set[k] = v
-					}
-					exps, err := m.Predict(set)
-					if err != nil {
-						return withCode(labrun.ExitConfig, err)
-					}
-					if c.Bool("json") {
-						enc := json.NewEncoder(c.App.Writer)
-						enc.SetIndent("", "  ")
-						return enc.Encode(exps)
-					}
-					tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-					fmt.Fprintln(tw, "METRIC\tPARAMS\tEXPECTED\tSOURCE")
-					for _, e := range exps {
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Metric, e.Params.String(), e.Describe(), e.Source)
-					}
-					return tw.Flush()
-				},
+				Action: goldenPredict,
 			},
 		},
 	}
+}
+
+// writeBitstreamInfo prints what bitstreams inspect found, one field a
+// line.
+func writeBitstreamInfo(w io.Writer, path string, info *bitstreams.Info) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "file\t%s\nformat\t%s\n", path, info.Format)
+	if info.Design != "" {
+		fmt.Fprintf(tw, "design\t%s\n", info.Design)
+	}
+	if info.Part != "" {
+		fmt.Fprintf(tw, "part\t%s\n", info.Part)
+	}
+	if info.Date != "" {
+		fmt.Fprintf(tw, "built\t%s %s\n", info.Date, info.Time)
+	}
+	fmt.Fprintf(tw, "size\t%d bytes\npayload\t%d bytes\nsha256\t%s\n", info.Size, info.PayloadLen, info.SHA256)
+	if info.Format == "rbf" {
+		fmt.Fprintf(tw, "checksum\t0x%08X\n", info.Checksum)
+	}
+	return tw.Flush()
+}
+
+// goldenList lists the golden models and their parameters.
+func goldenList(c *cli.Context) error {
+	for _, n := range golden.Names() {
+		m, _ := golden.Lookup(n)
+		fmt.Fprintf(c.App.Writer, "%s: %s\n", n, m.Doc())
+		for _, p := range m.Params() {
+			fmt.Fprintf(c.App.Writer, "    --set %s=%s\t%s\n", p.Name, p.Default, p.Doc)
+		}
+	}
+	return nil
+}
+
+// goldenPredict prints a model's predictions, each with its source.
+func goldenPredict(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return exitf(labrun.ExitConfig, "golden predict takes one MODEL (%s)", strings.Join(golden.Names(), ", "))
+	}
+	m, err := golden.Lookup(c.Args().First())
+	if err != nil {
+		return withCode(labrun.ExitConfig, err)
+	}
+	set := map[string]string{}
+	for _, kv := range c.StringSlice("set") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return exitf(labrun.ExitConfig, "--set %q: write key=value", kv)
+		}
+		set[k] = v
+	}
+	exps, err := m.Predict(set)
+	if err != nil {
+		return withCode(labrun.ExitConfig, err)
+	}
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(exps)
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "METRIC\tPARAMS\tEXPECTED\tSOURCE")
+	for _, e := range exps {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Metric, e.Params.String(), e.Describe(), e.Source)
+	}
+	return tw.Flush()
 }
 
 func simCommand() *cli.Command {
@@ -247,47 +266,56 @@ func labCommand() *cli.Command {
 					"parses, was built for the board's part, is in a format the board's programmer loads, and the programmer\n" +
 					"supports the part), each test's parameters, each fault's target and parameters (also those of --fault).\n" +
 					"labrunner doctor checks the host and the boards themselves.",
-				Flags: []cli.Flag{labFlag(), faultFlag()},
-				Action: func(c *cli.Context) error {
-					if err := labFileArg(c); err != nil {
-						return err
-					}
-					cat := bitstreams.Default()
-					lab, err := loadLab(c, cat)
-					if err != nil {
-						return err
-					}
-					if err := labrun.CheckLab(c.Context, lab, cat, c.StringSlice("fault"), nil, c.App.ErrWriter); err != nil {
-						return err
-					}
-					fmt.Fprintf(c.App.Writer, "%s: lab %s: %d boards, %d links, %d plans: ok\n", lab.Pos.File, lab.Name, len(lab.Boards), len(lab.Links), len(lab.Plans))
-					return nil
-				},
+				Flags:  []cli.Flag{labFlag(), faultFlag()},
+				Action: labCheck,
 			},
 			{
-				Name:  "default",
-				Usage: "print the embedded default lab (the emulated rack), to copy and adapt",
-				Action: func(c *cli.Context) error {
-					_, err := c.App.Writer.Write(labconfig.DefaultSource())
-					return err
-				},
+				Name:   "default",
+				Usage:  "print the embedded default lab (the emulated rack), to copy and adapt",
+				Action: labDefault,
 			},
 			{
-				Name:  "tests",
-				Usage: "list the tests plans can name, per design",
-				Action: func(c *cli.Context) error {
-					tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-					fmt.Fprintln(tw, "DESIGN\tTEST\tWHAT IT CHECKS")
-					for _, t := range selftest.Tests() {
-						d := t.Design
-						if d == "" {
-							d = "(any)"
-						}
-						fmt.Fprintf(tw, "%s\t%s\t%s\n", d, t.Name, t.Doc)
-					}
-					return tw.Flush()
-				},
+				Name:   "tests",
+				Usage:  "list the tests plans can name, per design",
+				Action: labTests,
 			},
 		},
 	}
+}
+
+// labCheck checks a lab file and everything the nightly needs of it.
+func labCheck(c *cli.Context) error {
+	if err := labFileArg(c); err != nil {
+		return err
+	}
+	cat := bitstreams.Default()
+	lab, err := loadLab(c, cat)
+	if err != nil {
+		return err
+	}
+	if err := labrun.CheckLab(c.Context, lab, cat, c.StringSlice("fault"), nil, c.App.ErrWriter); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "%s: lab %s: %d boards, %d links, %d plans: ok\n", lab.Pos.File, lab.Name, len(lab.Boards), len(lab.Links), len(lab.Plans))
+	return nil
+}
+
+// labDefault prints the embedded default lab.
+func labDefault(c *cli.Context) error {
+	_, err := c.App.Writer.Write(labconfig.DefaultSource())
+	return err
+}
+
+// labTests lists the tests plans can name, per design.
+func labTests(c *cli.Context) error {
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "DESIGN\tTEST\tWHAT IT CHECKS")
+	for _, t := range selftest.Tests() {
+		d := t.Design
+		if d == "" {
+			d = "(any)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", d, t.Name, t.Doc)
+	}
+	return tw.Flush()
 }

@@ -85,6 +85,7 @@ func TestLabCheckRefusesWhatTheNightlyWould(t *testing.T) {
 }
 
 func TestLabCheckAndNightlyRefuseFaultParameters(t *testing.T) {
+	t.Parallel()
 	code, out := runCLI(t, "lab", "check", "--fault", "credit-leak@exa-10:sfp0,evry=3")
 	if code != 2 || !strings.Contains(out, `--fault credit-leak@exa-10:sfp0,evry=3: params.evry: fault credit-leak: unknown parameter "evry"`) || !strings.Contains(out, "did you mean every?") {
 		t.Fatalf("lab check --fault: exit %d:\n%s", code, out)
@@ -109,6 +110,7 @@ func TestLabCheckAndNightlyRefuseFaultParameters(t *testing.T) {
 // The nightly refuses a mistyped test parameter before it touches a board
 // or makes a run directory.
 func TestNightlyRefusesAMistypedTestParameter(t *testing.T) {
+	t.Parallel()
 	lab := filepath.Join(t.TempDir(), "lab.yaml")
 	src, _ := os.ReadFile(twoGroups)
 	os.WriteFile(lab, []byte(strings.Replace(string(src), "packets: 300", "packet: 300", 1)), 0o644)

@@ -40,6 +40,7 @@ func (e *exitError) Error() string {
 	}
 	return e.err.Error()
 }
+
 func (e *exitError) ExitCode() int { return e.code }
 func (e *exitError) Unwrap() error { return e.err }
 
@@ -98,8 +99,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
-	golden := goldenCommand()
-	golden.Subcommands = append(golden.Subcommands, simulateCommand())
 	app := &cli.App{
 		Name:    "labrunner",
 		Usage:   "hardware-in-the-loop test harness for FPGA network fabrics",
@@ -118,27 +117,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"LABRUNNER_LOG"}},
 		},
-		Commands: []*cli.Command{
-			nightlyCommand(),
-			bringupCommand(),
-			selftestCommand(),
-			programCommand(),
-			regsCommand(),
-			consoleCommand(),
-			powerCommand(),
-			bitstreamsCommand(),
-			golden,
-			simCommand(),
-			faultsCommand(),
-			boardsCommand(),
-			reserveCommand(),
-			releaseCommand(),
-			labCommand(),
-			doctorCommand(),
-			exportCommand(),
-			reportCommand(),
-			compareCommand(),
-		},
+		Commands: commands(),
 		Before: func(c *cli.Context) error {
 			_, err := logLevel(c.String("log-level"))
 			return err
@@ -147,6 +126,33 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	}
 	forgiving(app.Commands)
 	return app
+}
+
+// commands are labrunner's commands, in the order its help lists them.
+func commands() []*cli.Command {
+	golden := goldenCommand()
+	golden.Subcommands = append(golden.Subcommands, simulateCommand())
+	return []*cli.Command{
+		nightlyCommand(),
+		bringupCommand(),
+		selftestCommand(),
+		programCommand(),
+		regsCommand(),
+		consoleCommand(),
+		powerCommand(),
+		bitstreamsCommand(),
+		golden,
+		simCommand(),
+		faultsCommand(),
+		boardsCommand(),
+		reserveCommand(),
+		releaseCommand(),
+		labCommand(),
+		doctorCommand(),
+		exportCommand(),
+		reportCommand(),
+		compareCommand(),
+	}
 }
 
 // logLevel parses --log-level, refusing what slog would not mean.

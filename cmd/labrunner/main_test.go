@@ -183,6 +183,7 @@ func TestBadLabFileExitsTwoWithFileAndLine(t *testing.T) {
 }
 
 func TestFlagsAfterArgumentsAreAccepted(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := runCaptured(t, "golden", "predict", "exanet", "--set", "payloads=64,512", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d, want 0 for flags after the arguments: %s", code, stderr)

@@ -26,6 +26,7 @@ func noCrash(t *testing.T, out string) {
 }
 
 func TestMissingDevicesBoardCommands(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		says []string
@@ -62,6 +63,7 @@ func TestMissingDevicesBoardCommands(t *testing.T) {
 // of the others gets its own driver's message as an infrastructure error,
 // the run exits 3 and its directory is finished.
 func TestMissingDevicesNightly(t *testing.T) {
+	t.Parallel()
 	out, locks := t.TempDir(), t.TempDir()
 	code, text := runCLI(t, "--log-level", "error", "nightly", "--lab", missingLab, "--out", out, "--locks", locks)
 	noCrash(t, text)
@@ -118,6 +120,7 @@ func TestMissingDevicesNightly(t *testing.T) {
 }
 
 func TestMissingDevicesBringup(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	code, text := runCLI(t, "bringup", "--lab", missingLab, "--all", "--out", out)
 	noCrash(t, text)
@@ -139,6 +142,7 @@ func TestMissingDevicesBringup(t *testing.T) {
 // USB-UART to open): with a command switch, on, off and cycle run its
 // commands; a missing GPIO line is the driver's error, exit 3.
 func TestPowerCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
 	lab := filepath.Join(dir, "lab.yaml")

@@ -39,23 +39,26 @@ func powerCommand() *cli.Command {
 					&cli.StringFlag{Name: "level", Required: true, Usage: "the level that switches the relay on: 1 or 0"},
 					&cli.StringFlag{Name: "off-level", Required: true, Usage: "the level driven when told to stop: 1 or 0"},
 				},
-				Action: func(c *cli.Context) error {
-					// Only power off's SIGTERM ends the hold; the session is
-					// the holder's own, but a stray SIGINT or SIGHUP must not
-					// switch a board off either.
-					signal.Ignore(syscall.SIGINT, syscall.SIGHUP)
-					ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
-					defer stop()
-					// The holder's standard output is the pipe its parent waits on:
-					// Hold closes it to say the line is held.
-					if err := power.Hold(ctx, power.HostLines, c.String("pin"), c.String("level") == "1", c.String("off-level") == "1", os.Stdout); err != nil {
-						return withCode(labrun.ExitInfra, err)
-					}
-					return nil
-				},
+				Action: powerHold,
 			},
 		},
 	}
+}
+
+// powerHold is the holder process of a GPIO relay (power on starts it).
+func powerHold(c *cli.Context) error {
+	// Only power off's SIGTERM ends the hold; the session is
+	// the holder's own, but a stray SIGINT or SIGHUP must not
+	// switch a board off either.
+	signal.Ignore(syscall.SIGINT, syscall.SIGHUP)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	// The holder's standard output is the pipe its parent waits on:
+	// Hold closes it to say the line is held.
+	if err := power.Hold(ctx, power.HostLines, c.String("pin"), c.String("level") == "1", c.String("off-level") == "1", os.Stdout); err != nil {
+		return withCode(labrun.ExitInfra, err)
+	}
+	return nil
 }
 
 // powerSwitch builds the board's power switch alone from the lab file.
@@ -67,11 +70,7 @@ func powerSwitch(c *cli.Context) (drivers.Power, string, error) {
 	name := c.String("board")
 	b, ok := lab.Board(name)
 	if !ok {
-		var names []string
-		for _, b := range lab.Boards {
-			names = append(names, b.Name)
-		}
-		return nil, "", exitf(labrun.ExitConfig, "no board %q in lab %s (%s)", name, lab.Name, nearestOrList(name, names))
+		return nil, "", exitf(labrun.ExitConfig, "no board %q in lab %s (%s)", name, lab.Name, labrun.NearestBoard(lab, name))
 	}
 	if b.Emulated != nil {
 		return nil, "", exitf(labrun.ExitConfig, "%s is an emulated board: its supply lives only as long as one labrunner command (the nightly and bring-up switch it themselves); keep a rack up with `labrunner sim serve`", name)

@@ -95,6 +95,7 @@ func TestPRRPlanCatchesEmulatorFaults(t *testing.T) {
 // golden predict prr prints the pipeline figures and the §5.1 scheduler
 // comparison as JSON, each figure with its source.
 func TestGoldenPredictPRRPrintsTheComparison(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := runCaptured(t, "golden", "predict", "--set", "cycles=2000", "--set", "replicas=2", "--set", "s=2", "--json", "prr")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

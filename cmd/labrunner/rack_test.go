@@ -221,6 +221,7 @@ func countLines(path string) int {
 // (a copy kept) before the resume appends, and the run's files stay
 // readable.
 func TestResumeIsExclusiveAndRepairsATornLine(t *testing.T) {
+	t.Parallel()
 	locks, out := t.TempDir(), t.TempDir()
 	if code := rackCLI(t, locks, "nightly", "--lab", twoGroups, "--out", out, "--plan", "mesh-a"); code != 0 {
 		t.Fatalf("nightly: exit %d", code)
@@ -263,6 +264,7 @@ func TestResumeIsExclusiveAndRepairsATornLine(t *testing.T) {
 // A reservation the lab's nightly cannot honour is refused when it is made
 // (exit 2) and leaves nothing in the lock directory.
 func TestReserveRefusesWhatTheNightlyWouldNotHonour(t *testing.T) {
+	t.Parallel()
 	locks := filepath.Join(t.TempDir(), "locks")
 	for _, args := range [][]string{
 		{"reserve", "--lab", twoGroups, "nosuch"},

@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -12,7 +10,6 @@ import (
 	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/boards/lease"
 	"github.com/labrunner/labrunner/labconfig"
-	"github.com/labrunner/labrunner/labconfig/strictyaml"
 	"github.com/labrunner/labrunner/labrun"
 )
 
@@ -40,65 +37,16 @@ func boardsCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			type row struct {
-				Board  string      `json:"board"`
-				Kind   string      `json:"kind"`
-				State  string      `json:"state"`
-				Holder *lease.Info `json:"holder,omitempty"`
-				Last   lease.State `json:"last"`
-			}
-			var rows []row
-			for _, b := range lab.Boards {
-				r := row{Board: b.Name, Kind: b.Kind, State: "free"}
-				if b.Emulated != nil {
-					r.Kind += " (emulated)"
-				}
-				if h, err := d.Get(b.Name); err != nil {
-					return err
-				} else if h != nil {
-					r.State, r.Holder = "held", h
-				}
-				if st, err := d.ReadState(b.Name); err == nil {
-					r.Last = st
-					if st.Maintenance {
-						r.State = "maintenance"
-					}
-				}
-				rows = append(rows, r)
+			rows, err := labrun.BoardStates(lab, d)
+			if err != nil {
+				return err
 			}
 			if c.Bool("json") {
 				return json.NewEncoder(c.App.Writer).Encode(rows)
 			}
-			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "BOARD\tKIND\tSTATE\tHELD BY\tLAST DESIGN\tLAST HEALTH")
-			for _, r := range rows {
-				holder := "-"
-				if r.Holder != nil {
-					holder = r.Holder.String()
-				}
-				design := "-"
-				if r.Last.Design != "" {
-					design = r.Last.Design + " " + r.Last.Version + " (" + r.Last.Programmed.Local().Format("01-02 15:04") + ")"
-				}
-				health := "-"
-				if r.Last.Health != "" {
-					health = r.Last.Health
-					if r.Last.HealthReason != "" {
-						health += ": " + r.Last.HealthReason
-					}
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Board, r.Kind, r.State, holder, design, oneLine(health, 80))
-			}
-			return tw.Flush()
+			return labrun.WriteBoardStates(c.App.Writer, rows)
 		},
 	}
-}
-
-func oneLine(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
 }
 
 func reserveCommand() *cli.Command {
@@ -110,77 +58,39 @@ func reserveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "for", Value: 4 * time.Hour, Usage: "how long the reservation lasts unless released"},
 			&cli.StringFlag{Name: "note", Usage: "why, for the others (labrunner boards shows it)"},
 			&cli.BoolFlag{Name: "maintenance", Usage: "also mark the boards as in maintenance"}},
-		Action: func(c *cli.Context) error {
-			if c.NArg() == 0 {
-				return exitf(labrun.ExitConfig, "reserve which boards? (labrunner reserve BOARD...)")
-			}
-			lab, err := loadLab(c, bitstreams.Default())
-			if err != nil {
-				return err
-			}
-			// Every name is checked before the lock directory is touched:
-			// a reservation the nightly would not honour is refused when it
-			// is made, and leaves nothing behind.
-			for _, name := range c.Args().Slice() {
-				if err := reservable(lab, name); err != nil {
-					return withCode(labrun.ExitConfig, err)
-				}
-			}
-			d, err := locksDir(c, lab)
-			if err != nil {
-				return err
-			}
-			var got []*lease.Lease
-			for _, name := range c.Args().Slice() {
-				var l *lease.Lease
-				l, err = d.Acquire(name, lease.Options{Command: "labrunner reserve", TTL: c.Duration("for"), Manual: true, Note: c.String("note")})
-				if err == nil {
-					got = append(got, l)
-				}
-				if err != nil {
-					// All or nothing: give back what was taken.
-					for _, l := range got {
-						l.Release()
-					}
-					return withCode(labrun.ExitInfra, err)
-				}
-			}
-			for _, l := range got {
-				if c.Bool("maintenance") {
-					d.UpdateState(l.Info().Board, func(s *lease.State) { s.Maintenance = true })
-				}
-				fmt.Fprintf(c.App.Writer, "%s: held until %s\n", l.Info().Board, l.Info().Expires.Local().Format("2006-01-02 15:04:05"))
-			}
-			return nil
-		},
+		Action: reserve,
 	}
 }
 
-// reservable says whether a reservation of the board would be honoured by
-// the lab's nightly (selftest.Nightly leases the boards it uses): the board
-// must be the lab's, and an emulated board lives inside each labrunner
-// process, so the nightly leases it only when the lab file names a lock
-// directory.
-func reservable(lab *labconfig.Lab, name string) error {
-	b, ok := lab.Board(name)
-	if !ok {
-		var names []string
-		for _, b := range lab.Boards {
-			names = append(names, b.Name)
-		}
-		return fmt.Errorf("no board %q in lab %s (%s): nothing reserved", name, lab.Name, nearestOrList(name, names))
+// reserve holds boards for manual work, all or none.
+func reserve(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return exitf(labrun.ExitConfig, "reserve which boards? (labrunner reserve BOARD...)")
 	}
-	if b.Emulated != nil && lab.Locks == nil {
-		return fmt.Errorf("%s is an emulated board of lab %s, which names no lock directory: each labrunner process has its own emulated rack, so the nightly would not honour the reservation; nothing reserved (add locks: {dir: %s} to the lab file to lease emulated boards too)", name, lab.Name, labrun.DefaultLocks)
+	lab, err := loadLab(c, bitstreams.Default())
+	if err != nil {
+		return err
+	}
+	// Every name is checked before the lock directory is touched: a
+	// reservation the nightly would not honour leaves nothing behind.
+	if err := labrun.Reservable(lab, c.Args().Slice()); err != nil {
+		return err
+	}
+	d, err := locksDir(c, lab)
+	if err != nil {
+		return err
+	}
+	got, err := labrun.Reserve(d, c.Args().Slice(), lease.Options{Command: "labrunner reserve", TTL: c.Duration("for"), Manual: true, Note: c.String("note")})
+	if err != nil {
+		return err
+	}
+	for _, l := range got {
+		if c.Bool("maintenance") {
+			d.UpdateState(l.Info().Board, func(s *lease.State) { s.Maintenance = true })
+		}
+		fmt.Fprintf(c.App.Writer, "%s: held until %s\n", l.Info().Board, l.Info().Expires.Local().Format("2006-01-02 15:04:05"))
 	}
 	return nil
-}
-
-func nearestOrList(name string, names []string) string {
-	if n := strictyaml.Nearest(name, names); n != "" {
-		return "did you mean " + n + "?"
-	}
-	return "boards: " + strings.Join(names, ", ")
 }
 
 func releaseCommand() *cli.Command {

@@ -17,6 +17,7 @@ import (
 // no readings. The lab is the CLI tests' small ExaNet, PRR and Shoal labs
 // in one, so that their board groups run side by side.
 func TestNightlyReportDrawsEveryDescribedFigure(t *testing.T) {
+	t.Parallel()
 	lab := combinedLab(t, "mini.yaml", "prr.yaml", "shoal.yaml")
 	out := t.TempDir()
 	if code := runCode(t, "--log-level", "error", "nightly", "--lab", lab, "--out", out); code != 0 {
@@ -97,6 +98,7 @@ func combinedLab(t *testing.T, files ...string) string {
 // `bringup` prints the path of its report and the report is there, with
 // the clock offsets per board its description asks for.
 func TestBringupWritesTheReportItPrints(t *testing.T) {
+	t.Parallel()
 	r := runBringupCLI(t, "--board", "tin-p1b3") // in-band, two hops from the primary: it has an offset
 	if r.code != 0 {
 		r.explain(t)

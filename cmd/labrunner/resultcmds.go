@@ -116,42 +116,45 @@ func compareCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "plan", Usage: "compare only this plan (repeatable)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the comparison as JSON"},
 		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 2 {
-				return exitf(labrun.ExitConfig, "compare takes two run directories (labrunner compare [flags] RUN_A RUN_B)")
-			}
-			lab, err := optionalLab(c)
-			if err != nil {
-				return err
-			}
-			th, err := thresholds(c, lab)
-			if err != nil {
-				return err
-			}
-			a, err := compare.Load(c.Args().Get(0))
-			if err != nil {
-				return withCode(labrun.ExitConfig, err)
-			}
-			b, err := compare.Load(c.Args().Get(1))
-			if err != nil {
-				return withCode(labrun.ExitConfig, err)
-			}
-			r := compare.Compare(a, b, compare.Options{Thresholds: th, Plans: c.StringSlice("plan")})
-			if c.Bool("json") {
-				enc := json.NewEncoder(c.App.Writer)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(r); err != nil {
-					return err
-				}
-			} else {
-				r.WriteText(c.App.Writer, 0)
-			}
-			if len(r.NewFails) > 0 || r.Worse() > 0 {
-				return &exitError{code: labrun.ExitFail}
-			}
-			return nil
-		},
+		Action: compareRuns,
 	}
+}
+
+// compareRuns compares two run directories; new failures and metrics that moved the wrong way exit 1.
+func compareRuns(c *cli.Context) error {
+	if c.NArg() != 2 {
+		return exitf(labrun.ExitConfig, "compare takes two run directories (labrunner compare [flags] RUN_A RUN_B)")
+	}
+	lab, err := optionalLab(c)
+	if err != nil {
+		return err
+	}
+	th, err := thresholds(c, lab)
+	if err != nil {
+		return err
+	}
+	a, err := compare.Load(c.Args().Get(0))
+	if err != nil {
+		return withCode(labrun.ExitConfig, err)
+	}
+	b, err := compare.Load(c.Args().Get(1))
+	if err != nil {
+		return withCode(labrun.ExitConfig, err)
+	}
+	r := compare.Compare(a, b, compare.Options{Thresholds: th, Plans: c.StringSlice("plan")})
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	} else {
+		r.WriteText(c.App.Writer, 0)
+	}
+	if len(r.NewFails) > 0 || r.Worse() > 0 {
+		return &exitError{code: labrun.ExitFail}
+	}
+	return nil
 }
 
 func thresholds(c *cli.Context, lab *labconfig.Lab) (compare.Thresholds, error) {

@@ -13,6 +13,7 @@ import (
 // golden simulate writes a JSON file and a plot per figure, and its exit
 // code says whether every reproduced value is within its band.
 func TestGoldenSimulate(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	code := runCode(t, "golden", "simulate", "--out", out, "--scale", "0.1", "--loads", "0.05,0.2",
 		"--warmup-ns", "500", "--measure-ns", "1000", "sc18-fig10", "sc18-sizing", "synthetic")
@@ -39,6 +40,7 @@ func TestGoldenSimulate(t *testing.T) {
 }
 
 func TestGoldenSimulateUsage(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{},
 		{"nosuch"},

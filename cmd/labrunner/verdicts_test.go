@@ -35,6 +35,7 @@ func counter(ms []results.Measurement, board, metric string) float64 {
 }
 
 func TestBenignLineFaultsPassAndLeaveATrace(t *testing.T) {
+	t.Parallel()
 	code, dir := nightly(t, "--fault", "uart-corrupt@exa-00", "--fault", "uart-drop@exa-10", "--fault", "uart-stale@exa-01")
 	if code != 0 {
 		for _, v := range notPassed(verdicts(t, dir)) {
@@ -63,6 +64,7 @@ func TestBenignLineFaultsPassAndLeaveATrace(t *testing.T) {
 }
 
 func TestManagementFaultsFailTheNightly(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		fault string
 		code  int
@@ -118,6 +120,7 @@ func TestManagementFaultsFailTheNightly(t *testing.T) {
 // rest). The default lab's ExaNet plan, whose link bandwidth runs leak
 // enough credit to stall the link for good.
 func TestABadCableIsADesignFailure(t *testing.T) {
+	t.Parallel()
 	for _, fault := range []string{"credit-leak@exa-10:sfp0", "link-down@exa-00:sfp0"} {
 		t.Run(fault, func(t *testing.T) {
 			out := t.TempDir()
@@ -135,6 +138,7 @@ func TestABadCableIsADesignFailure(t *testing.T) {
 }
 
 func TestARunThatJudgedNothingIsNotGreen(t *testing.T) {
+	t.Parallel()
 	locks := t.TempDir()
 	src, _ := os.ReadFile("testdata/mini.yaml")
 	lab := filepath.Join(t.TempDir(), "lab.yaml")
@@ -156,6 +160,7 @@ func TestARunThatJudgedNothingIsNotGreen(t *testing.T) {
 // a benign fault absorbed with its trace, its severe setting caught as
 // infrastructure; the table, campaign.json and the report's section.
 func TestFaultCampaignOnASmallSet(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	code := runCode(t, "--log-level", "error", "faults", "campaign", "--lab", "testdata/mini.yaml", "--out", out,
 		"--faults", "credit-leak", "--faults", "uart-drop", "--night", "0")

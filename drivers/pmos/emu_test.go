@@ -14,6 +14,7 @@ import (
 
 	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/boards/emu"
+	"github.com/labrunner/labrunner/boards/emu/emutest"
 	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/drivers/pmos"
 	"github.com/labrunner/labrunner/drivers/regmap"
@@ -30,35 +31,20 @@ func chain(t testing.TB, n int, faults ...labconfig.Fault) (*emu.Rack, drivers.R
 // chainDCN is chain with the first dcn boards DCN.
 func chainDCN(t testing.TB, n, dcn int, faults ...labconfig.Fault) (*emu.Rack, drivers.RegisterBus, *bitstreams.Manifest) {
 	t.Helper()
-	lab := &labconfig.Lab{Name: "chain", Seed: 11}
-
+	spec := emutest.Rack{Name: "chain", Seed: 11, Faults: faults}
 	for i := 0; i < n; i++ {
-		b := labconfig.Board{Name: fmt.Sprintf("b%d", i), Kind: "zcu102", Programmer: labconfig.Programmer{Type: "emulated"},
-			Emulated: &labconfig.Emulated{ClockPPM: float64(5 * i), OffsetNS: float64(100 * i)}}
-		if i < dcn {
-			b.DCN, b.Bus = true, labconfig.Bus{Emulated: &struct{}{}}
-		}
-		lab.Boards = append(lab.Boards, b)
+		spec.Boards = append(spec.Boards, emutest.Board{Name: fmt.Sprintf("b%d", i), Kind: "zcu102",
+			PPM: float64(5 * i), OffsetNS: float64(100 * i), DCN: i < dcn})
 		if i > 0 {
-			lab.Links = append(lab.Links, labconfig.Link{A: labconfig.Endpoint{Board: fmt.Sprintf("b%d", i-1), Port: "sfp1"},
-				B: labconfig.Endpoint{Board: fmt.Sprintf("b%d", i), Port: "sfp0"}, LatencyNS: 5})
+			spec.Cables = append(spec.Cables, emutest.Cable{A: fmt.Sprintf("b%d:sfp1", i-1), B: fmt.Sprintf("b%d:sfp0", i), LatencyNS: 5})
 		}
 	}
-	lab.Faults = faults
-	r, err := emu.Start(lab, emu.Options{NoPTY: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	bus, err := r.Bus("b0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := emutest.Start(t, spec)
 	m, err := bitstreams.Default().Design("mgmt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, bus, m
+	return g.Rack, g.Bus("b0"), m
 }
 
 func ctxT(t testing.TB) context.Context {

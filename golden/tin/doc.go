@@ -105,20 +105,32 @@
 // # The fabric simulation (§3.1-§3.3, §5.1)
 //
 // Fabric is an event-driven, cell-level simulation of any Dragonfly of
-// Cliques: switches that cut through with the per-hop latencies above, an
-// output per link whose VC queues are served control class first and round
-// robin within, VC input FIFOs of 1280 bytes with credits (§3.1, reading
-// A4), routes computed as cells travel (at most two global links and an
+// Cliques: switches that cut through with the per-hop latencies above,
+// routes computed as cells travel (at most two global links and an
 // intra-pod detour: memory grows with the network, not its square), and a
 // calendar queue keyed by the nanosecond (a heap only for events more
-// than 4 µs ahead). Its adaptive modes decide at each switch of the
-// source pod while the cell is still minimal there (reading A20): a
-// minimal candidate costs the bytes waiting at its first output on the
-// cell's VC, a non-minimal one twice that plus a cell (reading A40), the
-// cheapest wins: uncongested traffic stays
-// minimal, a congested minimal route spills. The same engine runs the
-// SC'18 Dragonfly (SC18Dragonfly, PAR routing), BookSim2's configuration
-// of it (BookSimDragonfly) and Aquila's full Clique with its 1,152 hosts
+// than 4 µs ahead). Aquila's switch (SwitchSpec, §3.1) is input queued:
+// per-VC input FIFOs of 1280 bytes with credits (reading A4) whose head
+// cells alone request the crossbar, "one arbitration request per VC per
+// port", so a head whose output is full holds the cells behind it; a
+// crossbar whose ports carry one cell at a time (the "busy" signal), at
+// twice the endpoint rate for a cell that has arrived whole, until its
+// tail is in for one cut through (reading A24); per-VC output buffers of
+// two cells (reading A22) served control classes first (RTS and CTS on
+// their own VCs, §3.3) and round robin within, one cell at a time and never
+// preempted. Its adaptive modes route a cell when it reaches the head of
+// its FIFO (reading A23), at each switch of the source pod while the cell
+// is still minimal there (reading A20): a minimal candidate costs its
+// output buffer's occupancy on the cell's VC, a non-minimal one twice that
+// plus a cell (reading A40), the cheapest wins: uncongested traffic stays
+// minimal, a congested minimal route spills. A destination in the source's
+// pod has, besides the turn rule's two-hop detours, the routes through
+// another pod that leave on one of the source's own global links (reading
+// A25). The switch has no clock (reading A28). The same engine runs the
+// SC'18 Dragonfly (SC18Dragonfly, PAR routing) and BookSim2's
+// configuration of it (BookSimDragonfly) with output-queued routers (no
+// SwitchSpec: a cell joins its output's queue as it arrives), and Aquila's
+// full Clique with its 1,152 hosts
 // (AquilaRack); RunSynthetic drives them with BookSim's traffic and
 // definitions (Bernoulli injection, average packet latency, accepted flit
 // rate per node per ns).
@@ -140,16 +152,21 @@
 // with host congestion control) are not comparable with a small Clique's;
 // the simulation predicts the Clique's own curve.
 //
-// A measured RTT is scored against a band made of its error budget: the
-// golden value (over every request of every replica) ± three standard
-// deviations of the statistic over batches of "measured" consecutive
-// requests of the golden runs (the spread of a measurement that long), the
-// design's 5 ns timestamp cycle and 100 ppm of clock. There is no allowance
-// for a design that behaves otherwise: the simulation is the paper's
-// fabric. A load that saturates the Clique is refused (the 2x4 Clique's
-// four global links carry 4/7 of every TiN's uniform traffic, so with
-// 25 Gb/s links and a 100 Gb/s injection rate it saturates between loads
-// 0.35 and 0.4).
+// A measured RTT is scored against a band made of its error budget
+// (reading A27). Each golden run is one measurement as the test makes it:
+// every TiN sends its share of "measured" requests (the measurement's
+// samples) from an idle fabric, with its own traffic and its own hash for
+// the RTS and CTS routes, which the paper does not give (reading A26). The
+// golden value is the statistic's mean over "replicas" runs; the band is
+// that ± three standard deviations of the statistic between runs (times
+// √(1+1/R) for the mean's own error), the design's 5 ns timestamp cycle
+// and 100 ppm of clock. There is no allowance for a design that behaves
+// otherwise: the simulation is the paper's fabric. A load that saturates
+// the Clique is refused (the 2x4 Clique's four global links carry 4/7 of
+// every TiN's uniform traffic; with 25 Gb/s links, a 100 Gb/s injection
+// rate and head-of-line waits it saturates between loads 0.3 and 0.35).
+// SimResult.Request and Reply split the RTT into its legs (RTS, wait for
+// the CTS, CTS, the first data cell, the rest of the packet, host port).
 //
 // # Metrics
 //

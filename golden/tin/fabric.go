@@ -129,7 +129,7 @@ type FabricConfig struct {
 	// 0 is unlimited.
 	BufferBytes int
 	// Levels is the number of routing VCs per class; VC = class·Levels +
-	// level (class 1, control cells, has strict priority).
+	// level (classes 1 and 2, control cells, have strict priority).
 	Levels int
 	Rule   LevelRule
 	// Threshold is what a non-minimal route must save, in occupancy bytes
@@ -140,8 +140,19 @@ type FabricConfig struct {
 	// output on the VC the cell would leave on, a non-minimal one
 	// NonMinWeight times that plus NonMinBias.
 	NonMinWeight, NonMinBias float64
-	Seed                     uint64
+	// Switch, when set, makes every router Aquila's input-queued cell
+	// switch (§3.1, SwitchSpec); nil: an output-queued router whose cells
+	// reach their output queue as they arrive (the SC'18 and BookSim
+	// networks).
+	Switch *SwitchSpec
+	// HashSeed picks the hash function the deterministic modes route by
+	// (a switch's is fixed; which one is not in the papers).
+	HashSeed uint64
+	Seed     uint64
 }
+
+// Classes of cells a Fabric carries: 0 data, 1 and 2 control.
+const Classes = 3
 
 // Limits of a Fabric.
 const (
@@ -183,12 +194,16 @@ func (cfg *FabricConfig) check() error {
 	if math.IsNaN(cfg.NonMinWeight) || cfg.NonMinWeight < 0 || math.IsNaN(cfg.NonMinBias) || cfg.NonMinBias < 0 {
 		return fmt.Errorf("tin: non-minimal weight %g and bias %g: want 0 or more", cfg.NonMinWeight, cfg.NonMinBias)
 	}
+	if cfg.Switch != nil {
+		return cfg.Switch.check(cfg.Inject, cfg.Local, cfg.Global)
+	}
 	return nil
 }
 
 // Packet is what a Host sends: Bytes from endpoint Src to endpoint Dst in
-// one or more cells, routed by Alg. Class 1 (control) has strict priority
-// over class 0 (data) on every link.
+// one or more cells, routed by Alg. Classes 1 and 2 (control: Aquila's RTS
+// and CTS, each "carried on their own VCs", §3.3) have strict priority over
+// class 0 (data) on every link and take turns between them.
 type Packet struct {
 	Src, Dst int32
 	Bytes    int32
@@ -199,7 +214,10 @@ type Packet struct {
 	// NonMinimal: a cell of the packet left the minimal route.
 	NonMinimal bool
 	// Hops: fabric links the packet's last cell crossed.
-	Hops      int
+	Hops int
+	// FirstAt: when the packet's first cell (in arrival order) fully
+	// reached its destination endpoint.
+	FirstAt   Time
 	cellsLeft int32
 }
 
@@ -233,6 +251,7 @@ type flink struct {
 	inUse   int32   // bytes whose credits have not come back
 	fifo    int32   // bytes in the next switch's input FIFO (arrived, not forwarded)
 	rr      uint8   // round-robin among data VCs
+	crr     uint8   // and among control VCs
 	credits bool    // credit flow control applies
 	ret     ring[credit]
 }
@@ -256,8 +275,10 @@ type fcell struct {
 	g        [2]int32 // directed global links still to cross, in order; -1 none
 	mid      int32    // TiN of the pod still to visit (intra-pod detour); -1 none
 	inLink   int32    // link the cell arrived on; -1 none
+	outLink  int32    // with a Switch: the link its request is for
 	tailArr  Time
 	inVC     uint8
+	outLevel uint8 // with a Switch: the VC level it leaves on
 	hops     uint8 // fabric hops taken
 	globals  uint8
 	cls      uint8
@@ -271,6 +292,7 @@ const (
 	evFree
 	evDone
 	evTimer
+	evXbar // a crossbar transfer ends (Switch)
 )
 
 // Fabric is an event-driven, cell-level simulation of a Dragonfly: pods of
@@ -305,6 +327,7 @@ type Fabric struct {
 	stopped               bool
 	Stats                 FabricStats
 	sampleBuf             []plan
+	sw                    *swState // with a Switch
 }
 
 // NewFabric builds an idle fabric whose traffic is host's.
@@ -317,7 +340,7 @@ func NewFabric(cfg FabricConfig, host Host) (*Fabric, error) {
 		rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}
 	f.R = f.P * f.T
 	f.nEP = f.R * f.E
-	f.nVC = 2 * cfg.Levels
+	f.nVC = Classes * cfg.Levels
 	add := func(to int32, s LinkSpec, credits bool) {
 		f.links = append(f.links, flink{to: to, lat: toTime(s.LatencyNs), psPB: 1000 / s.BytesPerNs, credits: credits && cfg.BufferBytes > 0})
 	}
@@ -351,6 +374,9 @@ func NewFabric(cfg FabricConfig, host Host) (*Fabric, error) {
 	f.vcs = make([]vcState, len(f.links)*f.nVC)
 	for i := range f.vcs {
 		f.vcs[i].credits = int32(cfg.BufferBytes)
+	}
+	if cfg.Switch != nil {
+		f.initSwitch()
 	}
 	return f, nil
 }
@@ -389,7 +415,7 @@ func (f *Fabric) Send(p Packet, cellSizes []int) error {
 	if err := f.checkPacket(p, cellSizes); err != nil {
 		return err
 	}
-	p.SentAt, p.NonMinimal = f.now, false
+	p.SentAt, p.NonMinimal, p.FirstAt = f.now, false, -1
 	var id int32
 	if k := len(f.pktFree); k > 0 {
 		id = f.pktFree[k-1]
@@ -421,7 +447,7 @@ func (f *Fabric) checkPacket(p Packet, cellSizes []int) error {
 	if p.Src < 0 || int(p.Src) >= f.nEP || p.Dst < 0 || int(p.Dst) >= f.nEP {
 		return fmt.Errorf("tin: packet %d -> %d: endpoints are 0..%d", p.Src, p.Dst, f.nEP-1)
 	}
-	if p.Alg >= algCount || p.Class > 1 || p.Bytes < 1 {
+	if p.Alg >= algCount || p.Class >= Classes || p.Bytes < 1 {
 		return fmt.Errorf("tin: packet of %d bytes, class %d, algorithm %d", p.Bytes, p.Class, p.Alg)
 	}
 	if p.Alg == AlgPAR && f.cfg.Rule != LevelHops {
@@ -464,7 +490,13 @@ func (f *Fabric) Run() {
 		f.Stats.Events++
 		switch e.kind {
 		case evArrive:
-			f.arrive(e.id)
+			if f.sw != nil {
+				f.swArrive(e.id)
+			} else {
+				f.arrive(e.id)
+			}
+		case evXbar:
+			f.swXbarDone(e.id)
 		case evFree:
 			l := &f.links[e.id]
 			if l.wake == e.t {
@@ -527,6 +559,16 @@ func (f *Fabric) occupancy(l int32) float64 {
 // a cell with credits for it.
 func (f *Fabric) tryStart(l int32) {
 	L := &f.links[l]
+	if f.sw != nil && f.sw.ports[l].relBytes > 0 {
+		// The cell on the link holds its output-buffer space until its
+		// tail is out.
+		if L.freeAt <= f.now {
+			f.swRelease(l)
+			defer f.swOutput(l)
+		} else {
+			f.wakeAt(l, L.freeAt)
+		}
+	}
 	if L.queued == 0 {
 		return
 	}
@@ -540,9 +582,11 @@ func (f *Fabric) tryStart(l int32) {
 	base := int(l) * f.nVC
 	lv := f.cfg.Levels
 	pick := -1
-	for v := lv; v < 2*lv && pick < 0; v++ { // control cells first
+	for k := 0; k < (Classes-1)*lv && pick < 0; k++ { // control cells first
+		v := lv + (int(L.crr)+k)%((Classes-1)*lv)
 		if s := &f.vcs[base+v]; s.q.len() > 0 && (!L.credits || f.cells[s.q.peek()].bytes <= s.credits) {
 			pick = v
+			L.crr = uint8((v - lv + 1) % ((Classes - 1) * lv))
 		}
 	}
 	for k := 0; k < lv && pick < 0; k++ {
@@ -570,7 +614,7 @@ func (f *Fabric) tryStart(l int32) {
 		s.credits -= c.bytes
 		L.inUse += c.bytes
 	}
-	if c.inLink >= 0 {
+	if c.inLink >= 0 && f.sw == nil {
 		// The cell leaves the FIFO it waited in: its credit goes back.
 		in := &f.links[c.inLink]
 		in.fifo -= c.bytes
@@ -584,6 +628,12 @@ func (f *Fabric) tryStart(l int32) {
 	}
 	tail := max(f.now+Time(float64(c.bytes)*L.psPB+0.5), c.tailArr)
 	L.freeAt = tail
+	if f.sw != nil && int(l) >= f.nEP {
+		// A switch output: the cell's buffer space is free when its tail
+		// is out.
+		f.sw.ports[l].relBytes, f.sw.ports[l].relVC = c.bytes, uint8(pick)
+		f.wakeAt(l, tail)
+	}
 	if L.to < 0 {
 		f.q.push(event{t: tail + L.lat, id: ci, kind: evDone})
 	} else {
@@ -603,6 +653,9 @@ func (f *Fabric) done(ci int32) {
 		p.NonMinimal = true
 	}
 	p.Hops = int(c.hops)
+	if p.FirstAt < 0 {
+		p.FirstAt = f.now
+	}
 	f.cellFree = append(f.cellFree, ci)
 	p.cellsLeft--
 	if p.cellsLeft > 0 {
@@ -625,22 +678,26 @@ func (f *Fabric) arrive(ci int32) {
 		f.decide(c, r)
 	}
 	l, fabricHop := f.next(c, r)
-	level := 0
-	if fabricHop {
-		if f.cfg.Rule == LevelHops {
-			level = int(c.hops)
-		} else {
-			level = int(c.globals)
-		}
-		if level >= f.cfg.Levels {
-			panic(fmt.Sprintf("tin: a route longer than the fabric's %d VC levels", f.cfg.Levels))
-		}
-		c.hops++
-		if int(l) >= f.globalBase {
-			c.globals++
-		}
+	f.enqueue(ci, l, f.level(c, l, fabricHop))
+}
+
+// level returns the VC level a cell takes onto link l, and counts the hop.
+func (f *Fabric) level(c *fcell, l int32, fabricHop bool) int {
+	if !fabricHop {
+		return 0
 	}
-	f.enqueue(ci, l, level)
+	level := int(c.globals)
+	if f.cfg.Rule == LevelHops {
+		level = int(c.hops)
+	}
+	if level >= f.cfg.Levels {
+		panic(fmt.Sprintf("tin: a route longer than the fabric's %d VC levels", f.cfg.Levels))
+	}
+	c.hops++
+	if int(l) >= f.globalBase {
+		c.globals++
+	}
+	return level
 }
 
 // next returns the link a cell at router r takes, and whether it is a
@@ -733,7 +790,9 @@ func mix(x uint64) uint64 {
 
 // routeHash is the hash of a source and destination router that the
 // deterministic modes route by: fixed, as a switch's hash function is.
-func routeHash(s, d int32) uint64 { return mix(uint64(uint32(s))<<32 | uint64(uint32(d))) }
+func (f *Fabric) routeHash(s, d int32) uint64 {
+	return mix(uint64(uint32(s))<<32 | uint64(uint32(d)) ^ f.cfg.HashSeed)
+}
 
 // minimalFor returns the hashed minimal plan from router s to router d.
 func (f *Fabric) minimalFor(s, d int32) plan {
@@ -741,7 +800,7 @@ func (f *Fabric) minimalFor(s, d int32) plan {
 	p := minimalPlan
 	if ps != pd {
 		b := f.between[ps*f.P+pd]
-		p.g[0] = b[routeHash(s, d)%uint64(len(b))]
+		p.g[0] = b[f.routeHash(s, d)%uint64(len(b))]
 	}
 	return p
 }
@@ -827,6 +886,10 @@ func (f *Fabric) aquila(alg Algorithm, c *fcell, r, d int32) plan {
 	vc := int(c.cls)*f.cfg.Levels + int(c.globals)
 	occ := func(p plan) float64 {
 		l, _ := f.firstLink(p, r, d)
+		if f.sw != nil {
+			// §3.2's "per-VC output queue lengths": the output buffer.
+			return float64(f.sw.held[int(l)*f.nVC+vc])
+		}
 		return float64(f.vcs[int(l)*f.nVC+vc].bytes)
 	}
 	best, bestCost := minimalPlan, math.Inf(1)
@@ -923,12 +986,32 @@ func (f *Fabric) nonMinimalSample(s, d int32) []plan {
 				n++
 			}
 		}
-		for j := 0; j < min(n, NonMinimalSample); j++ {
-			k := j + f.rng.IntN(n-j)
-			mids[j], mids[k] = mids[k], mids[j]
-			p := minimalPlan
-			p.mid = mids[j]
-			out = append(out, p)
+		var cand [MaxTiNs + GlobalPortsPerTiN*4]plan
+		k := 0
+		for _, i := range mids[:n] {
+			cand[k] = minimalPlan
+			cand[k].mid = i
+			k++
+		}
+		// The detours through another pod leave on one of s's own global
+		// links and come back on a link of that pod drawn at random
+		// (reading A25).
+		for m := 0; m < f.P; m++ {
+			for _, gi := range f.between[ps*f.P+m] {
+				if m == ps || f.gls[gi].from != s || k == len(cand) {
+					continue
+				}
+				if g := f.backVia(gi, s); g[0] >= 0 {
+					cand[k] = minimalPlan
+					cand[k].g = g
+					k++
+				}
+			}
+		}
+		for j := 0; j < min(k, NonMinimalSample); j++ {
+			x := j + f.rng.IntN(k-j)
+			cand[j], cand[x] = cand[x], cand[j]
+			out = append(out, cand[j])
 		}
 		f.sampleBuf = out
 		return out
@@ -950,12 +1033,39 @@ func (f *Fabric) nonMinimalSample(s, d int32) []plan {
 	return out
 }
 
+// backVia returns the route through another pod that leaves s on global
+// link gi and comes back to s's pod on a link drawn at random that does not
+// land on s; -1s if there is none.
+func (f *Fabric) backVia(gi, s int32) [2]int32 {
+	ps, m := int(s)/f.T, int(f.gls[gi].to)/f.T
+	b := f.between[m*f.P+ps]
+	n := 0
+	for _, x := range b {
+		if f.gls[x].to != s {
+			n++
+		}
+	}
+	if n == 0 {
+		return [2]int32{-1, -1}
+	}
+	k := f.rng.IntN(n)
+	for _, x := range b {
+		if f.gls[x].to != s {
+			if k == 0 {
+				return [2]int32{gi, x}
+			}
+			k--
+		}
+	}
+	panic("unreachable")
+}
+
 // hashedCandidate is Aquila's Deterministic mode: one of every minimal and
 // non-minimal candidate, by a hash of the addresses.
 func (f *Fabric) hashedCandidate(s, d int32) plan {
 	ps, pd := int(s)/f.T, int(d)/f.T
 	T := int32(f.T)
-	h := routeHash(s, d)
+	h := f.routeHash(s, d)
 	if ps == pd {
 		st, dt := int(s%T), int(d%T)
 		var mids []int32
@@ -964,13 +1074,27 @@ func (f *Fabric) hashedCandidate(s, d int32) plan {
 				mids = append(mids, int32(ps*f.T+i))
 			}
 		}
-		k := h % uint64(1+len(mids))
-		if k == 0 {
-			return minimalPlan
+		cands := []plan{minimalPlan}
+		for _, i := range mids {
+			p := minimalPlan
+			p.mid = i
+			cands = append(cands, p)
 		}
-		p := minimalPlan
-		p.mid = mids[k-1]
-		return p
+		for m := 0; m < f.P; m++ {
+			for _, gi := range f.between[ps*f.P+m] {
+				if m == ps || f.gls[gi].from != s {
+					continue
+				}
+				for _, b := range f.between[m*f.P+ps] {
+					if f.gls[b].to != s {
+						p := minimalPlan
+						p.g = [2]int32{gi, b}
+						cands = append(cands, p)
+					}
+				}
+			}
+		}
+		return cands[h%uint64(len(cands))]
 	}
 	mins := f.between[ps*f.P+pd]
 	total := uint64(len(mins))

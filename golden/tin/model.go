@@ -15,6 +15,15 @@ import (
 // Name is the model's name in the registry.
 const Name = "tin"
 
+// The fabric RTT bands: golden runs per load (enough for their spread to
+// be a standard deviation worth the name), and the shortest measurement
+// they stand for.
+const (
+	MinReplicas = 4
+	MaxReplicas = 64
+	MinMeasured = 20
+)
+
 // MaxPairNodes bounds the Clique for which Predict lists the routes of every
 // ordered pair of TiNs (64 TiNs: 4096 pairs); a larger one needs src and dst.
 const MaxPairNodes = 64
@@ -69,35 +78,32 @@ func (Model) Params() []golden.Param {
 		{Name: "buffer_bytes", Default: "1280", Doc: "input FIFO of a VC in bytes, credited (§3.1; the paper gives no depth, reading A4: 8 cells)"},
 		{Name: "nonmin_weight", Default: "2", Doc: "weight of a non-minimal candidate's output occupancy in the adaptive modes (reading A40: 2)"},
 		{Name: "nonmin_bias", Default: "160", Doc: "bytes added to a non-minimal candidate's cost in the adaptive modes (reading A40: one 160-byte cell)"},
-		{Name: "sim_packets", Default: "20000", Doc: "measured requests per simulation run, at least 1000 (fewer cannot tell a saturated fabric)"},
-		{Name: "warmup", Default: "2000", Doc: "requests simulated before measuring"},
-		{Name: "replicas", Default: "3", Doc: "independent seeded runs per load, 1..16: batches of their requests give the band's sampling spread"},
-		{Name: "measured", Default: "200", Doc: "requests the measurement averages over per load (the rtt test's count): the band is the spread of runs that long"},
+		{Name: "measured", Default: "1600", Doc: "requests the measurement averages over per load (the rtt test's samples: 200 from each of 8 TiNs), at least 20: each golden run is one such measurement"},
+		{Name: "replicas", Default: "16", Doc: fmt.Sprintf("golden runs per load, %d..%d, each its own traffic and RTS/CTS route hash: the golden value is their mean, the band their spread", MinReplicas, MaxReplicas)},
 		{Name: "seed", Default: "1", Doc: "seed of the simulation (unsigned 64-bit)"},
 	}
 }
 
 // Plan is a parsed, checked set of Predict parameters.
 type Plan struct {
-	Clique             *Clique
-	Class              int
-	Pairs              [][2]Addr
-	Modes              []Mode
-	Packets, Reads     []int
-	Align, Completion  int
-	Timing             Timing
-	Loads              []float64
-	Bytes, Reply       int
-	SimMode            Mode
-	CTSWindow          int
-	EgressBytes        int
-	BufferBytes        int
-	NonMinWeight       float64
-	NonMinBias         float64
-	SimPackets, Warmup int
-	Replicas           int
-	Measured           int
-	Seed               uint64
+	Clique            *Clique
+	Class             int
+	Pairs             [][2]Addr
+	Modes             []Mode
+	Packets, Reads    []int
+	Align, Completion int
+	Timing            Timing
+	Loads             []float64
+	Bytes, Reply      int
+	SimMode           Mode
+	CTSWindow         int
+	EgressBytes       int
+	BufferBytes       int
+	NonMinWeight      float64
+	NonMinBias        float64
+	Replicas          int
+	Measured          int
+	Seed              uint64
 }
 
 // ParsePlan checks Predict's parameters.
@@ -201,20 +207,11 @@ func ParsePlan(set map[string]string) (*Plan, error) {
 		}
 		*f.dst = v
 	}
-	if pl.SimPackets, err = param.Int(s["sim_packets"], 1000, MaxSimPackets/2); err != nil {
-		return nil, fmt.Errorf("%s: parameter sim_packets: %w", Name, err)
-	}
-	if pl.Warmup, err = param.Int(s["warmup"], 0, MaxSimPackets/2); err != nil {
-		return nil, fmt.Errorf("%s: parameter warmup: %w", Name, err)
-	}
-	if pl.Replicas, err = param.Int(s["replicas"], 1, 16); err != nil {
+	if pl.Replicas, err = param.Int(s["replicas"], MinReplicas, MaxReplicas); err != nil {
 		return nil, fmt.Errorf("%s: parameter replicas: %w", Name, err)
 	}
-	if pl.Measured, err = param.Int(s["measured"], 20, MaxSimPackets/2); err != nil {
+	if pl.Measured, err = param.Int(s["measured"], MinMeasured, MaxSimPackets/MaxReplicas); err != nil {
 		return nil, fmt.Errorf("%s: parameter measured: %w", Name, err)
-	}
-	if pl.Measured > pl.SimPackets {
-		return nil, fmt.Errorf("%s: parameter measured: %d requests measured but sim_packets %d simulated: simulate at least as many", Name, pl.Measured, pl.SimPackets)
 	}
 	if pl.Seed, err = strconv.ParseUint(strings.TrimSpace(s["seed"]), 10, 64); err != nil {
 		return nil, fmt.Errorf("%s: parameter seed: %q is not an unsigned 64-bit number", Name, s["seed"])
@@ -424,14 +421,17 @@ func simExpectations(pl *Plan) ([]results.Expectation, error) {
 		return nil, nil
 	}
 	base := SimConfig{Clique: pl.Clique, Timing: pl.Timing, Mode: pl.SimMode, Bytes: pl.Bytes, ReplyBytes: pl.Reply,
-		Warmup: pl.Warmup, Packets: pl.SimPackets, CTSWindow: pl.CTSWindow, EgressBytes: pl.EgressBytes,
-		BufferBytes: pl.BufferBytes, NonMinWeight: pl.NonMinWeight, NonMinBias: pl.NonMinBias, Align: pl.Align, Seed: pl.Seed, KeepSamples: true}
+		Packets: pl.Measured, Shares: true, CTSWindow: pl.CTSWindow, EgressBytes: pl.EgressBytes,
+		BufferBytes: pl.BufferBytes, NonMinWeight: pl.NonMinWeight, NonMinBias: pl.NonMinBias, Align: pl.Align, KeepSamples: true}
 	var out []results.Expectation
 	for _, load := range pl.Loads {
 		var rtt, ow [][]float64
 		for r := 0; r < pl.Replicas; r++ {
 			cfg := base
 			cfg.Load, cfg.Seed = load, pl.Seed+uint64(r)*0x632be59bd9b4e019
+			// The paper gives no hash for the RTS and CTS routes: each run
+			// draws its own (reading A26).
+			cfg.HashSeed = mix(cfg.Seed ^ 0x2545f4914f6cdd1d)
 			res, err := Simulate(cfg)
 			if err != nil {
 				return nil, fmt.Errorf("%s: simulation at load %g: %w", Name, load, err)
@@ -463,33 +463,31 @@ const (
 )
 
 // band turns the golden runs into the band a measurement of pl.Measured
-// requests must fall in: the golden value (the statistic over every
-// measured request of every replica), widened by what a run of that
-// length spreads by — three standard deviations of the statistic over
-// consecutive batches of pl.Measured requests of the golden runs, which
-// keeps the correlation between neighbouring requests — plus the timestamp
-// quantum and the clock's ppm. The band holds no allowance for a model
-// that differs from the design: golden is the paper's fabric.
+// requests must fall in. Each run is one such measurement, made as the
+// test makes it: every TiN sends its share from an idle fabric, with its
+// own traffic and its own RTS/CTS route hash (reading A26). The golden
+// value is the statistic's mean over the runs; the band is three standard
+// deviations of the statistic between runs (widened by √(1+1/R) for the
+// golden value's own error over R runs), plus the timestamp quantum and
+// the clock's ppm. The band holds no allowance for a model that differs
+// from the design: golden is the paper's fabric.
 func band(metric, stat string, p results.Params, runs [][]float64, pl *Plan) results.Expectation {
-	var all, batches []float64
+	var vals []float64
 	for _, v := range runs {
-		all = append(all, v...)
-		for k := 0; k+pl.Measured <= len(v); k += pl.Measured {
-			batches = append(batches, statOf(stat, v[k:k+pl.Measured]))
-		}
+		vals = append(vals, statOf(stat, v))
 	}
-	m := statOf(stat, all)
-	_, sd := meanSD(batches)
-	half := 3*sd + timestampQuantumNs + clockPPM*m
+	m, sd := meanSD(vals)
+	spread := 3 * sd * math.Sqrt(1+1/float64(len(vals)))
+	half := spread + timestampQuantumNs + clockPPM*m
 	what := map[string]string{"tin.fabric.rtt": "request RTS in to reply delivered", "tin.fabric.latency": "request RTS in to in-order delivery"}[metric]
 	e := results.Expectation{Metric: metric, Params: p, Value: m, Unit: "ns", Min: results.Float(m - half), Max: results.Float(m + half),
-		Source: "Aquila §3.3, §5.1 (reference simulation)",
-		Note: fmt.Sprintf("%s, UR Poisson over the %s Clique, %d-byte requests, %d-byte replies, %s data cells, egress buffer by §3.3, %d-byte VC FIFOs; %d replicas of %d requests",
-			what, pl.Clique.Param(), pl.Bytes, pl.Reply, pl.SimMode, pl.BufferBytes, len(runs), pl.SimPackets),
-		Budget: fmt.Sprintf("±%.0f ns: 3 sd of the %s over %d requests (the measurement's length; %d batches of the golden runs: %.0f ns), timestamp quantum %g ns, clock %g ppm (%.1f ns)",
-			half, stat, pl.Measured, len(batches), 3*sd, timestampQuantumNs, clockPPM*1e6, clockPPM*m)}
+		Source: "Aquila §3.1-§3.3, §5.1 (reference simulation)",
+		Note: fmt.Sprintf("%s, UR Poisson over the %s Clique, %d-byte requests, %d-byte replies, %s data cells, egress buffer by §3.3, %d-byte VC FIFOs; the mean of %d runs of %d requests",
+			what, pl.Clique.Param(), pl.Bytes, pl.Reply, pl.SimMode, pl.BufferBytes, len(runs), pl.Measured),
+		Budget: fmt.Sprintf("±%.0f ns: 3 sd of the %s between %d golden runs of %d requests, the measurement's length, each TiN its share from an idle fabric, each run its own RTS/CTS route hash (%.0f ns with the golden mean's own error), timestamp quantum %g ns, clock %g ppm (%.1f ns)",
+			half, stat, len(runs), pl.Measured, spread, timestampQuantumNs, clockPPM*1e6, clockPPM*m)}
 	if half > results.WideBand*m {
-		e.Wide = fmt.Sprintf("the %s of %d requests spreads by ±%.0f%% between runs of that length: the measurement's own sampling error (measure more requests to narrow it)", stat, pl.Measured, 100*3*sd/m)
+		e.Wide = fmt.Sprintf("the %s of %d requests spreads by ±%.0f%% between runs of that length: the measurement's own sampling error (measure more requests to narrow it)", stat, pl.Measured, 100*spread/m)
 	}
 	return e
 }

@@ -71,7 +71,7 @@ func TestPredictWithoutSimulation(t *testing.T) {
 		"tin.clique.tins{clique=full}":                                576,
 		"tin.clique.hosts{clique=full}":                               1152,
 		"tin.clique.global_links{clique=2x4}":                         4,
-		"tin.route.vcs{clique=2x4}":                                   2,
+		"tin.route.vcs{clique=2x4}":                                   3,
 		"tin.route.in_set{dst=p1t2e0,mode=fully-adaptive,src=p0t1e0}": 1,
 	}
 	for k, v := range want {
@@ -119,7 +119,7 @@ func TestPredictOnePairAndWiring(t *testing.T) {
 // The simulated bands: ordered by load, containing their own value.
 func TestPredictSimulation(t *testing.T) {
 	es := predict(t, map[string]string{"packets": "", "reads": "", "modes": "", "loads": "0.05,0.25",
-		"sim_packets": "1000", "warmup": "100", "replicas": "2"})
+		"measured": "800", "replicas": "8"})
 	keys := byKey(es)
 	var prev float64
 	for _, l := range []string{"0.05", "0.25"} {
@@ -135,9 +135,9 @@ func TestPredictSimulation(t *testing.T) {
 		if _, ok := keys["tin.fabric.latency{bytes=1500,load="+l+",stat=p99}"]; !ok {
 			t.Errorf("no one-way p99 at load %s", l)
 		}
-		// The band is the spread of 200-request measurements: at a light
+		// The band is the spread of 800-request measurements: at a light
 		// load a mean's is within ±10%; it always states what it is made of.
-		if b, a, _ := e.RelativeBand(); l == "0.05" && (b > 0.1 || a > 0.1) || !strings.Contains(e.Budget, "200 requests") {
+		if b, a, _ := e.RelativeBand(); l == "0.05" && (b > 0.1 || a > 0.1) || !strings.Contains(e.Budget, "8 golden runs of 800 requests") {
 			t.Errorf("load %s: RTT band -%.0f%%/+%.0f%%, budget %q", l, 100*b, 100*a, e.Budget)
 		}
 	}
@@ -175,13 +175,15 @@ func TestPredictErrors(t *testing.T) {
 		{"link_gbps": "fast"},
 		{"fec_overhead": "1"},
 		{"loads": "0.001"},
-		{"loads": "0.9", "sim_packets": "1000", "warmup": "0", "replicas": "1", "packets": "", "modes": ""},
-		{"replicas": "0"},
+		{"loads": "0.9", "measured": "1000", "replicas": "4", "packets": "", "modes": ""},
+		{"replicas": "3"},
+		{"replicas": "65"},
 		{"seed": "-1"},
 		{"sim_mode": "x"},
 		{"clique": "9x8", "loads": ""},
-		{"measured": "5000", "sim_packets": "4000"},
+		{"measured": "200000"},
 		{"measured": "5"},
+		{"sim_packets": "4000"},
 		{"buffer_bytes": "100"},
 		{"nonmin_weight": "-1"},
 		{"nonmin_bias": "x"},

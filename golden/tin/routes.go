@@ -386,6 +386,29 @@ func (c *Clique) nonMinimalRule(s, d Node, class int, literal bool) []Path {
 			b.to(d)
 			out = append(out, b.p)
 		}
+		// Through another pod, leaving on one of s's own global links and
+		// coming back on a link that does not land on s (reading A25).
+		for mid := 0; mid < c.Pods; mid++ {
+			if mid == s.Pod {
+				continue
+			}
+			for _, away := range c.between[s.Pod][mid] {
+				if away.A != s {
+					continue
+				}
+				for _, back := range c.between[mid][s.Pod] {
+					if back.B == s {
+						continue
+					}
+					b := builder{p: Path{From: s}, class: class, literal: literal}
+					b.to(away.B)
+					b.to(back.A)
+					b.to(back.B)
+					b.to(d)
+					out = append(out, b.p)
+				}
+			}
+		}
 		return dedupe(out)
 	}
 	for mid := 0; mid < c.Pods; mid++ {

@@ -119,14 +119,22 @@ func TestRoutesSmallCliqueHandWorked(t *testing.T) {
 	if got := rs2.Minimal[0].String(); got != "p0t1->p0t0[vc6]->p1t0[vc6]->p1t2[vc7]" {
 		t.Errorf("class 2: %s", got)
 	}
-	// Intra-pod: direct link, and the detours the parity-sign rule allows.
+	// Intra-pod: direct link, the detours the parity-sign rule allows, and
+	// the detours through the other pod that leave on the source's own
+	// global link and come back on one that does not land on it (reading
+	// A25): VCs 0, 1, 1 and, after the second global hop, 2.
 	rs, _ = c.Routes(Addr{0, 0, 0}, Addr{0, 3, 0}, FullyAdaptive, 0)
-	if got := texts(rs.All()); !slices.Equal(got, []string{"p0t0->p0t3[vc0]", "p0t0->p0t2[vc0]->p0t3[vc0]"}) {
+	if got := texts(rs.All()); !slices.Equal(got, []string{"p0t0->p0t3[vc0]", "p0t0->p0t2[vc0]->p0t3[vc0]",
+		"p0t0->p1t0[vc0]->p1t1[vc1]->p0t1[vc1]->p0t3[vc2]", "p0t0->p1t0[vc0]->p1t2[vc1]->p0t2[vc1]->p0t3[vc2]", "p0t0->p1t0[vc0]->p1t3[vc1]->p0t3[vc1]"}) {
 		t.Errorf("p0t0 -> p0t3: %v", got)
 	}
 	rs, _ = c.Routes(Addr{0, 3, 0}, Addr{0, 0, 0}, FullyAdaptive, 0)
-	if got := texts(rs.All()); !slices.Equal(got, []string{"p0t3->p0t0[vc0]", "p0t3->p0t2[vc0]->p0t0[vc0]"}) {
+	if got := texts(rs.All()); !slices.Equal(got, []string{"p0t3->p0t0[vc0]", "p0t3->p0t2[vc0]->p0t0[vc0]",
+		"p0t3->p1t3[vc0]->p1t0[vc1]->p0t0[vc1]", "p0t3->p1t3[vc0]->p1t1[vc1]->p0t1[vc1]->p0t0[vc2]", "p0t3->p1t3[vc0]->p1t2[vc1]->p0t2[vc1]->p0t0[vc2]"}) {
 		t.Errorf("p0t3 -> p0t0: %v", got)
+	}
+	if rs, _ = c.Routes(Addr{0, 0, 0}, Addr{0, 3, 0}, MinimalAdaptive, 0); len(rs.NonMinimal) != 0 {
+		t.Errorf("minimal adaptive p0t0 -> p0t3 has non-minimal routes %v", texts(rs.NonMinimal))
 	}
 	// Same TiN: no hop.
 	rs, _ = c.Routes(Addr{1, 2, 0}, Addr{1, 2, 1}, Deterministic, 0)
@@ -168,9 +176,11 @@ func TestRoutesThreePodsHandWorked(t *testing.T) {
 	if g.MaxVC() != 2 {
 		t.Errorf("3-pod Clique uses VCs up to %d, want 2 (three routing VCs, §3.2)", g.MaxVC())
 	}
+	// A 2-pod Clique's intra-pod detours through the other pod cross two
+	// global links and use the three VCs too (reading A25).
 	g2, _ := mustClique(t, 2, 4, 1).RouteGraph(0)
-	if g2.MaxVC() != 1 {
-		t.Errorf("2-pod Clique uses VCs up to %d, want 1", g2.MaxVC())
+	if g2.MaxVC() != 2 {
+		t.Errorf("2-pod Clique uses VCs up to %d, want 2", g2.MaxVC())
 	}
 }
 

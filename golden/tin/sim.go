@@ -22,6 +22,11 @@ type SimConfig struct {
 	Bytes, ReplyBytes int
 	// Warmup requests are simulated but not measured; Packets are measured.
 	Warmup, Packets int
+	// Shares: every TiN sends its share of the Warmup + Packets requests
+	// (shares differ by one at most) from an idle fabric, as a test's
+	// generators do, and stops; otherwise the TiNs send until the Clique
+	// has sent them all.
+	Shares bool
 	// CTSWindow bounds the packet fetches (CTS issued, data not all
 	// received) a destination has outstanding, the window §3.3 says the
 	// CTS scheduler "may" throttle with; 0: no such window.
@@ -38,7 +43,10 @@ type SimConfig struct {
 	// reading's 2 and one full cell.
 	NonMinWeight, NonMinBias float64
 	Align                    int // cell granularity (CellsAlign)
-	Seed                     uint64
+	// HashSeed picks the hash the RTS and CTS routes are chosen by
+	// (FabricConfig.HashSeed).
+	HashSeed uint64
+	Seed     uint64
 	// KeepSamples keeps every measured request's RTT and one-way latency,
 	// in the order the requests completed.
 	KeepSamples bool
@@ -71,6 +79,32 @@ type SimResult struct {
 	// Saturated: the offered load exceeds what the Clique carries; the
 	// latencies are then meaningless (they grow with the run length).
 	Saturated bool
+	// Request and Reply: where the measured requests' RTT goes, leg by
+	// leg (means over the measured requests and their replies).
+	Request, Reply Legs
+}
+
+// Legs splits one packet's journey through the protocol of §3.3 into its
+// stages, in ns: its RTS from entering the ingress buffer to reaching the
+// destination's RTS queue; the wait there for the CTS scheduler; the CTS
+// back to the source; the source's pulling the packet as cells until the
+// first one lands at the destination; the first to the last cell landing;
+// and the last cell landing to the packet delivered in order over the
+// host port.
+type Legs struct {
+	RTS, Queue, CTS, Fetch, Spread, Host float64
+}
+
+// Total is the leg's latency.
+func (l Legs) Total() float64 { return l.RTS + l.Queue + l.CTS + l.Fetch + l.Spread + l.Host }
+
+func (l *Legs) add(p *ipPacket, deliveredAt float64, w float64) {
+	l.RTS += w * (p.rtsAt - p.created)
+	l.Queue += w * (p.ctsIssued - p.rtsAt)
+	l.CTS += w * (p.ctsAt - p.ctsIssued)
+	l.Fetch += w * (p.firstAt - p.ctsAt)
+	l.Spread += w * (p.lastAt - p.firstAt)
+	l.Host += w * (deliveredAt - p.lastAt)
 }
 
 // Limits of a simulation run: the fabric's endpoints bound the Clique
@@ -91,6 +125,15 @@ const (
 // DefaultBufferBytes is the depth of a VC input FIFO the simulation takes
 // (reading A4: 8 full cells).
 const DefaultBufferBytes = 8 * MaxCell
+
+// DefaultOutputBytes is the depth of a VC's output buffer (reading A22:
+// two full cells, one going out on the link while the next crosses the
+// crossbar behind it).
+const DefaultOutputBytes = 2 * MaxCell
+
+// CrossbarSpeedup is how much faster than an endpoint port the crossbar
+// moves a cell that has arrived whole (reading A24: twice).
+const CrossbarSpeedup = 2
 
 func (cfg *SimConfig) check() error {
 	if cfg.Clique == nil {
@@ -141,6 +184,7 @@ func AquilaFabric(c *Clique, t Timing, buffer int, weight, bias float64, endpoin
 		Local:       LinkSpec{LatencyNs: t.HopLatency(Local), BytesPerNs: t.LinkBytesPerNs(Local)},
 		Global:      LinkSpec{LatencyNs: t.HopLatency(Global), BytesPerNs: t.LinkBytesPerNs(Global)},
 		BufferBytes: buffer, Levels: RoutingVCs, Rule: LevelGlobals, NonMinWeight: weight, NonMinBias: bias, Seed: seed,
+		Switch: &SwitchSpec{FallThroughNs: t.FallThroughNs, OutputBytes: DefaultOutputBytes, CrossbarBytesPerNs: CrossbarSpeedup * t.InjectBytesPerNs()},
 	}
 }
 
@@ -186,6 +230,9 @@ type ipPacket struct {
 	isReply   bool
 	request   int32 // for a reply: its request
 	delivered bool
+	// when its RTS reached the destination, its CTS was issued and reached
+	// the source, its first and last data cells landed (Legs)
+	rtsAt, ctsIssued, ctsAt, firstAt, lastAt, deliveredAt float64
 }
 
 // kinds of fabric packets of the IP protocol, in Packet.Tag's low bits
@@ -193,6 +240,16 @@ const (
 	ipRTS = iota
 	ipCTS
 	ipData
+)
+
+// Fabric classes of the IP protocol's cells: RTS cells "are carried on
+// their own VCs, allowing them to be sent at high priority" (§3.3), CTS
+// cells on others, at high priority too (§6: "the RTS/CTS cells get high
+// priority through the GNet network").
+const (
+	classData = 0
+	classRTS  = 1
+	classCTS  = 2
 )
 
 // timer tags
@@ -218,10 +275,12 @@ type sim struct {
 	hostFree    []float64              // when each TiN's host port is free again
 	lambda      float64                // requests per ns per TiN
 	generated   int
-	delivered   int // requests delivered
-	doneN       int // measured requests finished (reply delivered, or delivered without replies)
+	sent        []int // with Shares: requests each TiN has sent
+	delivered   int   // requests delivered
+	doneN       int   // measured requests finished (reply delivered, or delivered without replies)
 	half        int
 	rtt, oneway []float64
+	legs        []int32 // measured requests whose reply was delivered
 	result      SimResult
 }
 
@@ -240,12 +299,14 @@ type sim struct {
 // port (§3.3), freeing their egress space, and the host, once a request
 // has crossed, sends the reply.
 //
-// The fabric (Fabric): cut-through switches with the per-hop latencies of
-// §3.1/§3.2, VC FIFOs of BufferBytes with credits, control cells before
-// data cells on every link, routes chosen by the mode at each switch of
-// the source pod (readings A40 and A20 for the adaptive choice). Not modelled: iSLIP's arbitration
-// rounds (§3.1; outputs serve their VCs round robin), CTD and ECN,
-// congestion control of the hosts.
+// The fabric (Fabric, AquilaFabric): §3.1's input-queued, cut-through
+// switches with the per-hop latencies of §3.1/§3.2 (SwitchSpec: VC input
+// FIFOs of BufferBytes with credits and head-of-line waits, a crossbar
+// carrying one cell per port at a time, output buffers of two cells per
+// VC; readings A22-A24), RTS and CTS on their own VCs before data cells on
+// every link, routes chosen by the mode at each switch of the source pod
+// (readings A40, A20, A23, A25). Not modelled: a switch clock (reading
+// A28), CTD and ECN, congestion control of the hosts.
 func Simulate(cfg SimConfig) (SimResult, error) {
 	if err := cfg.check(); err != nil {
 		return SimResult{}, err
@@ -265,6 +326,7 @@ func Simulate(cfg SimConfig) (SimResult, error) {
 		egressFree:  make([]int, n),
 		flowQ:       map[int64]*ring[int32]{},
 		hostFree:    make([]float64, n),
+		sent:        make([]int, n),
 		sizes:       map[int32][]int{},
 		alg:         cfg.Mode.Algorithm(),
 	}
@@ -278,7 +340,9 @@ func Simulate(cfg SimConfig) (SimResult, error) {
 	if w := Sum(s.cellSizes(int32(max(cfg.Bytes, cfg.ReplyBytes)))); w > s.egressCap {
 		return SimResult{}, fmt.Errorf("tin: an egress buffer of %d bytes cannot hold one %d-byte packet's cells (%d bytes)", s.egressCap, max(cfg.Bytes, cfg.ReplyBytes), w)
 	}
-	f, err := NewFabric(AquilaFabric(c, cfg.Timing, cfg.BufferBytes, cfg.NonMinWeight, cfg.NonMinBias, 1, cfg.Timing.InjectGbps, cfg.Seed^0x5851f42d4c957f2d), s)
+	fc := AquilaFabric(c, cfg.Timing, cfg.BufferBytes, cfg.NonMinWeight, cfg.NonMinBias, 1, cfg.Timing.InjectGbps, cfg.Seed^0x5851f42d4c957f2d)
+	fc.HashSeed = cfg.HashSeed
+	f, err := NewFabric(fc, s)
 	if err != nil {
 		return SimResult{}, err
 	}
@@ -307,6 +371,14 @@ func (s *sim) finish() {
 	if st.DataCells > 0 {
 		s.result.NonMinimal = float64(st.NonMinimal) / float64(st.DataCells)
 	}
+	if n := len(s.legs); n > 0 {
+		for _, r := range s.legs {
+			rep := &s.pkts[r]
+			req := &s.pkts[rep.request]
+			s.result.Request.add(req, req.deliveredAt, 1/float64(n))
+			s.result.Reply.add(rep, rep.deliveredAt, 1/float64(n))
+		}
+	}
 }
 
 func (s *sim) cellSizes(bytes int32) []int {
@@ -334,17 +406,20 @@ func (s *sim) Delivered(f *Fabric, p *Packet) {
 	id := int32(p.Tag >> 2)
 	switch p.Tag & 3 {
 	case ipRTS:
-		q := s.pkts[id]
+		q := &s.pkts[id]
+		q.rtsAt = s.nowNs()
 		s.rtsQ[q.dst].push(id)
 		s.issueCTS(q.dst)
 	case ipCTS:
 		// At the packet's source: pull it from the ingress buffer as data
 		// cells, in order, behind any cell already on the injection port.
-		q := s.pkts[id]
-		s.send(q.src, q.dst, q.bytes, id, ipData, s.alg, 0, s.cellSizes(q.bytes))
+		q := &s.pkts[id]
+		q.ctsAt = s.nowNs()
+		s.send(q.src, q.dst, q.bytes, id, ipData, s.alg, classData, s.cellSizes(q.bytes))
 	case ipData:
 		q := &s.pkts[id]
 		q.complete = true
+		q.firstAt, q.lastAt = float64(p.FirstAt)/float64(Ns), s.nowNs()
 		s.outstanding[q.dst]--
 		fq := s.flow(q.src, q.dst)
 		for fq.len() > 0 && s.pkts[fq.peek()].complete {
@@ -376,6 +451,16 @@ func (s *sim) generate(src int32) {
 	if s.generated >= total {
 		return
 	}
+	if s.cfg.Shares {
+		share := total / s.n
+		if int(src) < total%s.n {
+			share++
+		}
+		if s.sent[src] >= share {
+			return
+		}
+		s.sent[src]++
+	}
 	dst := int32(s.rng.IntN(s.n - 1))
 	if dst >= src {
 		dst++
@@ -383,7 +468,7 @@ func (s *sim) generate(src int32) {
 	id := s.packet(src, dst, int32(s.cfg.Bytes))
 	s.pkts[id].measured = s.generated >= s.cfg.Warmup
 	s.generated++
-	s.send(src, dst, ControlCell, id, ipRTS, AlgMinimal, 1, nil)
+	s.send(src, dst, ControlCell, id, ipRTS, AlgMinimal, classRTS, nil)
 	now := s.nowNs()
 	switch {
 	case s.generated < total:
@@ -425,7 +510,8 @@ func (s *sim) issueCTS(dst int32) {
 		s.outstanding[dst]++
 		s.egressFree[dst] -= int(p.wire)
 		s.flow(p.src, p.dst).push(id)
-		s.send(p.dst, p.src, ControlCell, id, ipCTS, AlgMinimal, 1, nil)
+		p.ctsIssued = s.nowNs()
+		s.send(p.dst, p.src, ControlCell, id, ipCTS, AlgMinimal, classCTS, nil)
 	}
 }
 
@@ -445,14 +531,16 @@ func (s *sim) toHost(pkt int32) {
 }
 
 func (s *sim) deliver(pkt int32) {
+	now := s.nowNs()
+	s.pkts[pkt].deliveredAt = now
 	p := s.pkts[pkt]
 	s.egressFree[p.dst] += int(p.wire)
 	s.issueCTS(p.dst)
-	now := s.nowNs()
 	if p.isReply {
 		req := s.pkts[p.request]
 		if req.measured {
 			s.rtt = append(s.rtt, now-req.created)
+			s.legs = append(s.legs, pkt)
 			s.doneN++
 		}
 	} else {
@@ -468,7 +556,7 @@ func (s *sim) deliver(pkt int32) {
 			r := s.packet(p.dst, p.src, int32(s.cfg.ReplyBytes))
 			s.pkts[r].isReply = true
 			s.pkts[r].request = pkt
-			s.send(p.dst, p.src, ControlCell, r, ipRTS, AlgMinimal, 1, nil)
+			s.send(p.dst, p.src, ControlCell, r, ipRTS, AlgMinimal, classRTS, nil)
 		}
 	}
 	if s.doneN == s.cfg.Packets {

@@ -38,6 +38,8 @@ import (
 const design = tp.Design
 
 func init() {
+	selftest.RegisterNoSetup(design, "each PRR board is a switch on its own, with no cables to other boards: "+
+		"every test opens its boards' switches (open) and configures what it uses")
 	selftest.Register(selftest.Test{Name: "placement", Design: design, Run: runPlacement,
 		Params: map[string]string{
 			"batches":       "2000 (random batches; 1..1000000)",

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 
+	gt "github.com/labrunner/labrunner/golden/tin"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/selftest"
 	tt "github.com/labrunner/labrunner/traffic/tin"
@@ -16,9 +16,10 @@ import (
 // at several offered loads (§5.1: NIC timestamps, the reply sent at once by
 // the destination), mean and 99th percentile over every board's samples,
 // and scores them against golden/tin's simulation of the same Clique: same
-// shape and global wiring, the build's link rate, injection rate,
-// fall-through, PCS and FEC registers, the lab's cable delays, the
-// design's CTS window, the same packet and reply sizes.
+// shape and global wiring, the build's declared link rate, injection rate,
+// fall-through, PCS and FEC, the lab's cable delays, the declared CTS
+// window, the same packet and reply sizes, and runs as long as the
+// measurement: as many requests as it has samples.
 func runRTT(ctx context.Context, env *selftest.Env) error {
 	c, err := cliqueOf(env)
 	if err != nil {
@@ -40,11 +41,7 @@ func runRTT(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	simPackets, err := env.Test.Params.Int("sim_packets", 4000)
-	if err != nil {
-		return err
-	}
-	replicas, err := env.Test.Params.Int("replicas", 2)
+	replicas, err := env.Test.Params.Int("replicas", 16)
 	if err != nil {
 		return err
 	}
@@ -55,12 +52,6 @@ func runRTT(ctx context.Context, env *selftest.Env) error {
 	ls := make([]string, len(loads))
 	for i, l := range loads {
 		ls[i] = strconv.FormatFloat(l, 'g', -1, 64)
-	}
-	es, err := c.golden(map[string]string{"loads": strings.Join(ls, ","), "bytes": strconv.Itoa(bytes), "reply": strconv.Itoa(reply),
-		"sim_packets": strconv.Itoa(simPackets), "warmup": strconv.Itoa(simPackets / 4), "replicas": strconv.Itoa(replicas),
-		"seed": strconv.FormatUint(seed, 10), "sim_mode": "fully-adaptive"})
-	if err != nil {
-		return err
 	}
 	for i, load := range loads {
 		p := results.Params{"load": ls[i], "bytes": strconv.Itoa(bytes)}
@@ -112,6 +103,14 @@ func runRTT(ctx context.Context, env *selftest.Env) error {
 			fmt.Sprintf("%d RTT samples for %d requests: requests not sent, replies lost or samples overflowed", len(s), sent))
 		if len(s) == 0 {
 			continue
+		}
+		// The band is the spread of golden runs as long as this
+		// measurement: as many requests as it has samples.
+		es, err := c.golden(map[string]string{"loads": ls[i], "bytes": strconv.Itoa(bytes), "reply": strconv.Itoa(reply),
+			"measured": strconv.Itoa(max(len(s), gt.MinMeasured)), "replicas": strconv.Itoa(replicas),
+			"seed": strconv.FormatUint(seed, 10), "sim_mode": "fully-adaptive"})
+		if err != nil {
+			return err
 		}
 		sort.Float64s(s)
 		for _, st := range []struct {

@@ -121,7 +121,7 @@ func init() {
 		Params: map[string]string{"modes": "fully-adaptive,minimal-adaptive,deterministic,minimal-deterministic", "load": "0.02", "count": "8", "bytes": "600", "seed": "plan seed"},
 		Doc:    "with every cell type in one routing mode, traced paths (RTS, CTS, data) lie in golden/tin's route set of that mode, VCs included, and a hashed mode uses one path per address pair (§3.2)"})
 	selftest.Register(selftest.Test{Name: "rtt", Design: design, Run: runRTT,
-		Params: map[string]string{"loads": "0.05,0.1,0.2", "bytes": "1500", "reply": "64", "count": "200", "sim_packets": "4000", "replicas": "2", "seed": "plan seed"},
+		Params: map[string]string{"loads": "0.05,0.1,0.2", "bytes": "1500", "reply": "64", "count": "200", "replicas": "16", "seed": "plan seed"},
 		Doc:    "fabric RTT versus offered uniform-random load (§5.1), mean and 99th percentile, against golden/tin's simulation of the same Clique fed the build's timing registers and the lab's cables"})
 	selftest.Register(selftest.Test{Name: "rma_isolation", Design: design, Run: runRMAIsolation,
 		Params: map[string]string{"qps": "10000", "bytes": "4096", "reads": "20", "bulk_load": "0.2", "bulk_bytes": "4864", "hipri_weight": "8", "slack": "1.25", "seed": "plan seed"},

@@ -7,8 +7,8 @@ import (
 
 	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/boards"
-	"github.com/labrunner/labrunner/boards/emu"
 	_ "github.com/labrunner/labrunner/boards/emu/designs" // the emulated prr design
+	"github.com/labrunner/labrunner/boards/emu/emutest"
 	"github.com/labrunner/labrunner/drivers/regmap"
 	"github.com/labrunner/labrunner/labconfig"
 	tp "github.com/labrunner/labrunner/traffic/prr"
@@ -27,29 +27,20 @@ type rigOpts struct {
 func newRig(t testing.TB, o rigOpts) (*tp.Switch, context.Context) {
 	t.Helper()
 	cat := bitstreams.Default()
-	lab := &labconfig.Lab{Name: "traffic-prr-test", Seed: 7}
-	b := labconfig.Board{
-		Name: "u96", Kind: "ultra96",
-		Programmer: labconfig.Programmer{Type: "emulated"},
-		Emulated:   &labconfig.Emulated{},
-	}
-	if o.uart {
-		b.Bus = labconfig.Bus{UARTBridge: &labconfig.Serial{Port: "emu", Baud: 921600}}
-	} else {
-		b.Bus = labconfig.Bus{Emulated: &struct{}{}}
-	}
-	lab.Boards = []labconfig.Board{b}
+	spec := emutest.Rack{Name: "traffic-prr-test", Seed: 7, Catalogue: cat, PTY: o.uart, Timeout: 2 * time.Minute,
+		Boards: []emutest.Board{{Name: "u96", Kind: "ultra96"}}}
 	for _, f := range o.faults {
 		f.Board = "u96"
-		lab.Faults = append(lab.Faults, f)
+		spec.Faults = append(spec.Faults, f)
 	}
-	rack, err := emu.Start(lab, emu.Options{NoPTY: !o.uart, Catalogue: cat})
-	if err != nil {
-		t.Fatalf("emu.Start: %v", err)
+	// The board is opened and programmed the way a lab run does it, over
+	// the UART bridge when the test is about the line.
+	b := spec.Lab().Boards[0]
+	if o.uart {
+		b.Bus = labconfig.Bus{UARTBridge: &labconfig.Serial{Port: "emu", Baud: 921600}}
 	}
-	t.Cleanup(func() { rack.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
+	er := emutest.Start(t, spec)
+	rack, ctx := er.Rack, er.Ctx
 	board, err := boards.Open(ctx, b, boards.Options{Emulator: rack, NoConsole: true})
 	if err != nil {
 		t.Fatalf("open board: %v", err)

@@ -1,9 +1,12 @@
 package shoal
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/labrunner/labrunner/internal/edgecolour"
 )
 
 // Cage is one SFP+ cage of a board: a NIC on a NIC board (NIC p sits on cage
@@ -425,8 +428,12 @@ func (f *Fabric) Decompose(tx []int) ([][]int, error) {
 			us[e], vs[e] = srcs[e]/down, dsts[e]/down
 		}
 		var err error
-		if spine, err = edgeColour(L, down, us, vs); err != nil {
-			return nil, err
+		if spine, err = edgecolour.Bipartite(L, down, us, vs); err != nil {
+			var over *edgecolour.OverloadError
+			if errors.As(err, &over) {
+				return nil, fmt.Errorf("decompose: leaf %d or %d carries more than %d circuits in one slot", over.U, over.V, over.Colours)
+			}
+			return nil, fmt.Errorf("decompose: %w", err)
 		}
 	}
 	cfg := make([][]int, L+down)
@@ -515,71 +522,6 @@ func (f *Fabric) Compose(cfg [][]int) ([]int, string) {
 		dst[i] = lv*down + pv
 	}
 	return dst, problem
-}
-
-// edgeColour colours the edges us[e]→vs[e] of a bipartite multigraph with
-// `colours` colours so that no two edges at a vertex share one, by
-// alternating-path recolouring (König's edge-colouring theorem).
-func edgeColour(vertices, colours int, us, vs []int) ([]int, error) {
-	left := make([]int, vertices*colours)
-	right := make([]int, vertices*colours)
-	for i := range left {
-		left[i], right[i] = -1, -1
-	}
-	col := make([]int, len(us))
-	free := func(tab []int, v int) int {
-		for c := 0; c < colours; c++ {
-			if tab[v*colours+c] < 0 {
-				return c
-			}
-		}
-		return -1
-	}
-	for e := range us {
-		u, v := us[e], vs[e]
-		a, b := free(left, u), free(right, v)
-		if a < 0 || b < 0 {
-			return nil, fmt.Errorf("decompose: leaf %d or %d carries more than %d circuits in one slot", u, v, colours)
-		}
-		if right[v*colours+a] >= 0 {
-			// Colour a is taken at v: swap a and b along the alternating
-			// path from v; it cannot come back to u, where a is free.
-			var path []int
-			x, atRight, c := v, true, a
-			for {
-				var ed int
-				if atRight {
-					ed = right[x*colours+c]
-				} else {
-					ed = left[x*colours+c]
-				}
-				if ed < 0 {
-					break
-				}
-				path = append(path, ed)
-				if atRight {
-					x = us[ed]
-				} else {
-					x = vs[ed]
-				}
-				atRight = !atRight
-				c = a + b - c
-			}
-			for _, ed := range path {
-				left[us[ed]*colours+col[ed]] = -1
-				right[vs[ed]*colours+col[ed]] = -1
-			}
-			for _, ed := range path {
-				col[ed] = a + b - col[ed]
-				left[us[ed]*colours+col[ed]] = ed
-				right[vs[ed]*colours+col[ed]] = ed
-			}
-		}
-		col[e] = a
-		left[u*colours+a] = e
-		right[v*colours+a] = e
-	}
-	return col, nil
 }
 
 // WithoutCable returns a copy of the switch schedules in which the cable

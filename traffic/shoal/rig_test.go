@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/boards/emu"
 	_ "github.com/labrunner/labrunner/boards/emu/designs" // the emulated shoal design (test only: the driver never imports the emulator)
+	"github.com/labrunner/labrunner/boards/emu/emutest"
 	"github.com/labrunner/labrunner/drivers/regmap"
 	"github.com/labrunner/labrunner/labconfig"
 	ts "github.com/labrunner/labrunner/traffic/shoal"
@@ -44,40 +44,18 @@ type rig struct {
 
 func newRig(t testing.TB, cables []ts.Cable, faults ...labconfig.Fault) *rig {
 	t.Helper()
-	lab := &labconfig.Lab{Name: "shoal-driver-test", Seed: 7, Faults: faults}
+	spec := emutest.Rack{Name: "shoal-driver-test", Seed: 7, Faults: faults, Design: "shoal", Timeout: 2 * time.Minute}
 	for _, b := range append(append([]string{}, nicBoards...), swBoards...) {
-		lab.Boards = append(lab.Boards, labconfig.Board{Name: b, Kind: "de5net",
-			Bus: labconfig.Bus{Emulated: &struct{}{}}, Programmer: labconfig.Programmer{Type: "emulated"},
-			Emulated: &labconfig.Emulated{ClockPPM: 20}})
+		spec.Boards = append(spec.Boards, emutest.Board{Name: b, Kind: "de5net", PPM: 20})
 	}
 	for _, c := range cables {
-		lab.Links = append(lab.Links, labconfig.Link{
-			A:         labconfig.Endpoint{Board: c.A.Board, Port: fmt.Sprintf("sfp%d", c.A.Index)},
-			B:         labconfig.Endpoint{Board: c.B.Board, Port: fmt.Sprintf("sfp%d", c.B.Index)},
-			LatencyNS: c.LatencyNS})
+		spec.Cables = append(spec.Cables, emutest.Cable{A: fmt.Sprintf("%s:sfp%d", c.A.Board, c.A.Index),
+			B: fmt.Sprintf("%s:sfp%d", c.B.Board, c.B.Index), LatencyNS: c.LatencyNS})
 	}
-	r, err := emu.Start(lab, emu.Options{NoPTY: true})
-	if err != nil {
-		t.Fatalf("emu.Start: %v", err)
-	}
-	t.Cleanup(func() { r.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	cat := bitstreams.Default()
-	m, err := cat.Design("shoal")
-	if err != nil {
-		t.Fatal(err)
-	}
+	er := emutest.Start(t, spec)
 	regs := map[string]*regmap.Regs{}
-	for _, b := range r.Boards() {
-		img, err := cat.Image("shoal", b.Kind().Part)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Programmer().Program(ctx, img); err != nil {
-			t.Fatalf("program %s: %v", b.Name(), err)
-		}
-		regs[b.Name()] = regmap.New(b.Bus(), m, b.Name())
+	for _, b := range er.Names {
+		regs[b] = er.Regs(b)
 	}
 	f, err := ts.NewFabric(nicBoards, 4, swBoards, 4, cables)
 	if err != nil {
@@ -87,7 +65,7 @@ func newRig(t testing.TB, cables []ts.Cable, faults ...labconfig.Fault) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rig{t: t, ctx: ctx, rack: rack, emu: r}
+	return &rig{t: t, ctx: er.Ctx, rack: rack, emu: er.Rack}
 }
 
 // up configures the cyclic schedule at the prototype's slot, synchronises

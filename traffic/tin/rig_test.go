@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrunner/labrunner/bitstreams"
-	"github.com/labrunner/labrunner/boards/emu"
 	_ "github.com/labrunner/labrunner/boards/emu/designs" // the emulated tin design (test only: the driver never imports the emulator)
+	"github.com/labrunner/labrunner/boards/emu/emutest"
 	"github.com/labrunner/labrunner/drivers/regmap"
 	"github.com/labrunner/labrunner/labconfig"
 	tt "github.com/labrunner/labrunner/traffic/tin"
@@ -64,40 +63,19 @@ func newRig(t testing.TB, faults ...labconfig.Fault) *rig {
 	t.Helper()
 	order, nodes := docNodes()
 	cables := docCables()
-	lab := &labconfig.Lab{Name: "tin-driver-test", Seed: 11, Faults: faults}
+	spec := emutest.Rack{Name: "tin-driver-test", Seed: 11, Faults: faults, Design: "tin", Timeout: 2 * time.Minute}
 	for i, b := range order {
-		lab.Boards = append(lab.Boards, labconfig.Board{Name: b, Kind: "zcu102",
-			Bus: labconfig.Bus{Emulated: &struct{}{}}, Programmer: labconfig.Programmer{Type: "emulated"},
-			Emulated: &labconfig.Emulated{ClockPPM: float64(3*i - 9)}})
+		spec.Boards = append(spec.Boards, emutest.Board{Name: b, Kind: "zcu102", PPM: float64(3*i - 9)})
 	}
 	for _, c := range cables {
-		lab.Links = append(lab.Links, labconfig.Link{
-			A:         labconfig.Endpoint{Board: c.A.Board, Port: fmt.Sprintf("sfp%d", c.A.Index)},
-			B:         labconfig.Endpoint{Board: c.B.Board, Port: fmt.Sprintf("sfp%d", c.B.Index)},
-			LatencyNS: c.LatencyNS})
+		spec.Cables = append(spec.Cables, emutest.Cable{A: fmt.Sprintf("%s:sfp%d", c.A.Board, c.A.Index),
+			B: fmt.Sprintf("%s:sfp%d", c.B.Board, c.B.Index), LatencyNS: c.LatencyNS})
 	}
-	r, err := emu.Start(lab, emu.Options{NoPTY: true})
-	if err != nil {
-		t.Fatalf("emu.Start: %v", err)
-	}
-	t.Cleanup(func() { r.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	cat := bitstreams.Default()
-	m, err := cat.Design("tin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	er := emutest.Start(t, spec)
+	ctx := er.Ctx
 	regs := map[string]*regmap.Regs{}
-	for _, b := range r.Boards() {
-		img, err := cat.Image("tin", b.Kind().Part)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Programmer().Program(ctx, img); err != nil {
-			t.Fatalf("program %s: %v", b.Name(), err)
-		}
-		regs[b.Name()] = regmap.New(b.Bus(), m, b.Name())
+	for _, b := range er.Names {
+		regs[b] = er.Regs(b)
 	}
 	topo, err := tt.NewTopology(order, nodes, cables)
 	if err != nil {

@@ -134,7 +134,7 @@ func (rk *rack) traces(board string) []traceEntry {
 		out = append(out, traceEntry{tag: w[0], in: int(w[1] & 0xf), out: int(w[1] >> 4 & 0xf), vc: int(w[1] >> 8 & 1), cycle: w[2], coord: w[3]})
 	}
 	if c := rk.r(board, "TRACE_COUNT"); c != 0 {
-		rk.t.Errorf("%s: TRACE_COUNT = %d after draining", board, c)
+		rk.T.Errorf("%s: TRACE_COUNT = %d after draining", board, c)
 	}
 	return out
 }

@@ -2,69 +2,22 @@ package exanet
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/labrunner/labrunner/bitstreams"
-	"github.com/labrunner/labrunner/boards/emu"
+	"github.com/labrunner/labrunner/boards/emu/emutest"
 	"github.com/labrunner/labrunner/labconfig"
 )
 
-var (
-	manifestOnce sync.Once
-	manifestVal  *bitstreams.Manifest
-	manifestErr  error
-)
-
-// catalogueManifest asks the catalogue for the exanet manifest; while the
-// catalogue loader is not written (it panics) it returns nil.
-func catalogueManifest() (m *bitstreams.Manifest) {
-	defer func() {
-		if recover() != nil {
-			m = nil
-		}
-	}()
-	m, err := bitstreams.Default().Design(DesignName)
-	if err != nil {
-		return nil
-	}
-	return m
-}
-
-// testManifest is the exanet manifest: from the catalogue when it works,
-// else parsed here from bitstreams/catalogue/exanet.yaml.
+// testManifest is the catalogue's exanet manifest.
 func testManifest(t testing.TB) *bitstreams.Manifest {
 	t.Helper()
-	manifestOnce.Do(func() {
-		if m := catalogueManifest(); m != nil {
-			manifestVal = m
-			return
-		}
-		_, file, _, _ := runtime.Caller(0)
-		path := filepath.Join(filepath.Dir(file), "..", "..", "..", "bitstreams", "catalogue", "exanet.yaml")
-		data, err := os.ReadFile(path)
-		if err != nil {
-			manifestErr = err
-			return
-		}
-		var m bitstreams.Manifest
-		if err := yaml.Unmarshal(data, &m); err != nil {
-			manifestErr = fmt.Errorf("%s: %w", path, err)
-			return
-		}
-		m.Source = path
-		manifestVal = &m
-	})
-	if manifestErr != nil {
-		t.Fatalf("exanet manifest: %v", manifestErr)
+	m, err := bitstreams.Default().Design(DesignName)
+	if err != nil {
+		t.Fatalf("exanet manifest: %v", err)
 	}
-	return manifestVal
+	return m
 }
 
 // regAddr resolves "NAME" or "NAME[i]" to its address in the manifest.
@@ -87,10 +40,10 @@ func regAddr(t testing.TB, name string) uint32 {
 
 // rack is a test rack of emulated boards with the exanet design attached
 // directly through newDesign, the factory the emulated programmer calls
-// (programmed_test.go takes the programmer's path).
+// (programmed_test.go takes the programmer's path), and driven through the
+// design's own Read32 and Write32.
 type rack struct {
-	t     testing.TB
-	emu   *emu.Rack
+	*emutest.Rig
 	nodes map[string]*node
 }
 
@@ -111,31 +64,18 @@ type rackSpec struct {
 
 func newRack(t testing.TB, spec rackSpec) *rack {
 	t.Helper()
-	lab := &labconfig.Lab{Name: "exanet-test", Seed: spec.seed}
-	if lab.Seed == 0 {
-		lab.Seed = 1
-	}
+	r := emutest.Rack{Name: "exanet-test", Seed: spec.seed, Faults: spec.faults, Design: DesignName, Unprogrammed: true}
 	for _, b := range spec.boards {
-		lab.Boards = append(lab.Boards, labconfig.Board{Name: b, Kind: "tebf0808",
-			Emulated: &labconfig.Emulated{ClockPPM: spec.ppm[b], OffsetNS: spec.offset[b]}})
+		r.Boards = append(r.Boards, emutest.Board{Name: b, Kind: "tebf0808", PPM: spec.ppm[b], OffsetNS: spec.offset[b]})
 	}
 	for _, l := range spec.links {
-		ab, ap, _ := strings.Cut(l.a, ":")
-		bb, bp, _ := strings.Cut(l.b, ":")
 		lat := l.latencyNS
 		if lat == 0 {
 			lat = 5 // 1 m of cable
 		}
-		lab.Links = append(lab.Links, labconfig.Link{A: labconfig.Endpoint{Board: ab, Port: ap},
-			B: labconfig.Endpoint{Board: bb, Port: bp}, LatencyNS: lat, BER: l.ber})
+		r.Cables = append(r.Cables, emutest.Cable{A: l.a, B: l.b, LatencyNS: lat, BER: l.ber})
 	}
-	lab.Faults = spec.faults
-	r, err := emu.Start(lab, emu.Options{NoPTY: true})
-	if err != nil {
-		t.Fatalf("emu.Start: %v", err)
-	}
-	t.Cleanup(func() { r.Close() })
-	rk := &rack{t: t, emu: r, nodes: map[string]*node{}}
+	rk := &rack{Rig: emutest.Start(t, r), nodes: map[string]*node{}}
 	for _, b := range spec.boards {
 		rk.attach(b)
 	}
@@ -143,14 +83,14 @@ func newRack(t testing.TB, spec rackSpec) *rack {
 }
 
 func (rk *rack) attach(name string) *node {
-	rk.t.Helper()
-	b, ok := rk.emu.Board(name)
+	rk.T.Helper()
+	b, ok := rk.Rack.Board(name)
 	if !ok {
-		rk.t.Fatalf("no board %s", name)
+		rk.T.Fatalf("no board %s", name)
 	}
-	d, err := newDesign(b, testManifest(rk.t))
+	d, err := newDesign(b, testManifest(rk.T))
 	if err != nil {
-		rk.t.Fatalf("attach exanet to %s: %v", name, err)
+		rk.T.Fatalf("attach exanet to %s: %v", name, err)
 	}
 	n := d.(*node)
 	rk.nodes[name] = n
@@ -158,23 +98,23 @@ func (rk *rack) attach(name string) *node {
 }
 
 func (rk *rack) w(board, reg string, v uint32) {
-	rk.t.Helper()
-	if err := rk.nodes[board].Write32(regAddr(rk.t, reg), v); err != nil {
-		rk.t.Fatalf("%s: write %s = 0x%x: %v", board, reg, v, err)
+	rk.T.Helper()
+	if err := rk.nodes[board].Write32(regAddr(rk.T, reg), v); err != nil {
+		rk.T.Fatalf("%s: write %s = 0x%x: %v", board, reg, v, err)
 	}
 }
 
 func (rk *rack) r(board, reg string) uint32 {
-	rk.t.Helper()
-	v, err := rk.nodes[board].Read32(regAddr(rk.t, reg))
+	rk.T.Helper()
+	v, err := rk.nodes[board].Read32(regAddr(rk.T, reg))
 	if err != nil {
-		rk.t.Fatalf("%s: read %s: %v", board, reg, err)
+		rk.T.Fatalf("%s: read %s: %v", board, reg, err)
 	}
 	return v
 }
 
 func (rk *rack) r64(board, lo string) uint64 {
-	rk.t.Helper()
+	rk.T.Helper()
 	l := rk.r(board, lo)
 	h := rk.r(board, strings.Replace(lo, "_LO", "_HI", 1))
 	return uint64(h)<<32 | uint64(l)
@@ -231,7 +171,7 @@ func mesh2x2Osc(t testing.TB, seed int64, faults []labconfig.Fault, ppm, offset 
 
 // tg runs the traffic generator of board and returns its status.
 func (rk *rack) tg(board string, srcPorts uint32, dest uint32, destPort int, payload, count uint32, trace bool) uint32 {
-	rk.t.Helper()
+	rk.T.Helper()
 	rk.w(board, "TG_CTRL", 4)
 	rk.w(board, "TG_SRC_PORTS", srcPorts)
 	rk.w(board, "TG_DEST", dest|uint32(destPort)<<24)
@@ -259,7 +199,7 @@ func (rk *rack) efficiency(board string) (eff float64, cycles uint64, bytes uint
 // pingPong runs the ping-pong engine from board to dest and returns the
 // mean round trip in µs (initiator cycles at 6.4 ns).
 func (rk *rack) pingPong(board string, dest uint32, port int, payload, iters uint32) (meanUS float64, status uint32) {
-	rk.t.Helper()
+	rk.T.Helper()
 	rk.w(board, "PP_CTRL", 2)
 	rk.w(board, "PP_DEST", dest|uint32(port)<<24)
 	rk.w(board, "PP_PAYLOAD", payload)
@@ -286,25 +226,25 @@ func within(got, want, rel float64) bool {
 // KARMA software does: status, the four header words (the fourth pops the
 // header), then ceil(LENGTH/4) payload words.
 func (rk *rack) rxPacket(board string, port int) (h [4]uint32, payload []uint32, ok bool) {
-	rk.t.Helper()
+	rk.T.Helper()
 	st := rk.r(board, fmt.Sprintf("PORT_RX_STATUS[%d]", port))
 	if st>>16 == 0 {
 		return h, nil, false
 	}
 	n := rk.nodes[board]
-	base := regAddr(rk.t, fmt.Sprintf("PORT_RX_HDR[%d]", port))
+	base := regAddr(rk.T, fmt.Sprintf("PORT_RX_HDR[%d]", port))
 	for i := range h {
 		v, err := n.Read32(base + uint32(4*i))
 		if err != nil {
-			rk.t.Fatalf("%s: read PORT_RX_HDR[%d]+%d: %v", board, port, 4*i, err)
+			rk.T.Fatalf("%s: read PORT_RX_HDR[%d]+%d: %v", board, port, 4*i, err)
 		}
 		h[i] = v
 	}
-	data := regAddr(rk.t, fmt.Sprintf("PORT_RX_DATA[%d]", port))
+	data := regAddr(rk.T, fmt.Sprintf("PORT_RX_DATA[%d]", port))
 	for i := 0; i < payloadWords(h[2]&0x3ff); i++ {
 		v, err := n.Read32(data + uint32(4*(i%256)))
 		if err != nil {
-			rk.t.Fatalf("%s: read PORT_RX_DATA[%d]: %v", board, port, err)
+			rk.T.Fatalf("%s: read PORT_RX_DATA[%d]: %v", board, port, err)
 		}
 		payload = append(payload, v)
 	}
@@ -315,13 +255,13 @@ func (rk *rack) rxPacket(board string, port int) (h [4]uint32, payload []uint32,
 // header, whose fourth word queues it.
 func (rk *rack) txPacket(board string, port int, h [4]uint32, payload []uint32) error {
 	n := rk.nodes[board]
-	data := regAddr(rk.t, fmt.Sprintf("PORT_TX_DATA[%d]", port))
+	data := regAddr(rk.T, fmt.Sprintf("PORT_TX_DATA[%d]", port))
 	for i, w := range payload {
 		if err := n.Write32(data+uint32(4*(i%256)), w); err != nil {
 			return err
 		}
 	}
-	base := regAddr(rk.t, fmt.Sprintf("PORT_TX_HDR[%d]", port))
+	base := regAddr(rk.T, fmt.Sprintf("PORT_TX_HDR[%d]", port))
 	for i, w := range h {
 		if err := n.Write32(base+uint32(4*i), w); err != nil {
 			return err

@@ -105,8 +105,8 @@ func checkState(g *rig, ref *refSwitch, dests map[uint32]int, when string) error
 			}
 		}
 	}
-	off := g.burst(g.addr("OFFSET[0]"), p)
-	arb := g.burst(g.addr("ARB_INDEX[0]"), p)
+	off := g.burst(g.Addr("OFFSET[0]"), p)
+	arb := g.burst(g.Addr("ARB_INDEX[0]"), p)
 	for d := 0; d < p; d++ {
 		if int(off[d]) != ref.off[d] || int(arb[d]) != ref.arb[d] {
 			return fmt.Errorf("%s: port %d offset %d arbiter %d, the reference %d and %d", when, d, off[d], arb[d], ref.off[d], ref.arb[d])
@@ -233,7 +233,7 @@ func TestHandWorkedPlacement(t *testing.T) {
 				t.Errorf("batch %d slot %d: placed %+v, want group %d queue %d pos %d", i, w.slot, p, w.g, w.q, w.pos)
 			}
 		}
-		if off := g.burst(g.addr("OFFSET[0]"), 4); !slices.Equal(off, st.off) {
+		if off := g.burst(g.Addr("OFFSET[0]"), 4); !slices.Equal(off, st.off) {
 			t.Errorf("batch %d: offsets %v, want %v", i, off, st.off)
 		}
 	}
@@ -244,7 +244,7 @@ func TestHandWorkedPlacement(t *testing.T) {
 			t.Errorf("port %d sent %x, want %x", port, got, want)
 		}
 	}
-	if arb := g.burst(g.addr("ARB_INDEX[0]"), 4); !slices.Equal(arb, []uint32{2, 1, 1, 0}) {
+	if arb := g.burst(g.Addr("ARB_INDEX[0]"), 4); !slices.Equal(arb, []uint32{2, 1, 1, 0}) {
 		t.Errorf("arbiters after the drain %v, want the offsets [2 1 1 0]", arb)
 	}
 	if g.r("STATUS")&statusNonEmpty != 0 {
@@ -294,7 +294,7 @@ func TestPayloadReadBack(t *testing.T) {
 	dest := []int{3, 3, 0, 7, 3, 0, 1, 3}
 	for s := 0; s < 8; s++ {
 		for k := 0; k < words; k++ {
-			if err := g.bus.Write32(g.ctx, g.addr(fmt.Sprintf("BATCH_DATA[%d]", s))+uint64(4*k), uint32(s<<16|k)); err != nil {
+			if err := g.bus.Write32(g.Ctx, g.Addr(fmt.Sprintf("BATCH_DATA[%d]", s))+uint64(4*k), uint32(s<<16|k)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -319,7 +319,7 @@ func TestPayloadReadBack(t *testing.T) {
 		if g.r("QREAD_TS_INS") != ins || g.r("QREAD_TS_ENQ") != enq {
 			t.Errorf("slot %d: timestamps %d %d, the release's %d %d", s, g.r("QREAD_TS_INS"), g.r("QREAD_TS_ENQ"), ins, enq)
 		}
-		data := g.burst(g.addr("QREAD_DATA[0]"), 32)
+		data := g.burst(g.Addr("QREAD_DATA[0]"), 32)
 		for k, v := range data {
 			want := uint32(s<<16 | k)
 			if k >= words {

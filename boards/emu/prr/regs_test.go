@@ -17,8 +17,8 @@ func elements(m *bitstreams.Manifest) []bitstreams.Element { return m.Elements()
 // board: each reads its manifest reset value (write-only ones read 0).
 func TestResetValues(t *testing.T) {
 	g := newRig(t, rigOpts{})
-	for _, e := range elements(g.m) {
-		v, err := g.bus.Read32(g.ctx, e.Addr)
+	for _, e := range elements(g.M) {
+		v, err := g.bus.Read32(g.Ctx, e.Addr)
 		if err != nil {
 			t.Errorf("read %s at 0x%x: %v", e.Name, e.Addr, err)
 			continue
@@ -40,12 +40,12 @@ func TestResetValues(t *testing.T) {
 func TestAccessRules(t *testing.T) {
 	g := newRig(t, rigOpts{})
 	commands := map[string]bool{"CTRL": true, "TG_CTRL": true}
-	for _, e := range elements(g.m) {
+	for _, e := range elements(g.M) {
 		r := e.Reg
 		switch {
 		case r.Access == bitstreams.RW:
 			for _, v := range []uint32{0xffffffff, 0xa5a5a5a5, 0} {
-				if err := g.bus.Write32(g.ctx, e.Addr, v); err != nil {
+				if err := g.bus.Write32(g.Ctx, e.Addr, v); err != nil {
 					t.Fatalf("write %s: %v", e.Name, err)
 				}
 				got := g.rd(e.Addr)
@@ -58,7 +58,7 @@ func TestAccessRules(t *testing.T) {
 				}
 			}
 			// Put it back for the registers whose value matters below.
-			if err := g.bus.Write32(g.ctx, e.Addr, r.Reset); err != nil {
+			if err := g.bus.Write32(g.Ctx, e.Addr, r.Reset); err != nil {
 				t.Fatal(err)
 			}
 		case r.Access == bitstreams.WO:
@@ -69,7 +69,7 @@ func TestAccessRules(t *testing.T) {
 				t.Errorf("write-only %s reads 0x%x, want 0", e.Name, got)
 			}
 		default:
-			err := g.bus.Write32(g.ctx, e.Addr, 1)
+			err := g.bus.Write32(g.Ctx, e.Addr, 1)
 			if !errors.Is(err, emu.ErrReadOnly) {
 				t.Errorf("write to %s (%s): got %v, want ErrReadOnly", e.Name, r.Access, err)
 			}
@@ -78,10 +78,10 @@ func TestAccessRules(t *testing.T) {
 }
 
 func (g *rig) rd(a uint64) uint32 {
-	g.t.Helper()
-	v, err := g.bus.Read32(g.ctx, a)
+	g.T.Helper()
+	v, err := g.bus.Read32(g.Ctx, a)
 	if err != nil {
-		g.t.Fatalf("read 0x%x: %v", a, err)
+		g.T.Fatalf("read 0x%x: %v", a, err)
 	}
 	return v
 }
@@ -102,24 +102,24 @@ func elementIndex(name string) int {
 func TestDecoding(t *testing.T) {
 	g := newRig(t, rigOpts{})
 	for _, a := range []uint64{0x002, 0x0041} {
-		if _, err := g.bus.Read32(g.ctx, a); err == nil {
+		if _, err := g.bus.Read32(g.Ctx, a); err == nil {
 			t.Errorf("unaligned read at 0x%x succeeded", a)
 		}
 	}
 	// Holes: inside the ctrl window but not a register.
 	for _, a := range []uint64{0x028, 0x074, 0x174, 0x280, 0x314, 0x1C00, 0x1FFC} {
-		if _, ok := g.m.At(a); ok {
+		if _, ok := g.M.At(a); ok {
 			t.Fatalf("0x%x is a register of the manifest; pick another hole", a)
 		}
-		if _, err := g.bus.Read32(g.ctx, a); !errors.Is(err, emu.ErrBusError) {
+		if _, err := g.bus.Read32(g.Ctx, a); !errors.Is(err, emu.ErrBusError) {
 			t.Errorf("read of the hole at 0x%x: %v, want a bus error", a, err)
 		}
 	}
 	// A batch slot's data words: PKT_BITS/32 of them are storage, the rest
 	// of the 32-word block reads 0.
-	base := g.addr("BATCH_DATA[3]")
+	base := g.Addr("BATCH_DATA[3]")
 	for k := 0; k < 32; k++ {
-		if err := g.bus.Write32(g.ctx, base+uint64(4*k), uint32(0x1000+k)); err != nil {
+		if err := g.bus.Write32(g.Ctx, base+uint64(4*k), uint32(0x1000+k)); err != nil {
 			t.Fatalf("write BATCH_DATA[3]+%d: %v", 4*k, err)
 		}
 	}
@@ -133,12 +133,12 @@ func TestDecoding(t *testing.T) {
 		}
 	}
 	// The QSTAT and QTAGS windows decode over their whole size.
-	for _, w := range g.m.Windows {
+	for _, w := range g.M.Windows {
 		if w.Name != "qstat" && w.Name != "qtags" {
 			continue
 		}
 		for _, a := range []uint64{w.Base, w.Base + w.Size/2, w.Base + w.Size - 4} {
-			if _, err := g.bus.Read32(g.ctx, a); err != nil {
+			if _, err := g.bus.Read32(g.Ctx, a); err != nil {
 				t.Errorf("read of window %s at 0x%x: %v", w.Name, a, err)
 			}
 		}
@@ -157,11 +157,11 @@ func TestCounterLatch(t *testing.T) {
 	if c1-c0 != 1000 {
 		t.Errorf("a 1000-cycle drain advanced CYCLE by %d", c1-c0)
 	}
-	for _, r := range g.m.Registers {
+	for _, r := range g.M.Registers {
 		if r.Counter == nil || r.Counter.Hi == "" {
 			continue
 		}
-		if _, _, err := g.m.Lookup(r.Counter.Hi); err != nil {
+		if _, _, err := g.M.Lookup(r.Counter.Hi); err != nil {
 			t.Errorf("%s: %v", r.Name, err)
 		}
 	}
@@ -180,7 +180,7 @@ func TestBuildParameters(t *testing.T) {
 	for _, cfg := range []*Config{nil, {Ports: 4, S: 4, FIFODepth: 7, PacketBits: 512, ClockMHz: 110}} {
 		g := newRig(t, rigOpts{cfg: cfg})
 		want := map[string]uint32{"PORTS": uint32(g.cfg.Ports), "STAGE_S": uint32(g.cfg.S), "FIFO_DEPTH": uint32(g.cfg.FIFODepth),
-			"PKT_BITS": uint32(g.cfg.PacketBits), "CLOCK_KHZ": uint32(g.cfg.ClockMHz * 1000), "ID": g.m.ID, "VERSION": g.m.VersionWord}
+			"PKT_BITS": uint32(g.cfg.PacketBits), "CLOCK_KHZ": uint32(g.cfg.ClockMHz * 1000), "ID": g.M.ID, "VERSION": g.M.VersionWord}
 		for name, v := range want {
 			if got := g.r(name); got != v {
 				t.Errorf("%+v: %s = %d, want %d", g.cfg, name, got, v)
@@ -255,7 +255,7 @@ func TestUnloaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := newRig(t, rigOpts{})
-	b, _ := g.rack.Board("u96")
+	b, _ := g.Rack.Board("u96")
 	d, ok := b.LoadedDesign().(*design)
 	if !ok {
 		t.Fatalf("loaded design is %T", b.LoadedDesign())

@@ -97,7 +97,7 @@ func TestTrafficModels(t *testing.T) {
 // tgRun configures and runs the traffic generator and returns every
 // result register, read as a runner would.
 func (g *rig) tgRun(model, load, cycles, warmup, seed uint32) map[string]uint64 {
-	g.t.Helper()
+	g.T.Helper()
 	g.w("TG_MODEL", model)
 	g.w("TG_LOAD", load)
 	g.w("TG_CYCLES", cycles)

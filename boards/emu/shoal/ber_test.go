@@ -21,16 +21,16 @@ func TestCellCorruptionRecovered(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tr := newTestRack(t, rackOpts{ber: c.linkBER})
 			tr.configure(setup{})
-			for _, b := range tr.r.Boards() {
-				tr.wr(b.Name(), "BER_INJECT", c.injectE12)
+			for _, b := range tr.Rack.Boards() {
+				tr.Write(b.Name(), "BER_INJECT", c.injectE12)
 			}
 			flows := randomFlows(11, 160, 500, 40000)
 			tr.loadFlows(flows)
 			tr.clear()
 			if st := tr.runTraffic(0); st != tgDone {
-				t.Fatalf("TG_STATUS = %#x, want DONE (%d of %d flows)", st, tr.rd("shoal-nic0", "TG_FLOWS_DONE"), len(flows))
+				t.Fatalf("TG_STATUS = %#x, want DONE (%d of %d flows)", st, tr.Read("shoal-nic0", "TG_FLOWS_DONE"), len(flows))
 			}
-			payload := tr.rd("shoal-nic0", "PAYLOAD_BYTES")
+			payload := tr.Read("shoal-nic0", "PAYLOAD_BYTES")
 			cellsTo := make([]uint64, nodes8)
 			for _, f := range flows {
 				cellsTo[f.dst] += uint64((f.bytes + payload - 1) / payload)

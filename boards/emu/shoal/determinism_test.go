@@ -9,12 +9,12 @@ import (
 // snapshot is everything a run leaves in the registers the tests read.
 func snapshot(tr *testRack) map[string]uint32 {
 	out := map[string]uint32{}
-	for _, el := range tr.m.Elements() {
+	for _, el := range tr.M.Elements() {
 		if el.Reg.Access.ReadSideEffect() || !el.Reg.Access.Readable() {
 			continue
 		}
-		for _, b := range tr.r.Boards() {
-			out[b.Name()+"/"+el.Name] = tr.rdAddr(b.Name(), el.Addr)
+		for _, b := range tr.Rack.Boards() {
+			out[b.Name()+"/"+el.Name] = tr.ReadAddr(b.Name(), el.Addr)
 		}
 	}
 	for n := 0; n < nodes8; n++ {

@@ -2,6 +2,8 @@ package shoal
 
 import (
 	"math"
+
+	"github.com/labrunner/labrunner/internal/eventq"
 )
 
 // engine is one run of the fabric, from the bootstrap to the stop: the NICs
@@ -13,10 +15,7 @@ type engine struct {
 	nomSlotPS int64 // slot length of the first NIC: the SLOT counter's unit
 	maxEpoch  int64
 	nics      []*nicState
-	ev        []evKey // heap
-	slab      []event // payloads, by evKey.idx
-	free      []int32
-	seq       uint64
+	q         eventq.Queue[event]
 	now       int64
 
 	// Traffic.
@@ -42,14 +41,6 @@ type event struct {
 	n    *nicState
 	tMac int64 // arrival: when the cell leaves the receiving MAC
 	w    wire
-}
-
-// evKey orders events: time, then kind, then insertion (ord holds the
-// kind in its top bit and the insertion count below).
-type evKey struct {
-	t   int64
-	ord uint64
-	idx int32
 }
 
 // wire is a cell on the fabric: its header as the bits on the wire, the
@@ -97,25 +88,20 @@ func (e *engine) progress() { e.lastProgress = e.slotNow() }
 
 // runUntil processes events before tEnd, or until stop says so.
 func (e *engine) runUntil(tEnd int64, stop func() bool) {
-	for len(e.ev) > 0 && e.ev[0].t < tEnd {
-		idx := e.pop()
-		// Handlers push events, which may move the slab: copy, do not
-		// hold a pointer across them.
-		ev := e.slab[idx]
+	for {
+		if t, ok := e.q.Next(); !ok || t >= tEnd {
+			break
+		}
+		_, ev := e.q.Pop()
 		e.now = max(e.now, ev.t)
 		switch ev.kind {
 		case evArrival:
-			e.slab[idx] = event{}
-			e.free = append(e.free, idx)
 			ev.n.arrive(e, &ev)
 		case evTx:
-			// Reuse the slab entry for the NIC's next transmit decision.
+			// The NIC's next transmit decision.
 			if n := ev.n; n.tx(e) {
-				e.slab[idx].t = n.decisionTime(n.slot)
-				e.pushIdx(idx)
-			} else {
-				e.slab[idx] = event{}
-				e.free = append(e.free, idx)
+				ev.t = n.decisionTime(n.slot)
+				e.push(ev)
 			}
 		}
 		if stop != nil && stop() {
@@ -286,69 +272,7 @@ func (d *device) bitErrors(p int, linkBER float64, w *wire, bits int) {
 	b.skip = pos - float64(bits)
 }
 
-// The event queue: a binary heap of small keys; the events themselves stay
-// put in a slab.
-func (e *engine) push(ev event) {
-	var idx int32
-	if n := len(e.free); n > 0 {
-		idx = e.free[n-1]
-		e.free = e.free[:n-1]
-		e.slab[idx] = ev
-	} else {
-		idx = int32(len(e.slab))
-		e.slab = append(e.slab, ev)
-	}
-	e.pushIdx(idx)
-}
-
-func (e *engine) pushIdx(idx int32) {
-	e.seq++
-	ev := &e.slab[idx]
-	k := evKey{t: ev.t, ord: uint64(ev.kind)<<63 | e.seq, idx: idx}
-	e.ev = append(e.ev, k)
-	i := len(e.ev) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !k.before(&e.ev[p]) {
-			break
-		}
-		e.ev[i] = e.ev[p]
-		i = p
-	}
-	e.ev[i] = k
-}
-
-func (e *engine) pop() int32 {
-	top := e.ev[0].idx
-	n := len(e.ev) - 1
-	last := e.ev[n]
-	e.ev = e.ev[:n]
-	if n == 0 {
-		return top
-	}
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && e.ev[r].before(&e.ev[l]) {
-			m = r
-		}
-		if !e.ev[m].before(&last) {
-			break
-		}
-		e.ev[i] = e.ev[m]
-		i = m
-	}
-	e.ev[i] = last
-	return top
-}
-
-func (a *evKey) before(b *evKey) bool {
-	if a.t != b.t {
-		return a.t < b.t
-	}
-	return a.ord < b.ord
-}
+// push schedules an event: at equal times an arrival (kind 0) runs before
+// a transmit decision (kind 1), and events of one kind in the order they
+// were scheduled.
+func (e *engine) push(ev event) { e.q.PushClass(ev.t, ev.kind, ev) }

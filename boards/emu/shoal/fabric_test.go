@@ -16,29 +16,29 @@ func TestScheduleApplied(t *testing.T) {
 	words := switchWords(t, cyclic(nodes8))
 	tr.clear()
 	const slots = 700 // 100 epochs
-	tr.wr("shoal-nic0", "RUN_SLOTS", slots)
-	if got := tr.rd("shoal-nic0", "SLOT_LO"); got < slots {
+	tr.Write("shoal-nic0", "RUN_SLOTS", slots)
+	if got := tr.Read("shoal-nic0", "SLOT_LO"); got < slots {
 		t.Errorf("SLOT_LO = %d after running %d slots", got, slots)
 	}
 	for _, b := range swBoards {
-		if st := tr.rd(b, "SW_STATUS"); st != 1|4 {
+		if st := tr.Read(b, "SW_STATUS"); st != 1|4 {
 			t.Errorf("%s: SW_STATUS = %#x, want RUNNING|TRACE_VALID", b, st)
 		}
-		if n := tr.rd(b, "SW_SLOTS"); n < slots-30 || n > slots {
+		if n := tr.Read(b, "SW_SLOTS"); n < slots-30 || n > slots {
 			t.Errorf("%s: SW_SLOTS = %d, want about %d (less the bootstrap's travel)", b, n, slots)
 		}
 		for s, w := range words[b] {
-			if got := tr.rdAddr(b, swTraceBase+uint64(4*s)); got != w {
+			if got := tr.ReadAddr(b, swTraceBase+uint64(4*s)); got != w {
 				t.Errorf("%s slot %d: trace %#04x, schedule %#04x", b, s, got, w)
 			}
 		}
-		if m, d := tr.rd(b, "SW_MISALIGNED"), tr.rd(b, "SW_DEAD_ENDS"); m != 0 || d != 0 {
+		if m, d := tr.Read(b, "SW_MISALIGNED"), tr.Read(b, "SW_DEAD_ENDS"); m != 0 || d != 0 {
 			t.Errorf("%s: %d misaligned cells, %d dead ends", b, m, d)
 		}
 		var in, out uint32
 		for p := 0; p < swPorts; p++ {
-			in += tr.rd(b, fmt.Sprintf("SW_CELLS_IN[%d]", p))
-			out += tr.rd(b, fmt.Sprintf("SW_CELLS_OUT[%d]", p))
+			in += tr.Read(b, fmt.Sprintf("SW_CELLS_IN[%d]", p))
+			out += tr.Read(b, fmt.Sprintf("SW_CELLS_OUT[%d]", p))
 		}
 		if in != out || in < 4*(slots-30) {
 			t.Errorf("%s: %d cells in, %d out over %d slots", b, in, out, slots)
@@ -69,10 +69,10 @@ func TestScheduleMismatchDetected(t *testing.T) {
 	words := switchWords(t, cyclic(nodes8))
 	for _, b := range swBoards {
 		for s := range words[b] {
-			tr.wrAddr(b, swSchedBase+uint64(4*s), words[b][(s+1)%len(words[b])])
+			tr.WriteAddr(b, swSchedBase+uint64(4*s), words[b][(s+1)%len(words[b])])
 		}
 	}
-	tr.wr("shoal-nic0", "RUN_SLOTS", 200)
+	tr.Write("shoal-nic0", "RUN_SLOTS", 200)
 	if m := tr.sumNodes("RX_MISROUTED_CELLS"); m == 0 {
 		t.Errorf("no misrouted cells with the switches a slot ahead of the NICs")
 	}
@@ -87,10 +87,10 @@ func TestScheduleMismatchDetected(t *testing.T) {
 func TestTimeSync(t *testing.T) {
 	tr := newTestRack(t, rackOpts{offsetNS: map[string]float64{"shoal-nic1": 3000}})
 	tr.configure(setup{})
-	if owd := tr.rd("shoal-nic1", "SYNC_OWD_PS"); owd != 1_576_000 {
+	if owd := tr.Read("shoal-nic1", "SYNC_OWD_PS"); owd != 1_576_000 {
 		t.Errorf("SYNC_OWD_PS = %d, want 1576000 (§6.2)", owd)
 	}
-	if r := tr.rd("shoal-nic0", "SYNC_MAX_RESIDUAL_PS"); r == 0 || r >= cyclePS {
+	if r := tr.Read("shoal-nic0", "SYNC_MAX_RESIDUAL_PS"); r == 0 || r >= cyclePS {
 		t.Errorf("SYNC_MAX_RESIDUAL_PS = %d, want within (0, one cycle)", r)
 	}
 	off := make([]int32, nodes8)
@@ -126,10 +126,10 @@ func TestTimeSync(t *testing.T) {
 func TestUnequalCablesBreakTheGuardBand(t *testing.T) {
 	tr := newTestRack(t, rackOpts{cableNS: map[string]float64{"shoal-nic0:sfp3": 30}})
 	tr.configure(setup{})
-	tr.wr("shoal-nic0", "RUN_SLOTS", 300)
+	tr.Write("shoal-nic0", "RUN_SLOTS", 300)
 	mis := uint32(0)
 	for _, b := range swBoards {
-		mis += tr.rd(b, "SW_MISALIGNED")
+		mis += tr.Read(b, "SW_MISALIGNED")
 	}
 	if mis == 0 || tr.sumNodes("RX_CORRUPT_CELLS") == 0 {
 		t.Errorf("a 20 ns longer cable: %d misaligned, %d corrupt cells; want both > 0", mis, tr.sumNodes("RX_CORRUPT_CELLS"))
@@ -140,56 +140,56 @@ func TestBootstrapChecks(t *testing.T) {
 	tr := newTestRack(t, rackOpts{})
 	tr.configure(setup{})
 	// Changing a board's role stops the fabric and forgets the sync.
-	tr.wr("shoal-sw5", "ROLE", roleNone)
-	if st := tr.rd("shoal-nic0", "BOOT_STATUS"); st&bootRunning != 0 {
+	tr.Write("shoal-sw5", "ROLE", roleNone)
+	if st := tr.Read("shoal-nic0", "BOOT_STATUS"); st&bootRunning != 0 {
 		t.Fatalf("fabric still running after a switch left: BOOT_STATUS = %#x", st)
 	}
 	if st := tr.nodeReg(3, "NIC_STATUS"); st != 0 {
 		t.Errorf("NIC_STATUS = %#x after the topology changed, want 0", st)
 	}
-	tr.wr("shoal-sw5", "ROLE", roleSwitch)
-	tr.wr("shoal-nic0", "BOOT_CTRL", 1)
-	if st := tr.rd("shoal-nic0", "BOOT_STATUS"); st != bootNotSynced {
+	tr.Write("shoal-sw5", "ROLE", roleSwitch)
+	tr.Write("shoal-nic0", "BOOT_CTRL", 1)
+	if st := tr.Read("shoal-nic0", "BOOT_STATUS"); st != bootNotSynced {
 		t.Errorf("bootstrap without sync: BOOT_STATUS = %#x, want NOT_SYNCED", st)
 	}
 	if st := tr.runTraffic(0); st != tgNotRunning {
 		t.Errorf("traffic without bootstrap: TG_STATUS = %#x, want NOT_RUNNING", st)
 	}
 	tr.sync()
-	tr.wr("shoal-nic1", "NODE_ID[2]", 1) // node 6 claims node 1's id
-	tr.wr("shoal-nic0", "BOOT_CTRL", 1)
-	if st := tr.rd("shoal-nic0", "BOOT_STATUS"); st != bootConfigError {
+	tr.Write("shoal-nic1", "NODE_ID[2]", 1) // node 6 claims node 1's id
+	tr.Write("shoal-nic0", "BOOT_CTRL", 1)
+	if st := tr.Read("shoal-nic0", "BOOT_STATUS"); st != bootConfigError {
 		t.Errorf("duplicate NODE_ID: BOOT_STATUS = %#x, want CONFIG_ERROR", st)
 	}
-	tr.wr("shoal-nic1", "NODE_ID[2]", 6)
-	tr.wr("shoal-sw2", "SLOT_CYCLES", 4)
-	tr.wr("shoal-nic0", "BOOT_CTRL", 1)
-	if st := tr.rd("shoal-nic0", "BOOT_STATUS"); st != bootBadParams {
+	tr.Write("shoal-nic1", "NODE_ID[2]", 6)
+	tr.Write("shoal-sw2", "SLOT_CYCLES", 4)
+	tr.Write("shoal-nic0", "BOOT_CTRL", 1)
+	if st := tr.Read("shoal-nic0", "BOOT_STATUS"); st != bootBadParams {
 		t.Errorf("4-cycle slot: BOOT_STATUS = %#x, want BAD_PARAMS", st)
 	}
-	tr.wr("shoal-sw2", "SLOT_CYCLES", 12)
-	tr.wr("shoal-nic0", "BOOT_CTRL", 1)
-	if st := tr.rd("shoal-nic0", "BOOT_STATUS"); st != bootRunning {
+	tr.Write("shoal-sw2", "SLOT_CYCLES", 12)
+	tr.Write("shoal-nic0", "BOOT_CTRL", 1)
+	if st := tr.Read("shoal-nic0", "BOOT_STATUS"); st != bootRunning {
 		t.Errorf("BOOT_STATUS = %#x, want RUNNING", st)
 	}
 	// A switch that was not told the same slot length garbles everything it passes.
-	tr.wr("shoal-nic0", "BOOT_CTRL", 2)
-	tr.wr("shoal-sw4", "SLOT_CYCLES", 13)
-	tr.wr("shoal-nic0", "BOOT_CTRL", 1)
-	tr.wr("shoal-nic0", "RUN_SLOTS", 100)
-	if tr.rd("shoal-sw4", "SW_MISALIGNED") == 0 {
+	tr.Write("shoal-nic0", "BOOT_CTRL", 2)
+	tr.Write("shoal-sw4", "SLOT_CYCLES", 13)
+	tr.Write("shoal-nic0", "BOOT_CTRL", 1)
+	tr.Write("shoal-nic0", "RUN_SLOTS", 100)
+	if tr.Read("shoal-sw4", "SW_MISALIGNED") == 0 {
 		t.Errorf("a spine with 13-cycle slots among 12-cycle NICs saw no misaligned cell")
 	}
 	// The sync needs its master on a cycle of the held circuits.
-	tr.wr("shoal-nic0", "BOOT_CTRL", 2)
-	tr.wr("shoal-nic0", "SYNC_MASTER", 40)
-	tr.wr("shoal-nic0", "SYNC_CTRL", 1)
-	if st := tr.rd("shoal-nic0", "SYNC_STATUS"); st&syncError == 0 {
+	tr.Write("shoal-nic0", "BOOT_CTRL", 2)
+	tr.Write("shoal-nic0", "SYNC_MASTER", 40)
+	tr.Write("shoal-nic0", "SYNC_CTRL", 1)
+	if st := tr.Read("shoal-nic0", "SYNC_STATUS"); st&syncError == 0 {
 		t.Errorf("sync with an unknown master: SYNC_STATUS = %#x, want ERROR", st)
 	}
 	// A schedule word that sends two inputs to one output is flagged.
-	tr.wrAddr("shoal-sw0", swSchedBase, 0x0088)
-	if st := tr.rd("shoal-sw0", "SW_STATUS"); st&2 == 0 {
+	tr.WriteAddr("shoal-sw0", swSchedBase, 0x0088)
+	if st := tr.Read("shoal-sw0", "SW_STATUS"); st&2 == 0 {
 		t.Errorf("conflicting schedule word: SW_STATUS = %#x, want CONFLICT", st)
 	}
 }
@@ -198,18 +198,18 @@ func TestBootstrapChecks(t *testing.T) {
 func TestReprogramStopsFabric(t *testing.T) {
 	tr := newTestRack(t, rackOpts{})
 	tr.configure(setup{})
-	b, _ := tr.r.Board("shoal-sw1")
-	img, err := tr.r.Catalogue().Image(DesignName, b.Kind().Part)
+	b, _ := tr.Rack.Board("shoal-sw1")
+	img, err := tr.Rack.Catalogue().Image(DesignName, b.Kind().Part)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Programmer().Program(tr.ctx, img); err != nil {
+	if err := b.Programmer().Program(tr.Ctx, img); err != nil {
 		t.Fatal(err)
 	}
-	if st := tr.rd("shoal-nic0", "BOOT_STATUS"); st&bootRunning != 0 {
+	if st := tr.Read("shoal-nic0", "BOOT_STATUS"); st&bootRunning != 0 {
 		t.Errorf("fabric still running after shoal-sw1 was reprogrammed")
 	}
-	if r := tr.rd("shoal-sw1", "ROLE"); r != roleNone {
+	if r := tr.Read("shoal-sw1", "ROLE"); r != roleNone {
 		t.Errorf("reprogrammed board's ROLE = %d, want 0", r)
 	}
 }
@@ -240,7 +240,7 @@ func TestAppendixASchedule(t *testing.T) {
 	}
 	for n := 0; n < nodes8; n++ {
 		txs, txc := tr.nodeReg(n, "TX_SLOTS"), tr.nodeReg(n, "TX_CELLS")
-		slots := tr.rd("shoal-nic0", "TG_RUN_SLOTS")
+		slots := tr.Read("shoal-nic0", "TG_RUN_SLOTS")
 		if f := float64(txs) / float64(slots); math.Abs(f-7.0/8) > 0.01 {
 			t.Errorf("node %d: sends in %.3f of the slots, want 7/8 (App. A, even N)", n, f)
 		}
@@ -264,10 +264,10 @@ func TestGuardBandAbsorbsErrors(t *testing.T) {
 	}{{1, false}, {3, true}} {
 		tr := newTestRack(t, rackOpts{cableNS: map[string]float64{"shoal-nic0:sfp3": 14}})
 		tr.configure(setup{guard: c.guard, slotCycles: 14})
-		tr.wr("shoal-nic0", "RUN_SLOTS", 300)
+		tr.Write("shoal-nic0", "RUN_SLOTS", 300)
 		mis := uint32(0)
 		for _, b := range swBoards {
-			mis += tr.rd(b, "SW_MISALIGNED")
+			mis += tr.Read(b, "SW_MISALIGNED")
 		}
 		corrupt := tr.sumNodes("RX_CORRUPT_CELLS")
 		if c.clean && (mis != 0 || corrupt != 0) || !c.clean && (mis == 0 || corrupt == 0) {

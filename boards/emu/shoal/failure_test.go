@@ -65,7 +65,7 @@ func TestNodeFailure(t *testing.T) {
 	tr := newTestRack(t, rackOpts{faults: []labconfig.Fault{{Name: FaultNodeDown, Board: "shoal-nic1",
 		Params: labconfig.Params{"nic": {Values: []string{"sfp2"}}}}}})
 	tr.configure(setup{})
-	tr.wr("shoal-nic0", "RUN_SLOTS", 300)
+	tr.Write("shoal-nic0", "RUN_SLOTS", 300)
 	f := failedPeers(tr)
 	for n := 0; n < nodes8; n++ {
 		if n == 6 {
@@ -117,7 +117,7 @@ func TestLinkFailures(t *testing.T) {
 		t.Run(c.link, func(t *testing.T) {
 			tr := newTestRack(t, rackOpts{faults: []labconfig.Fault{{Name: FaultLinkDown, Link: c.link}}})
 			tr.configure(setup{})
-			tr.wr("shoal-nic0", "RUN_SLOTS", 300)
+			tr.Write("shoal-nic0", "RUN_SLOTS", 300)
 			f := failedPeers(tr)
 			checkSymmetric(t, f, -1)
 			any := false
@@ -161,13 +161,13 @@ func TestNodeFailureDuringRun(t *testing.T) {
 	tr := newTestRack(t, rackOpts{faults: []labconfig.Fault{{Name: FaultNodeDown, Board: "shoal-nic0",
 		Params: labconfig.Params{"nic": {Values: []string{"3"}}, "after_slots": {Values: []string{"500"}}}}}})
 	tr.configure(setup{})
-	tr.wr("shoal-nic0", "RUN_SLOTS", 450)
+	tr.Write("shoal-nic0", "RUN_SLOTS", 450)
 	for n, p := range failedPeers(tr) {
 		if p != 0 {
 			t.Fatalf("node %d failed-peers %08b before the failure", n, p)
 		}
 	}
-	tr.wr("shoal-nic0", "RUN_SLOTS", 100)
+	tr.Write("shoal-nic0", "RUN_SLOTS", 100)
 	f := failedPeers(tr)
 	checkSymmetric(t, f, 3)
 	for n := range f {

@@ -34,12 +34,12 @@ func TestFaultsRegistered(t *testing.T) {
 func TestFaultWrongSlot(t *testing.T) {
 	tr := newTestRack(t, rackOpts{faults: []labconfig.Fault{{Name: FaultWrongSlot, Board: "shoal-sw2"}}})
 	tr.configure(setup{})
-	tr.wr("shoal-nic0", "RUN_SLOTS", 300)
+	tr.Write("shoal-nic0", "RUN_SLOTS", 300)
 	words := switchWords(t, cyclic(nodes8))
 	for _, b := range swBoards {
 		differ := 0
 		for s, w := range words[b] {
-			got := tr.rdAddr(b, swTraceBase+uint64(4*s))
+			got := tr.ReadAddr(b, swTraceBase+uint64(4*s))
 			if got != w {
 				differ++
 			}
@@ -79,7 +79,7 @@ func TestFaultIgnoreRateLimit(t *testing.T) {
 	for n := 0; n < nodes8; n++ {
 		b, p := nodeBoard(n)
 		for k := 0; k < nodes8; k++ {
-			if q := int(tr.rd(b, fmt.Sprintf("MAX_QUEUE[%d]", p*maxNodes+k))); q > 1+len(sources[k]) {
+			if q := int(tr.Read(b, fmt.Sprintf("MAX_QUEUE[%d]", p*maxNodes+k))); q > 1+len(sources[k]) {
 				over[n]++
 			}
 		}
@@ -102,12 +102,12 @@ func TestFaultClockDrift(t *testing.T) {
 	tr := newTestRack(t, rackOpts{faults: []labconfig.Fault{{Name: FaultClockDrift, Board: "shoal-nic1",
 		Params: labconfig.Params{"ppm": {Values: []string{"100"}}}}}})
 	tr.configure(setup{})
-	tr.wr("shoal-nic0", "RUN_SLOTS", 300) // 23 us: 2.3 ns of drift
+	tr.Write("shoal-nic0", "RUN_SLOTS", 300) // 23 us: 2.3 ns of drift
 	if c, f := tr.sumNodes("RX_CORRUPT_CELLS"), tr.sumNodes("FAILED_SLOTS"); c != 0 || f != 0 {
 		t.Fatalf("within the guard band: %d corrupted cells, %d failed slots", c, f)
 	}
-	tr.wr("shoal-nic0", "RUN_SLOTS", 1000)
-	if m := tr.rd("shoal-sw2", "SW_MISALIGNED") + tr.rd("shoal-sw3", "SW_MISALIGNED"); m == 0 {
+	tr.Write("shoal-nic0", "RUN_SLOTS", 1000)
+	if m := tr.Read("shoal-sw2", "SW_MISALIGNED") + tr.Read("shoal-sw3", "SW_MISALIGNED"); m == 0 {
 		t.Errorf("no misaligned cells at the drifting board's leaves")
 	}
 	for n := 0; n < 4; n++ {
@@ -116,7 +116,7 @@ func TestFaultClockDrift(t *testing.T) {
 		}
 	}
 	// The time-sync registers do not give it away.
-	if st := tr.rd("shoal-nic1", "SYNC_STATUS"); st != syncDone|syncLocked {
+	if st := tr.Read("shoal-nic1", "SYNC_STATUS"); st != syncDone|syncLocked {
 		t.Errorf("SYNC_STATUS = %#x", st)
 	}
 }

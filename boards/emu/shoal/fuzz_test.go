@@ -44,7 +44,7 @@ func FuzzControl(f *testing.F) {
 	tr.configure(setup{})
 	boards := append(append([]string{}, nicBoards...), swBoards...)
 	for _, b := range boards {
-		tr.wr(b, "TG_LIMIT_SLOTS", 2000) // a START from any board runs the fabric
+		tr.Write(b, "TG_LIMIT_SLOTS", 2000) // a START from any board runs the fabric
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for i := 0; i+6 <= len(data) && i < 6*32; i += 6 {
@@ -66,22 +66,22 @@ func FuzzControl(f *testing.F) {
 			if addr == regTGLimit {
 				v = min(v, 3000)
 			}
-			_ = tr.buses[b].Write32(tr.ctx, addr, v)
+			_ = tr.Bus(b).Write32(tr.Ctx, addr, v)
 		}
 		// Inside the target only t may fail the test: use the buses directly.
-		bus := tr.buses["shoal-nic0"]
-		st, err := bus.Read32(tr.ctx, regBootStatus)
+		bus := tr.Bus("shoal-nic0")
+		st, err := bus.Read32(tr.Ctx, regBootStatus)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if st&bootRunning != 0 {
-			if err := bus.Write32(tr.ctx, regRunSlots, 50); err != nil {
+			if err := bus.Write32(tr.Ctx, regRunSlots, 50); err != nil {
 				t.Fatal(err)
 			}
 		}
-		for _, el := range tr.m.Elements() {
+		for _, el := range tr.M.Elements() {
 			if el.Reg.Access.Readable() && !el.Reg.Access.ReadSideEffect() {
-				if _, err := tr.buses[boards[0]].Read32(tr.ctx, el.Addr); err != nil {
+				if _, err := tr.Bus(boards[0]).Read32(tr.Ctx, el.Addr); err != nil {
 					t.Fatalf("%s unreadable: %v", el.Name, err)
 				}
 			}

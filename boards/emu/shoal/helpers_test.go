@@ -1,14 +1,10 @@
 package shoal
 
 import (
-	"context"
 	"fmt"
 	"testing"
-	"time"
 
-	"github.com/labrunner/labrunner/bitstreams"
-	"github.com/labrunner/labrunner/boards/emu"
-	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/boards/emu/emutest"
 	"github.com/labrunner/labrunner/labconfig"
 )
 
@@ -50,35 +46,16 @@ func defaultCables() [][2]string {
 	return c
 }
 
-func ep(s string) labconfig.Endpoint {
-	for i := range s {
-		if s[i] == ':' {
-			return labconfig.Endpoint{Board: s[:i], Port: s[i+1:]}
-		}
-	}
-	panic(s)
-}
-
-type testRack struct {
-	t     testing.TB
-	r     *emu.Rack
-	ctx   context.Context
-	m     *bitstreams.Manifest
-	buses map[string]drivers.RegisterBus
-}
+// testRack is the test rack, every board programmed with the design.
+type testRack struct{ *emutest.Rig }
 
 func newTestRack(t testing.TB, o rackOpts) *testRack {
 	t.Helper()
-	lab := &labconfig.Lab{Name: "shoal-test", Seed: o.seed}
-	if lab.Seed == 0 {
-		lab.Seed = 1
-	}
+	rack := emutest.Rack{Name: "shoal-test", Seed: o.seed, Faults: o.faults, Design: DesignName}
 	for _, b := range append(append([]string{}, nicBoards...), swBoards...) {
 		// Each board's own oscillator is off by some ppm: the design must
 		// not care, its clock is locked to the rack's reference (§6.1).
-		lab.Boards = append(lab.Boards, labconfig.Board{Name: b, Kind: "de5net",
-			Bus: labconfig.Bus{Emulated: &struct{}{}}, Programmer: labconfig.Programmer{Type: "emulated"},
-			Emulated: &labconfig.Emulated{ClockPPM: 17, OffsetNS: o.offsetNS[b]}})
+		rack.Boards = append(rack.Boards, emutest.Board{Name: b, Kind: "de5net", PPM: 17, OffsetNS: o.offsetNS[b]})
 	}
 	lat := o.latencyNS
 	if lat == 0 {
@@ -92,74 +69,16 @@ func newTestRack(t testing.TB, o rackOpts) *testRack {
 		if v, ok := o.cableNS[c[1]]; ok {
 			l = v
 		}
-		lab.Links = append(lab.Links, labconfig.Link{A: ep(c[0]), B: ep(c[1]), LatencyNS: l, BER: o.ber})
+		rack.Cables = append(rack.Cables, emutest.Cable{A: c[0], B: c[1], LatencyNS: l, BER: o.ber})
 	}
-	lab.Faults = o.faults
-	r, err := emu.Start(lab, emu.Options{NoPTY: true})
-	if err != nil {
-		t.Fatalf("emu.Start: %v", err)
-	}
-	t.Cleanup(func() { r.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
-	m, err := bitstreams.Default().Design(DesignName)
-	if err != nil {
-		t.Fatalf("catalogue: %v", err)
-	}
-	tr := &testRack{t: t, r: r, ctx: ctx, m: m, buses: map[string]drivers.RegisterBus{}}
-	for _, b := range r.Boards() {
-		img, err := bitstreams.Default().Image(DesignName, b.Kind().Part)
-		if err != nil {
-			t.Fatalf("catalogue image for %s: %v", b.Name(), err)
-		}
-		if err := b.Programmer().Program(ctx, img); err != nil {
-			t.Fatalf("program %s: %v", b.Name(), err)
-		}
-		tr.buses[b.Name()] = b.Bus()
-	}
-	return tr
-}
-
-func (tr *testRack) addr(reg string) uint64 {
-	tr.t.Helper()
-	_, a, err := tr.m.Lookup(reg)
-	if err != nil {
-		tr.t.Fatal(err)
-	}
-	return a
-}
-
-func (tr *testRack) rd(board, reg string) uint32 {
-	tr.t.Helper()
-	return tr.rdAddr(board, tr.addr(reg))
-}
-
-func (tr *testRack) rdAddr(board string, a uint64) uint32 {
-	tr.t.Helper()
-	v, err := tr.buses[board].Read32(tr.ctx, a)
-	if err != nil {
-		tr.t.Fatalf("%s: read 0x%x: %v", board, a, err)
-	}
-	return v
-}
-
-func (tr *testRack) wr(board, reg string, v uint32) {
-	tr.t.Helper()
-	tr.wrAddr(board, tr.addr(reg), v)
-}
-
-func (tr *testRack) wrAddr(board string, a uint64, v uint32) {
-	tr.t.Helper()
-	if err := tr.buses[board].Write32(tr.ctx, a, v); err != nil {
-		tr.t.Fatalf("%s: write 0x%x: %v", board, a, err)
-	}
+	return &testRack{emutest.Start(t, rack)}
 }
 
 // nodeReg reads a NIC register of node n.
 func (tr *testRack) nodeReg(n int, reg string) uint32 {
-	tr.t.Helper()
+	tr.T.Helper()
 	b, p := nodeBoard(n)
-	return tr.rd(b, fmt.Sprintf("%s[%d]", reg, p))
+	return tr.Read(b, fmt.Sprintf("%s[%d]", reg, p))
 }
 
 func (tr *testRack) sumNodes(reg string) uint64 {
@@ -298,7 +217,7 @@ type setup struct {
 // configure does what a runner does to bring the rack up: roles, slot
 // parameters, node ids, schedules; then the time sync and the bootstrap.
 func (tr *testRack) configure(s setup) {
-	tr.t.Helper()
+	tr.T.Helper()
 	if s.sched.n == 0 {
 		s.sched = cyclic(nodes8)
 	}
@@ -309,33 +228,33 @@ func (tr *testRack) configure(s setup) {
 		s.guard = 1
 	}
 	for _, b := range swBoards {
-		tr.wr(b, "ROLE", roleSwitch)
-		tr.wr(b, "SLOT_CYCLES", s.slotCycles)
-		tr.wr(b, "GUARD_CYCLES", s.guard)
-		tr.wr(b, "SYNC_SLOT", s.syncSlot)
-		tr.wr(b, "SW_CTRL", 1)
+		tr.Write(b, "ROLE", roleSwitch)
+		tr.Write(b, "SLOT_CYCLES", s.slotCycles)
+		tr.Write(b, "GUARD_CYCLES", s.guard)
+		tr.Write(b, "SYNC_SLOT", s.syncSlot)
+		tr.Write(b, "SW_CTRL", 1)
 	}
 	for _, b := range nicBoards {
-		tr.wr(b, "ROLE", roleNIC)
+		tr.Write(b, "ROLE", roleNIC)
 		sc := s.slotCycles
 		if s.nicSlotCycles != 0 {
 			sc = s.nicSlotCycles
 		}
-		tr.wr(b, "SLOT_CYCLES", sc)
-		tr.wr(b, "GUARD_CYCLES", s.guard)
-		tr.wr(b, "NODES", uint32(s.sched.n))
-		tr.wr(b, "SYNC_SLOT", s.syncSlot)
+		tr.Write(b, "SLOT_CYCLES", sc)
+		tr.Write(b, "GUARD_CYCLES", s.guard)
+		tr.Write(b, "NODES", uint32(s.sched.n))
+		tr.Write(b, "SYNC_SLOT", s.syncSlot)
 	}
 	for n := 0; n < s.sched.n; n++ {
 		b, p := nodeBoard(n)
-		tr.wr(b, fmt.Sprintf("NODE_ID[%d]", p), uint32(n))
+		tr.Write(b, fmt.Sprintf("NODE_ID[%d]", p), uint32(n))
 		if s.cc != 0 {
-			tr.wr(b, fmt.Sprintf("CC_CTRL[%d]", p), s.cc&7)
+			tr.Write(b, fmt.Sprintf("CC_CTRL[%d]", p), s.cc&7)
 		}
 		if s.queueCap != 0 {
-			tr.wr(b, fmt.Sprintf("QUEUE_CAP[%d]", p), s.queueCap)
+			tr.Write(b, fmt.Sprintf("QUEUE_CAP[%d]", p), s.queueCap)
 		}
-		tr.wr(b, fmt.Sprintf("NIC_CTRL[%d]", p), 1)
+		tr.Write(b, fmt.Sprintf("NIC_CTRL[%d]", p), 1)
 	}
 	if s.syncSched.n != 0 {
 		tr.loadSchedule(s.syncSched)
@@ -345,26 +264,26 @@ func (tr *testRack) configure(s setup) {
 		tr.loadSchedule(s.sched)
 		tr.sync()
 	}
-	tr.wr("shoal-nic0", "BOOT_CTRL", 1)
-	if st := tr.rd("shoal-nic0", "BOOT_STATUS"); st != bootRunning {
-		tr.t.Fatalf("bootstrap: BOOT_STATUS = %#x", st)
+	tr.Write("shoal-nic0", "BOOT_CTRL", 1)
+	if st := tr.Read("shoal-nic0", "BOOT_STATUS"); st != bootRunning {
+		tr.T.Fatalf("bootstrap: BOOT_STATUS = %#x", st)
 	}
 }
 
 // loadSchedule writes a fabric schedule into the NICs and, decomposed, into
 // the switches.
 func (tr *testRack) loadSchedule(s schedule) {
-	tr.t.Helper()
-	words := switchWords(tr.t, s)
+	tr.T.Helper()
+	words := switchWords(tr.T, s)
 	E := uint32(len(s.tx))
 	for _, b := range swBoards {
-		tr.wr(b, "EPOCH_SLOTS", E)
+		tr.Write(b, "EPOCH_SLOTS", E)
 		for t, w := range words[b] {
-			tr.wrAddr(b, swSchedBase+uint64(4*t), w)
+			tr.WriteAddr(b, swSchedBase+uint64(4*t), w)
 		}
 	}
 	for _, b := range nicBoards {
-		tr.wr(b, "EPOCH_SLOTS", E)
+		tr.Write(b, "EPOCH_SLOTS", E)
 	}
 	for n := 0; n < s.n; n++ {
 		b, p := nodeBoard(n)
@@ -376,18 +295,18 @@ func (tr *testRack) loadSchedule(s schedule) {
 			if r := s.rx(t, n); r >= 0 {
 				w |= uint32(r)<<schedRxShift | schedRxValid
 			}
-			tr.wrAddr(b, nicSchedBase+uint64(p*nicSchedStride+4*t), w)
+			tr.WriteAddr(b, nicSchedBase+uint64(p*nicSchedStride+4*t), w)
 		}
 	}
 }
 
 // sync runs the time sync with node 0 as the master.
 func (tr *testRack) sync() {
-	tr.t.Helper()
-	tr.wr("shoal-nic0", "SYNC_MASTER", 0)
-	tr.wr("shoal-nic0", "SYNC_CTRL", 1)
-	if st := tr.rd("shoal-nic0", "SYNC_STATUS"); st&syncDone == 0 || st&syncError != 0 {
-		tr.t.Fatalf("time sync: SYNC_STATUS = %#x", st)
+	tr.T.Helper()
+	tr.Write("shoal-nic0", "SYNC_MASTER", 0)
+	tr.Write("shoal-nic0", "SYNC_CTRL", 1)
+	if st := tr.Read("shoal-nic0", "SYNC_STATUS"); st&syncDone == 0 || st&syncError != 0 {
+		tr.T.Fatalf("time sync: SYNC_STATUS = %#x", st)
 	}
 }
 
@@ -400,38 +319,34 @@ type flow struct {
 
 // loadFlows writes each source NIC's flow table.
 func (tr *testRack) loadFlows(flows []flow) {
-	tr.t.Helper()
+	tr.T.Helper()
 	count := map[int]int{}
 	for _, f := range flows {
 		b, p := nodeBoard(f.src)
 		i := count[f.src]
 		count[f.src]++
 		base := flowsBase + uint64(p*flowsStride+16*i)
-		tr.wrAddr(b, base, uint32(f.dst)|uint32(f.src)<<16)
-		tr.wrAddr(b, base+4, f.bytes)
-		tr.wrAddr(b, base+8, f.startNS)
-		tr.wrAddr(b, base+12, f.tag)
+		tr.WriteAddr(b, base, uint32(f.dst)|uint32(f.src)<<16)
+		tr.WriteAddr(b, base+4, f.bytes)
+		tr.WriteAddr(b, base+8, f.startNS)
+		tr.WriteAddr(b, base+12, f.tag)
 	}
 	for n := 0; n < nodes8; n++ {
 		b, p := nodeBoard(n)
-		tr.wr(b, fmt.Sprintf("FLOW_COUNT[%d]", p), uint32(count[n]))
+		tr.Write(b, fmt.Sprintf("FLOW_COUNT[%d]", p), uint32(count[n]))
 	}
 }
 
-func (tr *testRack) clear() {
-	for _, b := range tr.r.Boards() {
-		tr.wr(b.Name(), "COUNTERS_CLEAR", 1)
-	}
-}
+func (tr *testRack) clear() { tr.WriteAll("COUNTERS_CLEAR", 1) }
 
 // runTraffic starts the generators and returns TG_STATUS.
 func (tr *testRack) runTraffic(limit uint32) uint32 {
-	tr.t.Helper()
+	tr.T.Helper()
 	if limit != 0 {
-		tr.wr("shoal-nic0", "TG_LIMIT_SLOTS", limit)
+		tr.Write("shoal-nic0", "TG_LIMIT_SLOTS", limit)
 	}
-	tr.wr("shoal-nic0", "TG_CTRL", 1)
-	return tr.rd("shoal-nic0", "TG_STATUS")
+	tr.Write("shoal-nic0", "TG_CTRL", 1)
+	return tr.Read("shoal-nic0", "TG_STATUS")
 }
 
 type record struct {
@@ -439,7 +354,7 @@ type record struct {
 }
 
 func (tr *testRack) records(n int) []record {
-	tr.t.Helper()
+	tr.T.Helper()
 	var out []record
 	cnt := int(tr.nodeReg(n, "REC_COUNT"))
 	b, p := nodeBoard(n)
@@ -447,7 +362,7 @@ func (tr *testRack) records(n int) []record {
 	for i := 0; i < cnt; i++ {
 		var w [recWords]uint32
 		for k := range w {
-			w[k] = tr.rd(b, reg)
+			w[k] = tr.Read(b, reg)
 		}
 		out = append(out, record{tag: w[0], src: w[1] & 0xFFFF, dst: w[1] >> 16, bytes: w[2], start: w[3], end: w[4], firstTx: w[5]})
 	}

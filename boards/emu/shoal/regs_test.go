@@ -98,16 +98,16 @@ func widthMask(w int) uint32 {
 func TestRegisterSemantics(t *testing.T) {
 	tr := newTestRack(t, rackOpts{})
 	const b = "shoal-nic0"
-	bus := tr.buses[b]
-	for _, el := range tr.m.Elements() {
+	bus := tr.Bus(b)
+	for _, el := range tr.M.Elements() {
 		r := el.Reg
 		if !r.Access.Readable() {
-			if v := tr.rdAddr(b, el.Addr); v != 0 {
+			if v := tr.ReadAddr(b, el.Addr); v != 0 {
 				t.Errorf("%s (write-only) reads 0x%x, want 0", el.Name, v)
 			}
 			continue
 		}
-		v := tr.rdAddr(b, el.Addr)
+		v := tr.ReadAddr(b, el.Addr)
 		if r.Counter == nil && r.Name != "CYCLE_LO" && v != r.Reset {
 			t.Errorf("%s reads 0x%x after programming, the manifest's reset is 0x%x", el.Name, v, r.Reset)
 		}
@@ -116,7 +116,7 @@ func TestRegisterSemantics(t *testing.T) {
 		}
 		switch r.Access {
 		case bitstreams.RO, bitstreams.RC, bitstreams.Pop:
-			err := bus.Write32(tr.ctx, el.Addr, 0xFFFFFFFF)
+			err := bus.Write32(tr.Ctx, el.Addr, 0xFFFFFFFF)
 			if !errors.Is(err, emu.ErrReadOnly) {
 				t.Errorf("write to read-only %s: err = %v, want ErrReadOnly", el.Name, err)
 			}
@@ -125,44 +125,44 @@ func TestRegisterSemantics(t *testing.T) {
 				continue // changes what the board is; tested in the fabric tests
 			}
 			for _, pat := range []uint32{0xFFFFFFFF, 0xA5A5A5A5, 0x5A5A5A5A, 0} {
-				tr.wrAddr(b, el.Addr, pat)
+				tr.WriteAddr(b, el.Addr, pat)
 				want := pat & widthMask(r.Width)
 				if r.Name == "FLOW_COUNT" {
 					want = min(want, flowTableSize) // the table holds 4096
 				}
-				if got := tr.rdAddr(b, el.Addr); got != want {
+				if got := tr.ReadAddr(b, el.Addr); got != want {
 					t.Errorf("%s: wrote 0x%x, read 0x%x, want 0x%x (width %d)", el.Name, pat, got, want, r.Width)
 				}
 			}
-			tr.wrAddr(b, el.Addr, r.Reset)
+			tr.WriteAddr(b, el.Addr, r.Reset)
 		}
 	}
 	// CELL_BYTES follows the slot (§6.1: 12 cycles, 1 guard, 3 MAC -> 64 B).
-	tr.wr(b, "SLOT_CYCLES", 24)
-	if got := tr.rd(b, "CELL_BYTES"); got != 160 {
+	tr.Write(b, "SLOT_CYCLES", 24)
+	if got := tr.Read(b, "CELL_BYTES"); got != 160 {
 		t.Errorf("CELL_BYTES at 24-cycle slots = %d, want (24-1-3)*8 = 160", got)
 	}
-	if got := tr.rd(b, "PAYLOAD_BYTES"); got != 152 {
+	if got := tr.Read(b, "PAYLOAD_BYTES"); got != 152 {
 		t.Errorf("PAYLOAD_BYTES = %d, want 152", got)
 	}
-	tr.wr(b, "SLOT_CYCLES", 12)
+	tr.Write(b, "SLOT_CYCLES", 12)
 	// Memory windows hold what is written; the trace and queue windows do not take writes.
 	for _, a := range []uint64{nicSchedBase + 0x404, swSchedBase + 0x3FC, flowsBase + 0x3FFFC} {
-		tr.wrAddr(b, a, 0x8001A003)
-		if got := tr.rdAddr(b, a); a == swSchedBase+0x3FC && got != 0xA003 || a != swSchedBase+0x3FC && got != 0x8001A003 {
+		tr.WriteAddr(b, a, 0x8001A003)
+		if got := tr.ReadAddr(b, a); a == swSchedBase+0x3FC && got != 0xA003 || a != swSchedBase+0x3FC && got != 0x8001A003 {
 			t.Errorf("window word 0x%x reads 0x%x", a, got)
 		}
 	}
 	for _, a := range []uint64{swTraceBase, queuesMaxQueue + 4} {
-		if err := bus.Write32(tr.ctx, a, 1); !errors.Is(err, emu.ErrReadOnly) {
+		if err := bus.Write32(tr.Ctx, a, 1); !errors.Is(err, emu.ErrReadOnly) {
 			t.Errorf("write 0x%x: err = %v, want ErrReadOnly", a, err)
 		}
 	}
 	// Every decoded address is in the manifest or one of its memory windows.
 	for a := uint64(0); a < 0xB000; a += 4 {
-		_, err := bus.Read32(tr.ctx, a)
-		_, inMap := tr.m.At(a)
-		w, inWin := tr.m.Window(a)
+		_, err := bus.Read32(tr.Ctx, a)
+		_, inMap := tr.M.At(a)
+		w, inWin := tr.M.Window(a)
 		memory := inWin && (w.Name == "nic_sched" || w.Name == "sw_sched" || w.Name == "sw_trace")
 		switch {
 		case err == nil && !inMap && !memory:
@@ -173,7 +173,7 @@ func TestRegisterSemantics(t *testing.T) {
 			t.Errorf("address 0x%x: err = %v, want ErrBusError", a, err)
 		}
 	}
-	if _, err := bus.Read32(tr.ctx, flowsBase+nicsPerBoard*flowsStride); !errors.Is(err, emu.ErrBusError) {
+	if _, err := bus.Read32(tr.Ctx, flowsBase+nicsPerBoard*flowsStride); !errors.Is(err, emu.ErrBusError) {
 		t.Errorf("read past the flow tables: err = %v, want ErrBusError", err)
 	}
 }
@@ -197,13 +197,13 @@ func TestCountersClearAndRecordPop(t *testing.T) {
 	if got := tr.nodeReg(4, "REC_COUNT"); got != 0 {
 		t.Errorf("REC_COUNT after popping = %d", got)
 	}
-	if v := tr.rd("shoal-nic1", "REC_DATA[0]"); v != 0 {
+	if v := tr.Read("shoal-nic1", "REC_DATA[0]"); v != 0 {
 		t.Errorf("REC_DATA on an empty FIFO = %#x, want 0", v)
 	}
 	if tr.nodeReg(2, "REC_COUNT") != 1 || tr.nodeReg(2, "FLOWS_COMPLETED") != 1 {
 		t.Fatalf("node 2 did not complete its flow")
 	}
-	tr.wr("shoal-nic0", "COUNTERS_CLEAR", 1)
+	tr.Write("shoal-nic0", "COUNTERS_CLEAR", 1)
 	if tr.nodeReg(2, "REC_COUNT") != 0 || tr.nodeReg(2, "FLOWS_COMPLETED") != 0 || tr.nodeReg(1, "TX_CELLS") != 0 {
 		t.Errorf("COUNTERS_CLEAR on shoal-nic0 left counters of its NICs")
 	}

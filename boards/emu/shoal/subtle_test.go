@@ -22,11 +22,11 @@ func sflt(name, board, link string, kv ...string) labconfig.Fault {
 func TestFaultSlotLong(t *testing.T) {
 	tr := newTestRack(t, rackOpts{faults: []labconfig.Fault{sflt(FaultSlotLong, "shoal-sw1", "")}})
 	tr.configure(setup{})
-	tr.wr("shoal-nic0", "RUN_SLOTS", 300)
-	if v := tr.rd("shoal-sw1", "SLOT_CYCLES"); v != 12 {
+	tr.Write("shoal-nic0", "RUN_SLOTS", 300)
+	if v := tr.Read("shoal-sw1", "SLOT_CYCLES"); v != 12 {
 		t.Errorf("report=declared: SLOT_CYCLES reads %d, want the 12 written", v)
 	}
-	if m := tr.rd("shoal-sw1", "SW_MISALIGNED"); m == 0 {
+	if m := tr.Read("shoal-sw1", "SW_MISALIGNED"); m == 0 {
 		t.Errorf("the slow switch passed no misaligned cell in 300 slots")
 	}
 	if f := tr.sumNodes("FAILED_SLOTS"); f == 0 {
@@ -34,15 +34,15 @@ func TestFaultSlotLong(t *testing.T) {
 	}
 	healthy := newTestRack(t, rackOpts{})
 	healthy.configure(setup{})
-	healthy.wr("shoal-nic0", "RUN_SLOTS", 300)
+	healthy.Write("shoal-nic0", "RUN_SLOTS", 300)
 	for _, b := range swBoards {
-		if m := healthy.rd(b, "SW_MISALIGNED"); m != 0 {
+		if m := healthy.Read(b, "SW_MISALIGNED"); m != 0 {
 			t.Errorf("healthy rack: %s misaligned %d cells", b, m)
 		}
 	}
 	tr = newTestRack(t, rackOpts{faults: []labconfig.Fault{sflt(FaultSlotLong, "shoal-nic1", "", "report", "actual", "cycles", "2")}})
 	tr.configure(setup{})
-	if v := tr.rd("shoal-nic1", "SLOT_CYCLES"); v != 14 {
+	if v := tr.Read("shoal-nic1", "SLOT_CYCLES"); v != 14 {
 		t.Errorf("report=actual, cycles=2: SLOT_CYCLES reads %d, want 14", v)
 	}
 }
@@ -52,20 +52,20 @@ func TestFaultSlotLong(t *testing.T) {
 func TestFaultGuardShort(t *testing.T) {
 	tr := newTestRack(t, rackOpts{faults: []labconfig.Fault{sflt(FaultGuardShort, "shoal-nic1", "")}})
 	tr.configure(setup{})
-	tr.wr("shoal-nic0", "RUN_SLOTS", 200)
-	if v := tr.rd("shoal-nic1", "GUARD_CYCLES"); v != 1 {
+	tr.Write("shoal-nic0", "RUN_SLOTS", 200)
+	if v := tr.Read("shoal-nic1", "GUARD_CYCLES"); v != 1 {
 		t.Errorf("report=declared: GUARD_CYCLES reads %d, want 1", v)
 	}
 	mis := uint32(0)
 	for _, b := range swBoards {
-		mis += tr.rd(b, "SW_MISALIGNED")
+		mis += tr.Read(b, "SW_MISALIGNED")
 	}
 	if mis == 0 || tr.sumNodes("RX_CORRUPT_CELLS") == 0 {
 		t.Errorf("guard one cycle short: %d misaligned cells, %d corrupt cells at the NICs; want both > 0", mis, tr.sumNodes("RX_CORRUPT_CELLS"))
 	}
 	tr = newTestRack(t, rackOpts{faults: []labconfig.Fault{sflt(FaultGuardShort, "shoal-sw4", "", "report", "actual")}})
 	tr.configure(setup{guard: 3, slotCycles: 14})
-	if v := tr.rd("shoal-sw4", "GUARD_CYCLES"); v != 2 {
+	if v := tr.Read("shoal-sw4", "GUARD_CYCLES"); v != 2 {
 		t.Errorf("report=actual: GUARD_CYCLES reads %d, want 2", v)
 	}
 }
@@ -116,7 +116,7 @@ func TestFaultReadyLeak(t *testing.T) {
 		}
 		worst := 0
 		for k := 0; k < nodes8; k++ {
-			worst = max(worst, int(tr.rd("shoal-nic0", fmt.Sprintf("MAX_QUEUE[%d]", 1*maxNodes+k))))
+			worst = max(worst, int(tr.Read("shoal-nic0", fmt.Sprintf("MAX_QUEUE[%d]", 1*maxNodes+k))))
 		}
 		return worst
 	}
@@ -145,7 +145,7 @@ func TestFaultCellDrop(t *testing.T) {
 	if tr.sumNodes("FAILED_SLOTS") == 0 || failed == 0 {
 		t.Errorf("cells lost at 1e-3: %d failed slots, %d nodes inferred a peer failed; want both > 0", tr.sumNodes("FAILED_SLOTS"), failed)
 	}
-	if m := tr.rd("shoal-sw4", "SW_MISALIGNED"); m != 0 {
+	if m := tr.Read("shoal-sw4", "SW_MISALIGNED"); m != 0 {
 		t.Errorf("the dropping switch misaligned %d cells: the fault leaves no trace on the wire", m)
 	}
 }

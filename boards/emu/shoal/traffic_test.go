@@ -28,7 +28,7 @@ func destThroughput(t *testing.T, slotCycles uint32, slots uint32) float64 {
 	if st := tr.runTraffic(slots); st != tgLimit {
 		t.Fatalf("slot %d: TG_STATUS = %#x, want LIMIT", slotCycles, st)
 	}
-	ran := tr.rd("shoal-nic0", "TG_RUN_SLOTS")
+	ran := tr.Read("shoal-nic0", "TG_RUN_SLOTS")
 	if ran != slots {
 		t.Fatalf("TG_RUN_SLOTS = %d, want %d", ran, slots)
 	}
@@ -69,7 +69,7 @@ func TestPermutationThroughputVsSlotSize(t *testing.T) {
 func TestIncastSevenToOne(t *testing.T) {
 	tr := newTestRack(t, rackOpts{})
 	tr.configure(setup{})
-	payload := tr.rd("shoal-nic0", "PAYLOAD_BYTES")
+	payload := tr.Read("shoal-nic0", "PAYLOAD_BYTES")
 	var flows []flow
 	for i := 1; i < nodes8; i++ {
 		flows = append(flows, flow{src: i, dst: 0, bytes: 7 * payload, tag: uint32(i)})
@@ -103,7 +103,7 @@ func TestIncastSevenToOne(t *testing.T) {
 	}
 	for n := 1; n < nodes8; n++ {
 		b, p := nodeBoard(n)
-		q := tr.rd(b, fmt.Sprintf("MAX_QUEUE[%d]", p*maxNodes))
+		q := tr.Read(b, fmt.Sprintf("MAX_QUEUE[%d]", p*maxNodes))
 		if q < 1 || q > 7 {
 			t.Errorf("node %d: queue for node 0 peaked at %d, want 1..7 (Eq. 5, incast degree 7)", n, q)
 		}
@@ -141,9 +141,9 @@ func TestRandomTrafficQueueBound(t *testing.T) {
 	tr.loadFlows(flows)
 	tr.clear()
 	if st := tr.runTraffic(0); st != tgDone {
-		t.Fatalf("TG_STATUS = %#x, want DONE (%d of %d flows)", st, tr.rd("shoal-nic0", "TG_FLOWS_DONE"), tr.rd("shoal-nic0", "TG_FLOWS_TOTAL"))
+		t.Fatalf("TG_STATUS = %#x, want DONE (%d of %d flows)", st, tr.Read("shoal-nic0", "TG_FLOWS_DONE"), tr.Read("shoal-nic0", "TG_FLOWS_TOTAL"))
 	}
-	payload := tr.rd("shoal-nic0", "PAYLOAD_BYTES")
+	payload := tr.Read("shoal-nic0", "PAYLOAD_BYTES")
 	byTag := map[uint32]flow{}
 	cellsTo := make([]uint64, nodes8)
 	sources := make([]map[int]bool, nodes8)
@@ -172,7 +172,7 @@ func TestRandomTrafficQueueBound(t *testing.T) {
 		}
 		b, p := nodeBoard(n)
 		for k := 0; k < nodes8; k++ {
-			q := int(tr.rd(b, fmt.Sprintf("MAX_QUEUE[%d]", p*maxNodes+k)))
+			q := int(tr.Read(b, fmt.Sprintf("MAX_QUEUE[%d]", p*maxNodes+k)))
 			if bound := 1 + len(sources[k]); q > bound {
 				t.Errorf("Q(%d,%d) peaked at %d, above 1 + incast degree = %d (Eq. 5)", n, k, q, bound)
 			}
@@ -186,7 +186,7 @@ func TestRandomTrafficQueueBound(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d flows in %d slots; largest queue anywhere %d cells", len(flows), tr.rd("shoal-nic0", "TG_RUN_SLOTS"), maxOver(tr, "MAX_QUEUE_ANY"))
+	t.Logf("%d flows in %d slots; largest queue anywhere %d cells", len(flows), tr.Read("shoal-nic0", "TG_RUN_SLOTS"), maxOver(tr, "MAX_QUEUE_ANY"))
 }
 
 func maxOver(tr *testRack, reg string) uint32 {
@@ -204,16 +204,16 @@ func TestBadDescriptors(t *testing.T) {
 	tr.loadFlows([]flow{{src: 2, dst: 2, bytes: 100, tag: 1}, {src: 2, dst: 9, bytes: 100, tag: 2},
 		{src: 2, dst: 3, bytes: 0, tag: 3}, {src: 2, dst: 3, bytes: 100, tag: 4}})
 	// A descriptor whose source is not the NIC's node id.
-	tr.wrAddr("shoal-nic0", flowsBase+uint64(2*flowsStride+16*4), 1|5<<16)
-	tr.wrAddr("shoal-nic0", flowsBase+uint64(2*flowsStride+16*4+4), 100)
-	tr.wr("shoal-nic0", "FLOW_COUNT[2]", 5)
+	tr.WriteAddr("shoal-nic0", flowsBase+uint64(2*flowsStride+16*4), 1|5<<16)
+	tr.WriteAddr("shoal-nic0", flowsBase+uint64(2*flowsStride+16*4+4), 100)
+	tr.Write("shoal-nic0", "FLOW_COUNT[2]", 5)
 	if st := tr.runTraffic(0); st != tgDone {
 		t.Fatalf("TG_STATUS = %#x", st)
 	}
 	if b := tr.nodeReg(2, "BAD_DESCRIPTORS"); b != 4 {
 		t.Errorf("BAD_DESCRIPTORS = %d, want 4", b)
 	}
-	if tot := tr.rd("shoal-nic0", "TG_FLOWS_TOTAL"); tot != 1 {
+	if tot := tr.Read("shoal-nic0", "TG_FLOWS_TOTAL"); tot != 1 {
 		t.Errorf("TG_FLOWS_TOTAL = %d, want 1", tot)
 	}
 	if recs := tr.records(3); len(recs) != 1 || recs[0].tag != 4 {
@@ -231,12 +231,12 @@ func TestContinueSplitsARun(t *testing.T) {
 		tr.configure(setup{})
 		tr.loadFlows(flows)
 		tr.clear()
-		tr.wr("shoal-nic0", "TG_LIMIT_SLOTS", chunk)
-		st := tr.rd("shoal-nic0", "TG_STATUS")
-		tr.wr("shoal-nic0", "TG_CTRL", 1)
+		tr.Write("shoal-nic0", "TG_LIMIT_SLOTS", chunk)
+		st := tr.Read("shoal-nic0", "TG_STATUS")
+		tr.Write("shoal-nic0", "TG_CTRL", 1)
 		writes := 1
-		for st = tr.rd("shoal-nic0", "TG_STATUS"); st == tgLimit; st = tr.rd("shoal-nic0", "TG_STATUS") {
-			tr.wr("shoal-nic0", "TG_CTRL", 2)
+		for st = tr.Read("shoal-nic0", "TG_STATUS"); st == tgLimit; st = tr.Read("shoal-nic0", "TG_STATUS") {
+			tr.Write("shoal-nic0", "TG_CTRL", 2)
 			writes++
 		}
 		if st != tgDone {
@@ -245,10 +245,10 @@ func TestContinueSplitsARun(t *testing.T) {
 		if chunk < 100000 && writes < 3 {
 			t.Fatalf("chunk %d: the run took only %d writes", chunk, writes)
 		}
-		if d, tot := tr.rd("shoal-nic0", "TG_FLOWS_DONE"), tr.rd("shoal-nic0", "TG_FLOWS_TOTAL"); d != tot || int(tot) != len(flows) {
+		if d, tot := tr.Read("shoal-nic0", "TG_FLOWS_DONE"), tr.Read("shoal-nic0", "TG_FLOWS_TOTAL"); d != tot || int(tot) != len(flows) {
 			t.Fatalf("TG_FLOWS_DONE %d of %d", d, tot)
 		}
-		return tr.allRecords(), tr.rd("shoal-nic0", "SLOT_LO")
+		return tr.allRecords(), tr.Read("shoal-nic0", "SLOT_LO")
 	}
 	whole, s1 := run(1 << 20)
 	split, s2 := run(1000)

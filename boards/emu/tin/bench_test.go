@@ -21,9 +21,9 @@ func BenchmarkCells(b *testing.B) {
 			b.Fatalf("TG_STATUS %#x", st)
 		}
 		b.StopTimer()
-		cells += tr.sum("SW_CELLS")
+		cells += tr.Sum("SW_CELLS")
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(cells)/b.Elapsed().Seconds(), "cells/s")
-	b.ReportMetric(float64(tr.rd(tr.names[0], "TG_KEVENTS"))*1000*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(tr.Read(tr.Names[0], "TG_KEVENTS"))*1000*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }

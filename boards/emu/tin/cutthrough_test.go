@@ -25,11 +25,11 @@ const (
 // alignClocks puts every switch's cycle edges at phase 0 (the emulator
 // draws a random phase per board): no clock-alignment wait anywhere.
 func (tr *testRack) alignClocks() {
-	tr.t.Helper()
-	for _, b := range tr.r.Boards() {
+	tr.T.Helper()
+	for _, b := range tr.Rack.Boards() {
 		d, ok := b.LoadedDesign().(*device)
 		if !ok {
-			tr.t.Fatalf("%s does not run the tin design", b.Name())
+			tr.T.Fatalf("%s does not run the tin design", b.Name())
 		}
 		d.f.mu.Lock()
 		d.phase = 0
@@ -40,7 +40,7 @@ func (tr *testRack) alignClocks() {
 // pin rewrites the routing tables so that every cell for path's last TiN
 // injected at path[0] follows path link by link: one table entry per hop.
 func (tr *testRack) pin(tp topology, path []node) {
-	tr.t.Helper()
+	tr.T.Helper()
 	dst := path[len(path)-1]
 	in := portIP
 	for h := 0; h+1 < len(path); h++ {
@@ -52,12 +52,12 @@ func (tr *testRack) pin(tp topology, path []node) {
 			}
 		}
 		if out < 0 {
-			tr.t.Fatalf("no cable from %v to %v", x, y)
+			tr.T.Fatalf("no cable from %v to %v", x, y)
 		}
 		base := uint64(rtBase + (in*nDst+dst.index())*rtStride)
-		tr.wrAddr(x.board(), base, uint32(rtValid|out))
+		tr.WriteAddr(x.board(), base, uint32(rtValid|out))
 		for w := 1; w < rtWords; w++ {
-			tr.wrAddr(x.board(), base+uint64(4*w), 0)
+			tr.WriteAddr(x.board(), base+uint64(4*w), 0)
 		}
 		// The cell enters y on the cable's other cage.
 		in = -1
@@ -94,12 +94,12 @@ func TestCutThroughUnloadedLatency(t *testing.T) {
 				tr.pin(tp, route)
 				src, dst := route[0], route[len(route)-1]
 				b := src.board()
-				tr.wr(b, "TRACE_CTRL", trBurst)
-				tr.wr(b, "BG_DST", uint32(MakeAddr(dst.pod, dst.tin, 1)))
-				tr.wr(b, "BG_MSG_BYTES", uint32(bytes))
-				tr.wr(b, "BG_MTU", uint32(bytes))
-				tr.wr(b, "BG_COUNT", 1)
-				tr.wr(b, "BG_CTRL", bgEnable|bgLog)
+				tr.Write(b, "TRACE_CTRL", trBurst)
+				tr.Write(b, "BG_DST", uint32(MakeAddr(dst.pod, dst.tin, 1)))
+				tr.Write(b, "BG_MSG_BYTES", uint32(bytes))
+				tr.Write(b, "BG_MTU", uint32(bytes))
+				tr.Write(b, "BG_COUNT", 1)
+				tr.Write(b, "BG_CTRL", bgEnable|bgLog)
 				if st := tr.run(); st != tgDone {
 					t.Fatalf("TG_STATUS %#x", st)
 				}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/labrunner/labrunner/boards/emu"
+	"github.com/labrunner/labrunner/internal/eventq"
 )
 
 // fabric is one cabled set of boards running the tin design. It lives in
@@ -23,11 +24,8 @@ type fabric struct {
 	order map[string]int
 	now   int64 // ps
 
-	q        evHeap
-	slab     []event
-	slabFree []int32
-	seq      uint64
-	hard     int // events in q that are not soft timers
+	q    eventq.Queue[event] // by time, then scheduling order
+	hard int                 // events in q that are not soft timers
 
 	free []*cell // cell pool
 
@@ -200,77 +198,19 @@ type event struct {
 	vc   uint8
 }
 
-// evKey orders the events: time, then scheduling order. The payloads stay
-// in a slab so that heap moves copy 24 bytes.
-type evKey struct {
-	t   int64
-	seq uint64
-	i   int32
-}
-
-type evHeap []evKey
-
-func (h evHeap) less(i, j int) bool {
-	return h[i].t < h[j].t || h[i].t == h[j].t && h[i].seq < h[j].seq
-}
-
 func (f *fabric) push(t int64, e event) {
-	f.seq++
 	if e.kind != evTimer {
 		f.hard++
 	}
-	var i int32
-	if n := len(f.slabFree); n > 0 {
-		i = f.slabFree[n-1]
-		f.slabFree = f.slabFree[:n-1]
-		f.slab[i] = e
-	} else {
-		i = int32(len(f.slab))
-		f.slab = append(f.slab, e)
-	}
-	h := append(f.q, evKey{t: t, seq: f.seq, i: i})
-	j := len(h) - 1
-	for j > 0 {
-		p := (j - 1) / 2
-		if !h.less(j, p) {
-			break
-		}
-		h[j], h[p] = h[p], h[j]
-		j = p
-	}
-	f.q = h
+	f.q.Push(t, e)
 }
 
 func (f *fabric) pop() (int64, event) {
-	h := f.q
-	k := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && h.less(r, l) {
-			m = r
-		}
-		if !h.less(m, i) {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-	f.q = h
-	e := f.slab[k.i]
-	f.slab[k.i] = event{}
-	f.slabFree = append(f.slabFree, k.i)
+	t, e := f.q.Pop()
 	if e.kind != evTimer {
 		f.hard--
 	}
-	return k.t, e
+	return t, e
 }
 
 // at schedules endpoint work at time t.
@@ -341,13 +281,13 @@ func (f *fabric) opDone() {
 // credits restored (a link flush), generators stop. Leaked credits stay
 // leaked.
 func (f *fabric) abort(why string) {
-	if len(f.q) == 0 && !f.loaded {
+	if f.q.Len() == 0 && !f.loaded {
 		return
 	}
 	if f.loaded {
 		f.rack.Log().Info("tin fabric run abandoned", "why", why)
 	}
-	for len(f.q) > 0 {
+	for f.q.Len() > 0 {
 		_, e := f.pop()
 		if e.c != nil {
 			f.freeCell(e.c)
@@ -454,7 +394,7 @@ func (f *fabric) run(from *device) {
 			f.status = tgDone
 			break
 		}
-		if f.hard == 0 && len(f.q) == 0 {
+		if f.hard == 0 && f.q.Len() == 0 {
 			f.status = tgStalled
 			f.rack.Log().Info("tin fabric stalled: nothing can move", "open", f.open)
 			break
@@ -468,7 +408,7 @@ func (f *fabric) run(from *device) {
 			f.status = tgLimit
 			break
 		}
-		if f.q[0].t > tEnd {
+		if next, _ := f.q.Next(); next > tEnd {
 			f.now = tEnd
 			f.status = tgLimit
 			break
@@ -487,7 +427,7 @@ func (f *fabric) run(from *device) {
 // finish closes a complete run: the remaining events are timers of
 // operations that completed.
 func (f *fabric) finish() {
-	for len(f.q) > 0 {
+	for f.q.Len() > 0 {
 		f.pop()
 	}
 	f.hard = 0

@@ -16,11 +16,11 @@ import (
 // reliable credit mechanism). It returns the shortfalls found.
 func (tr *testRack) creditsAtRest() []string {
 	var bad []string
-	for _, n := range tr.names {
+	for _, n := range tr.Names {
 		for p := 0; p < nPorts; p++ {
-			init := tr.rd(n, fmt.Sprintf("CREDIT_INIT[%d]", p))
+			init := tr.Read(n, fmt.Sprintf("CREDIT_INIT[%d]", p))
 			for v := 0; v < nVC; v++ {
-				if c := tr.rd(n, fmt.Sprintf("CREDITS[%d]", p*nVC+v)); c != init {
+				if c := tr.Read(n, fmt.Sprintf("CREDITS[%d]", p*nVC+v)); c != init {
 					bad = append(bad, fmt.Sprintf("%s port %d VC %d: %d of %d", n, p, v, c, init))
 				}
 			}
@@ -34,14 +34,14 @@ func (tr *testRack) creditsAtRest() []string {
 // through occupies its FIFO from its head's arrival to its tail's departure,
 // and the credit comes back only then. It returns the largest INQ_HWM seen.
 func (tr *testRack) fifosWithinCredits() uint32 {
-	tr.t.Helper()
+	tr.T.Helper()
 	var top uint32
-	for _, n := range tr.names {
-		fifo := max(tr.rd(n, "VC_FIFO_BYTES"), MaxCell)
+	for _, n := range tr.Names {
+		fifo := max(tr.Read(n, "VC_FIFO_BYTES"), MaxCell)
 		for p := 0; p < nPorts; p++ {
-			h := tr.rd(n, fmt.Sprintf("INQ_HWM[%d]", p))
+			h := tr.Read(n, fmt.Sprintf("INQ_HWM[%d]", p))
 			if h > fifo {
-				tr.t.Errorf("%s input %d held %d B on one VC, its credits cover %d", n, p, h, fifo)
+				tr.T.Errorf("%s input %d held %d B on one VC, its credits cover %d", n, p, h, fifo)
 			}
 			top = max(top, h)
 		}
@@ -56,7 +56,7 @@ func TestLinkTraining(t *testing.T) {
 	tp := defaultTopology()
 	for _, x := range allNodes() {
 		for p := 0; p < nExt; p++ {
-			st := tr.rd(x.board(), fmt.Sprintf("PORT_STATUS[%d]", p))
+			st := tr.Read(x.board(), fmt.Sprintf("PORT_STATUS[%d]", p))
 			role := tp.role[tp.id(x)][p]
 			want := uint32(psUp|psCabled|psPeerTiN) | uint32(role)<<psRoleShift
 			if role == roleGlobal {
@@ -65,34 +65,34 @@ func TestLinkTraining(t *testing.T) {
 			if st != want {
 				t.Errorf("%v cage %d: PORT_STATUS %#x, want %#x", x, p, st, want)
 			}
-			if peer := tr.rd(x.board(), fmt.Sprintf("PORT_PEER[%d]", p)); peer != uint32(tp.peer[tp.id(x)][p].addr()) {
+			if peer := tr.Read(x.board(), fmt.Sprintf("PORT_PEER[%d]", p)); peer != uint32(tp.peer[tp.id(x)][p].addr()) {
 				t.Errorf("%v cage %d: PORT_PEER %#x, want %v", x, p, peer, tp.peer[tp.id(x)][p])
 			}
-			if ci := tr.rd(x.board(), fmt.Sprintf("CREDIT_INIT[%d]", p)); ci != resetVCFifo {
+			if ci := tr.Read(x.board(), fmt.Sprintf("CREDIT_INIT[%d]", p)); ci != resetVCFifo {
 				t.Errorf("%v cage %d: CREDIT_INIT %d", x, p, ci)
 			}
 		}
 	}
 	// The peer's FIFO size sets the credits; a role mismatch downs the link.
-	tr.wr("tin-p0b1", "VC_FIFO_BYTES", 1000)
-	if ci := tr.rd("tin-p0b0", "CREDIT_INIT[0]"); ci != 1000 {
+	tr.Write("tin-p0b1", "VC_FIFO_BYTES", 1000)
+	if ci := tr.Read("tin-p0b0", "CREDIT_INIT[0]"); ci != 1000 {
 		t.Errorf("tin-p0b0 sfp0 (to tin-p0b1): CREDIT_INIT %d after the peer's VC_FIFO_BYTES=1000", ci)
 	}
-	tr.wr("tin-p0b0", "PORT_ROLE", roleGlobal|roleLocal<<2|roleLocal<<4|roleGlobal<<6)
-	if st := tr.rd("tin-p0b0", "PORT_STATUS[0]"); st&psUp != 0 {
+	tr.Write("tin-p0b0", "PORT_ROLE", roleGlobal|roleLocal<<2|roleLocal<<4|roleGlobal<<6)
+	if st := tr.Read("tin-p0b0", "PORT_STATUS[0]"); st&psUp != 0 {
 		t.Errorf("a local-global role mismatch left the link up: %#x", st)
 	}
-	if cs := tr.rd("tin-p0b0", "CONFIG_STATUS"); cs&cfgRoleMismatch == 0 {
+	if cs := tr.Read("tin-p0b0", "CONFIG_STATUS"); cs&cfgRoleMismatch == 0 {
 		t.Errorf("CONFIG_STATUS %#x does not report the role mismatch", cs)
 	}
 	// Two TiNs with one address: START is refused.
-	tr.wr("tin-p0b2", "TIN_ADDR", uint32(MakeAddr(0, 3, 0)))
-	if cs := tr.rd("tin-p0b3", "CONFIG_STATUS"); cs&cfgAddrConflict == 0 {
+	tr.Write("tin-p0b2", "TIN_ADDR", uint32(MakeAddr(0, 3, 0)))
+	if cs := tr.Read("tin-p0b3", "CONFIG_STATUS"); cs&cfgAddrConflict == 0 {
 		t.Errorf("CONFIG_STATUS %#x does not report the address conflict", cs)
 	}
 	tr.ur(1000, 100, 1, 0)
-	tr.wr("tin-p0b0", "TG_CTRL", tgStart)
-	if st := tr.rd("tin-p0b0", "TG_STATUS"); st != tgConfigError {
+	tr.Write("tin-p0b0", "TG_CTRL", tgStart)
+	if st := tr.Read("tin-p0b0", "TG_STATUS"); st != tgConfigError {
 		t.Errorf("TG_STATUS %#x with an address conflict, want CONFIG_ERROR", st)
 	}
 }
@@ -102,21 +102,21 @@ func TestLinkTraining(t *testing.T) {
 // adaptively routed (§3.3: delivery in RTS order per flow).
 func TestUniformRandomIP(t *testing.T) {
 	tr := newTestRack(t, rackOpts{})
-	for _, n := range tr.names {
-		tr.wr(n, "IPG_FLOWS", 3)
+	for _, n := range tr.Names {
+		tr.Write(n, "IPG_FLOWS", 3)
 	}
 	tr.ur(20000, 3000, 150, ipgReply|ipgLog)
 	if st := tr.run(); st != tgDone {
 		t.Fatalf("TG_STATUS %#x", st)
 	}
-	if s, c := tr.sum("IPG_SENT"), tr.sum("IPG_COMPLETED"); s != 8*150 || c != s {
-		t.Errorf("sent %d, completed %d, dropped %d (CTD %d, reassembly timeouts %d)", s, c, tr.sum("IPG_DROPPED"),
-			tr.sum("IP_CTD_SENT"), tr.sum("IP_REASM_TIMEOUTS"))
+	if s, c := tr.Sum("IPG_SENT"), tr.Sum("IPG_COMPLETED"); s != 8*150 || c != s {
+		t.Errorf("sent %d, completed %d, dropped %d (CTD %d, reassembly timeouts %d)", s, c, tr.Sum("IPG_DROPPED"),
+			tr.Sum("IP_CTD_SENT"), tr.Sum("IP_REASM_TIMEOUTS"))
 	}
-	if n := tr.sum("IP_OOO_PKTS"); n != 0 {
+	if n := tr.Sum("IP_OOO_PKTS"); n != 0 {
 		t.Errorf("IP_OOO_PKTS = %d: packets overtook packets of their flow", n)
 	}
-	if n := tr.sum("AR_NONMINIMAL"); n == 0 {
+	if n := tr.Sum("AR_NONMINIMAL"); n == 0 {
 		t.Errorf("no non-minimal route taken at 20%% load: adaptive routing is not adapting")
 	}
 	if bad := tr.creditsAtRest(); len(bad) > 0 {
@@ -124,7 +124,7 @@ func TestUniformRandomIP(t *testing.T) {
 	}
 	t.Logf("largest input FIFO occupancy %d B", tr.fifosWithinCredits())
 	// The delivery log shows increasing sequence numbers per flow.
-	for _, n := range tr.names {
+	for _, n := range tr.Names {
 		last := map[[2]uint32]uint32{}
 		for _, r := range tr.popRecords(n, "IPLOG_COUNT", "IPLOG_DATA", iplogWords) {
 			k := [2]uint32{r[0], r[4] >> 1 & 3}
@@ -140,7 +140,7 @@ func TestUniformRandomIP(t *testing.T) {
 	// Round trips: a sample per request at its source, of the order of the
 	// timing model (RTS, CTS and data both ways, §6).
 	var all []uint32
-	for _, n := range tr.names {
+	for _, n := range tr.Names {
 		all = append(all, tr.samples(n, latIP)...)
 	}
 	if len(all) != 8*150 {
@@ -161,38 +161,38 @@ func TestUniformRandomIP(t *testing.T) {
 func TestCTDUnderIncast(t *testing.T) {
 	tr := newTestRack(t, rackOpts{})
 	dst := node{1, 2}
-	tr.wr(dst.board(), "IP_CTD_THRESHOLD", 8)
-	tr.wr(dst.board(), "IP_ECN_THRESHOLD", 2)
+	tr.Write(dst.board(), "IP_CTD_THRESHOLD", 8)
+	tr.Write(dst.board(), "IP_ECN_THRESHOLD", 2)
 	for _, x := range allNodes() {
 		if x == dst {
 			continue
 		}
 		b := x.board()
-		tr.wr(b, "IPG_RATE_MBPS", 90000)
-		tr.wr(b, "IPG_BYTES", 4000)
-		tr.wr(b, "IPG_COUNT", 100)
-		tr.wr(b, "IPG_DST_MASK_LO", 1<<dst.index())
-		tr.wr(b, "IPG_CTRL", ipgEnable)
+		tr.Write(b, "IPG_RATE_MBPS", 90000)
+		tr.Write(b, "IPG_BYTES", 4000)
+		tr.Write(b, "IPG_COUNT", 100)
+		tr.Write(b, "IPG_DST_MASK_LO", 1<<dst.index())
+		tr.Write(b, "IPG_CTRL", ipgEnable)
 	}
 	if st := tr.run(); st != tgDone {
 		t.Fatalf("TG_STATUS %#x", st)
 	}
-	ctd := tr.rd(dst.board(), "IP_CTD_SENT")
-	if ctd == 0 || tr.sum("IP_CTD_RECEIVED") != uint64(ctd) || tr.sum("IPG_DROPPED") != uint64(ctd) {
-		t.Errorf("CTD sent %d, received %d, packets dropped %d: want equal and > 0", ctd, tr.sum("IP_CTD_RECEIVED"), tr.sum("IPG_DROPPED"))
+	ctd := tr.Read(dst.board(), "IP_CTD_SENT")
+	if ctd == 0 || tr.Sum("IP_CTD_RECEIVED") != uint64(ctd) || tr.Sum("IPG_DROPPED") != uint64(ctd) {
+		t.Errorf("CTD sent %d, received %d, packets dropped %d: want equal and > 0", ctd, tr.Sum("IP_CTD_RECEIVED"), tr.Sum("IPG_DROPPED"))
 	}
-	if tr.sum("IPG_COMPLETED")+tr.sum("IPG_DROPPED") != 700 {
-		t.Errorf("completed %d + dropped %d != 700", tr.sum("IPG_COMPLETED"), tr.sum("IPG_DROPPED"))
+	if tr.Sum("IPG_COMPLETED")+tr.Sum("IPG_DROPPED") != 700 {
+		t.Errorf("completed %d + dropped %d != 700", tr.Sum("IPG_COMPLETED"), tr.Sum("IPG_DROPPED"))
 	}
-	if tr.rd(dst.board(), "IP_RTSQ_HWM") > 8 {
-		t.Errorf("RTS queue reached %d packets, the CTD threshold is 8", tr.rd(dst.board(), "IP_RTSQ_HWM"))
+	if tr.Read(dst.board(), "IP_RTSQ_HWM") > 8 {
+		t.Errorf("RTS queue reached %d packets, the CTD threshold is 8", tr.Read(dst.board(), "IP_RTSQ_HWM"))
 	}
-	if tr.rd(dst.board(), "IP_ECN_MARKED") == 0 {
+	if tr.Read(dst.board(), "IP_ECN_MARKED") == 0 {
 		t.Errorf("no ECN mark with an RTS queue past the marking threshold")
 	}
 	// Dropped packets' data never entered the fabric: data cells sent are
 	// those of the delivered packets only.
-	if sent, got := tr.sum("IP_DATA_CELLS_SENT"), tr.rd(dst.board(), "IP_DATA_CELLS_RECEIVED"); sent != uint64(got) {
+	if sent, got := tr.Sum("IP_DATA_CELLS_SENT"), tr.Read(dst.board(), "IP_DATA_CELLS_RECEIVED"); sent != uint64(got) {
 		t.Errorf("%d data cells sent, %d received", sent, got)
 	}
 	if bad := tr.creditsAtRest(); len(bad) > 0 {
@@ -209,16 +209,16 @@ func TestRMAIsolation(t *testing.T) {
 	const reads = 60
 	p99 := func(bulk bool, hi bool) (uint32, uint32) {
 		tr := newTestRack(t, rackOpts{seed: 21})
-		tr.all("QOS_STRICT", 0x7) // TC0-2: RTS, CTS, low latency
-		for _, n := range tr.names {
-			tr.wr(n, "RG_QPS", 300000)
-			tr.wr(n, "RG_COUNT", reads)
-			tr.wr(n, "RG_DST_MASK_LO", allMask)
+		tr.WriteAll("QOS_STRICT", 0x7) // TC0-2: RTS, CTS, low latency
+		for _, n := range tr.Names {
+			tr.Write(n, "RG_QPS", 300000)
+			tr.Write(n, "RG_COUNT", reads)
+			tr.Write(n, "RG_DST_MASK_LO", allMask)
 			ctrl := uint32(rgEnable)
 			if hi {
 				ctrl |= rgHiPri
 			}
-			tr.wr(n, "RG_CTRL", ctrl)
+			tr.Write(n, "RG_CTRL", ctrl)
 		}
 		if bulk {
 			// Bulk IP of the longest packets (MaxPacket, 4864 B) over
@@ -233,7 +233,7 @@ func TestRMAIsolation(t *testing.T) {
 			k = latRMAHi
 		}
 		var s []uint32
-		for _, n := range tr.names {
+		for _, n := range tr.Names {
 			s = append(s, tr.samples(n, k)...)
 		}
 		if len(s) != 8*reads {
@@ -261,18 +261,18 @@ func TestBurstGenerator(t *testing.T) {
 	tr := newTestRack(t, rackOpts{})
 	src, dst := node{0, 0}, node{1, 1}
 	b := src.board()
-	tr.wr(b, "BG_DST", uint32(MakeAddr(dst.pod, dst.tin, 1)))
-	tr.wr(b, "BG_MSG_BYTES", 64*1024)
-	tr.wr(b, "BG_RATE_MBPS", 5000)
-	tr.wr(b, "BG_COUNT", 5)
-	tr.wr(b, "BG_CTRL", bgEnable)
+	tr.Write(b, "BG_DST", uint32(MakeAddr(dst.pod, dst.tin, 1)))
+	tr.Write(b, "BG_MSG_BYTES", 64*1024)
+	tr.Write(b, "BG_RATE_MBPS", 5000)
+	tr.Write(b, "BG_COUNT", 5)
+	tr.Write(b, "BG_CTRL", bgEnable)
 	if st := tr.run(); st != tgDone {
 		t.Fatalf("TG_STATUS %#x", st)
 	}
-	if tr.rd(b, "BG_SENT") != 5 || tr.rd(b, "BG_COMPLETED") != 5 {
-		t.Errorf("messages sent %d, completed %d", tr.rd(b, "BG_SENT"), tr.rd(b, "BG_COMPLETED"))
+	if tr.Read(b, "BG_SENT") != 5 || tr.Read(b, "BG_COMPLETED") != 5 {
+		t.Errorf("messages sent %d, completed %d", tr.Read(b, "BG_SENT"), tr.Read(b, "BG_COMPLETED"))
 	}
-	if n := tr.rd(dst.board(), "LAT_TOTAL[1]"); n != 5*16 {
+	if n := tr.Read(dst.board(), "LAT_TOTAL[1]"); n != 5*16 {
 		t.Errorf("%d burst samples at the destination, want 80 (16 packets of 4 KB per message)", n)
 	}
 	// A 64 KB burst at 100 Gb/s is four times what one 25G global link
@@ -280,7 +280,7 @@ func TestBurstGenerator(t *testing.T) {
 	// (§5.1, §6 "self congestion").
 	used := 0
 	for tin := 0; tin < 4; tin++ {
-		if tr.rd(boardName(0, tin), "TX_CELLS[3]") > 0 {
+		if tr.Read(boardName(0, tin), "TX_CELLS[3]") > 0 {
 			used++
 		}
 	}
@@ -294,16 +294,16 @@ func TestBurstGenerator(t *testing.T) {
 func TestContinueSplitsRuns(t *testing.T) {
 	final := func(budgetK uint32) (map[string]uint32, int) {
 		tr := newTestRack(t, rackOpts{seed: 9})
-		tr.all("TG_BUDGET_KEVENTS", budgetK)
+		tr.WriteAll("TG_BUDGET_KEVENTS", budgetK)
 		tr.ur(30000, 2000, 60, ipgReply)
-		b := tr.names[0]
-		tr.wr(b, "TG_CTRL", tgStart)
+		b := tr.Names[0]
+		tr.Write(b, "TG_CTRL", tgStart)
 		writes := 1
-		for tr.rd(b, "TG_STATUS") == tgLimit {
-			tr.wr(b, "TG_CTRL", tgContinue)
+		for tr.Read(b, "TG_STATUS") == tgLimit {
+			tr.Write(b, "TG_CTRL", tgContinue)
 			writes++
 		}
-		if st := tr.rd(b, "TG_STATUS"); st != tgDone {
+		if st := tr.Read(b, "TG_STATUS"); st != tgDone {
 			t.Fatalf("budget %dk: TG_STATUS %#x", budgetK, st)
 		}
 		return snapshot(tr), writes
@@ -328,15 +328,15 @@ func TestContinueSplitsRuns(t *testing.T) {
 // snapshot is everything a run leaves in the registers the tests read.
 func snapshot(tr *testRack) map[string]uint32 {
 	out := map[string]uint32{}
-	for _, el := range tr.m.Elements() {
+	for _, el := range tr.M.Elements() {
 		if el.Reg.Access.ReadSideEffect() || !el.Reg.Access.Readable() {
 			continue
 		}
-		for _, n := range tr.names {
-			out[n+"/"+el.Name] = tr.rdAddr(n, el.Addr)
+		for _, n := range tr.Names {
+			out[n+"/"+el.Name] = tr.ReadAddr(n, el.Addr)
 		}
 	}
-	for _, n := range tr.names {
+	for _, n := range tr.Names {
 		for i, s := range tr.samples(n, latIP) {
 			out[fmt.Sprintf("%s/lat/%d", n, i)] = s
 		}
@@ -350,8 +350,8 @@ func snapshot(tr *testRack) map[string]uint32 {
 func TestDeterministicPerSeed(t *testing.T) {
 	run := func(seed int64) map[string]uint32 {
 		tr := newTestRack(t, rackOpts{seed: seed, ber: 1e-6})
-		tr.all("TRACE_CTRL", trIP)
-		tr.all("TRACE_EVERY", 5)
+		tr.WriteAll("TRACE_CTRL", trIP)
+		tr.WriteAll("TRACE_EVERY", 5)
 		tr.ur(50000, 1500, 60, ipgReply)
 		if st := tr.run(); st != tgDone {
 			t.Fatalf("seed %d: TG_STATUS %#x", seed, st)
@@ -385,21 +385,21 @@ func TestDeterministicPerSeed(t *testing.T) {
 // reassembly, and the run still ends.
 func TestBitErrors(t *testing.T) {
 	tr := newTestRack(t, rackOpts{ber: 2e-5})
-	tr.all("IP_REASM_TIMEOUT_US", 50)
+	tr.WriteAll("IP_REASM_TIMEOUT_US", 50)
 	tr.ur(20000, 1500, 60, 0)
 	st := tr.run()
 	if st != tgDone {
 		t.Fatalf("TG_STATUS %#x", st)
 	}
-	crc, fec := tr.sum("RX_CRC_ERRORS[0]")+tr.sum("RX_CRC_ERRORS[1]")+tr.sum("RX_CRC_ERRORS[2]"), tr.sum("FEC_CORRECTED[3]")
+	crc, fec := tr.Sum("RX_CRC_ERRORS[0]")+tr.Sum("RX_CRC_ERRORS[1]")+tr.Sum("RX_CRC_ERRORS[2]"), tr.Sum("FEC_CORRECTED[3]")
 	if crc == 0 || fec == 0 {
 		t.Errorf("RX_CRC_ERRORS on local links %d, FEC_CORRECTED on global links %d: want both > 0", crc, fec)
 	}
 	if bad := tr.creditsAtRest(); len(bad) > 0 {
 		t.Errorf("credits missing at rest after CRC drops: %v", bad[:min(len(bad), 5)])
 	}
-	if tr.sum("IPG_COMPLETED")+tr.sum("IPG_DROPPED") != 8*60 {
-		t.Errorf("completed %d + dropped %d != 480", tr.sum("IPG_COMPLETED"), tr.sum("IPG_DROPPED"))
+	if tr.Sum("IPG_COMPLETED")+tr.Sum("IPG_DROPPED") != 8*60 {
+		t.Errorf("completed %d + dropped %d != 480", tr.Sum("IPG_COMPLETED"), tr.Sum("IPG_DROPPED"))
 	}
 }
 
@@ -434,7 +434,7 @@ func TestFaultRTSOvertake(t *testing.T) {
 		if st := tr.run(); st != tgDone {
 			t.Fatalf("TG_STATUS %#x", st)
 		}
-		ooo := tr.sum("IP_OOO_PKTS")
+		ooo := tr.Sum("IP_OOO_PKTS")
 		if faulty != (ooo > 0) {
 			t.Errorf("fault %v: IP_OOO_PKTS = %d", faulty, ooo)
 		}
@@ -458,15 +458,15 @@ func TestFaultCreditLeak(t *testing.T) {
 		Params: labconfig.Params{"count": {Values: []string{"100000"}}}}}})
 	// Deterministic routes: the RTSs from tin-p0b0 to tin-p0b1 must cross
 	// the leaking link.
-	big.all("ROUTE_MODE", 0x2AAA)
+	big.WriteAll("ROUTE_MODE", 0x2AAA)
 	big.ur(20000, 1000, 40, 0)
 	if st := big.run(); st != tgDone {
 		t.Fatalf("TG_STATUS %#x", st)
 	}
-	if d := big.rd("tin-p0b0", "IPG_DROPPED"); d == 0 {
+	if d := big.Read("tin-p0b0", "IPG_DROPPED"); d == 0 {
 		t.Errorf("a VC out of credits lost no packet")
 	}
-	if h := big.rd("tin-p0b0", "OUTQ_HWM[0]"); h < resetOutq {
+	if h := big.Read("tin-p0b0", "OUTQ_HWM[0]"); h < resetOutq {
 		t.Errorf("OUTQ_HWM[0] = %d: cells did not pile up behind the dry VC", h)
 	}
 }
@@ -482,17 +482,17 @@ func TestFaultLinkDown(t *testing.T) {
 	if st := tr.run(); st != tgDone {
 		t.Fatalf("TG_STATUS %#x", st)
 	}
-	if st := tr.rd("tin-p0b0", "PORT_STATUS[3]"); st&psUp != 0 {
+	if st := tr.Read("tin-p0b0", "PORT_STATUS[3]"); st&psUp != 0 {
 		t.Errorf("PORT_STATUS[3] %#x: the failed link reads up", st)
 	}
-	if tr.sum("IPG_DROPPED") == 0 || tr.rd("tin-p0b0", "LINK_DROPS[3]")+tr.rd("tin-p1b0", "LINK_DROPS[3]") == 0 {
-		t.Errorf("dropped %d packets, %d cells on the dead link: want both > 0", tr.sum("IPG_DROPPED"),
-			tr.rd("tin-p0b0", "LINK_DROPS[3]")+tr.rd("tin-p1b0", "LINK_DROPS[3]"))
+	if tr.Sum("IPG_DROPPED") == 0 || tr.Read("tin-p0b0", "LINK_DROPS[3]")+tr.Read("tin-p1b0", "LINK_DROPS[3]") == 0 {
+		t.Errorf("dropped %d packets, %d cells on the dead link: want both > 0", tr.Sum("IPG_DROPPED"),
+			tr.Read("tin-p0b0", "LINK_DROPS[3]")+tr.Read("tin-p1b0", "LINK_DROPS[3]"))
 	}
 	if bad := tr.creditsAtRest(); len(bad) > 0 {
 		t.Errorf("credits short at rest on the live links: %v", bad[:min(len(bad), 5)])
 	}
-	if c := tr.rd("tin-p0b0", "CREDITS[96]"); c != 0 {
+	if c := tr.Read("tin-p0b0", "CREDITS[96]"); c != 0 {
 		t.Errorf("CREDITS on the dead link read %d, want 0 (down)", c)
 	}
 	// The SDN's answer (§4.2): tables without the link.
@@ -505,8 +505,8 @@ func TestFaultLinkDown(t *testing.T) {
 	if st := tr.run(); st != tgDone {
 		t.Fatalf("rerouted: TG_STATUS %#x", st)
 	}
-	if d := tr.sum("IPG_DROPPED"); d != 0 || tr.sum("IPG_COMPLETED") != 8*40 {
-		t.Errorf("with the link out of the tables: %d dropped, %d of 320 completed", d, tr.sum("IPG_COMPLETED"))
+	if d := tr.Sum("IPG_DROPPED"); d != 0 || tr.Sum("IPG_COMPLETED") != 8*40 {
+		t.Errorf("with the link out of the tables: %d dropped, %d of 320 completed", d, tr.Sum("IPG_COMPLETED"))
 	}
 }
 
@@ -517,10 +517,10 @@ func TestFaultAdaptiveStuck(t *testing.T) {
 	if st := tr.run(); st != tgDone {
 		t.Fatalf("TG_STATUS %#x", st)
 	}
-	if n := tr.rd("tin-p0b0", "AR_NONMINIMAL"); n != 0 {
+	if n := tr.Read("tin-p0b0", "AR_NONMINIMAL"); n != 0 {
 		t.Errorf("faulty board took %d non-minimal routes", n)
 	}
-	if tr.rd("tin-p0b1", "AR_NONMINIMAL") == 0 {
+	if tr.Read("tin-p0b1", "AR_NONMINIMAL") == 0 {
 		t.Errorf("healthy board took no non-minimal route either: the load is too low to tell")
 	}
 }
@@ -558,7 +558,7 @@ func TestFaultParams(t *testing.T) {
 // a bring-up engineer reads them.
 func TestConsoleCommand(t *testing.T) {
 	tr := newTestRack(t, rackOpts{})
-	b, _ := tr.r.Board("tin-p1b2")
+	b, _ := tr.Rack.Board("tin-p1b2")
 	out := b.ConsoleCommand("tin")
 	for _, want := range []string{"addr=0x0440 pod=1 tin=2", "sfp3 role=global link=up peer=tin-p0b2(0x0040)", "sfp0 role=local link=up peer=tin-p1b3(0x0460)"} {
 		if !strings.Contains(out, want) {
@@ -581,14 +581,14 @@ func TestFabricRTTVersusLoad(t *testing.T) {
 	run := func(rateMbps, bytes uint32) (mean, p99 float64, nonMin uint64) {
 		tr := newTestRack(t, rackOpts{seed: 1})
 		tr.configure()
-		tr.all("ROUTE_MODE", 3|3<<2) // RTS, CTS minimal deterministic; the rest fully adaptive
-		tr.all("IPG_REPLY_BYTES", 64)
+		tr.WriteAll("ROUTE_MODE", 3|3<<2) // RTS, CTS minimal deterministic; the rest fully adaptive
+		tr.WriteAll("IPG_REPLY_BYTES", 64)
 		tr.ur(rateMbps, bytes, 200, ipgReply)
 		if st := tr.run(); st&tgDone == 0 {
 			t.Fatalf("%d Mb/s: TG_STATUS %#x", rateMbps, st)
 		}
 		var s []float64
-		for _, n := range tr.names {
+		for _, n := range tr.Names {
 			for _, v := range tr.samples(n, latIP) {
 				s = append(s, float64(v))
 			}
@@ -600,7 +600,7 @@ func TestFabricRTTVersusLoad(t *testing.T) {
 		for _, v := range s {
 			mean += v
 		}
-		return mean / float64(len(s)), s[len(s)*99/100], tr.sum("AR_NONMINIMAL")
+		return mean / float64(len(s)), s[len(s)*99/100], tr.Sum("AR_NONMINIMAL")
 	}
 	if _, _, nm := run(100, 64); nm != 0 {
 		t.Errorf("isolated 64 B packets took %d non-minimal routes: the minimal path was never congested", nm)

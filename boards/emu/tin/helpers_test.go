@@ -1,13 +1,11 @@
 package tin
 
 import (
-	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/labrunner/labrunner/bitstreams"
-	"github.com/labrunner/labrunner/boards/emu"
+	"github.com/labrunner/labrunner/boards/emu/emutest"
 	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/labconfig"
 )
@@ -18,21 +16,19 @@ import (
 // tin-p0bT and tin-p1bT is the global link between the pods.
 
 type rackOpts struct {
-	seed      int64
-	faults    []labconfig.Fault
-	localNS   float64 // cable delay of local links (default 5 ns: 1 m)
-	globalNS  float64 // of global links (default 50 ns: 10 m of fibre)
-	ber       float64
-	noConfig  bool // leave TIN_ADDR, PORT_ROLE and the tables at reset
-	pods      int  // default 2
-	boardsFor []string
+	seed     int64
+	faults   []labconfig.Fault
+	localNS  float64 // cable delay of local links (default 5 ns: 1 m)
+	globalNS float64 // of global links (default 50 ns: 10 m of fibre)
+	ber      float64
+	noConfig bool // leave TIN_ADDR, PORT_ROLE and the tables at reset
 }
 
 func boardName(pod, tin int) string { return fmt.Sprintf("tin-p%db%d", pod, tin) }
 
 // defaultCables is the cabling of docs/tin.md for 2 pods of 4.
-func defaultCables(o rackOpts) []labconfig.Link {
-	var out []labconfig.Link
+func defaultCables(o rackOpts) []emutest.Cable {
+	var out []emutest.Cable
 	for p := 0; p < 2; p++ {
 		for t := 0; t < 4; t++ {
 			for k := 0; k < 3; k++ {
@@ -40,30 +36,20 @@ func defaultCables(o rackOpts) []labconfig.Link {
 				if u < t || u == t {
 					continue // each local cable once, from its lower board
 				}
-				out = append(out, labconfig.Link{
-					A:         labconfig.Endpoint{Board: boardName(p, t), Port: fmt.Sprintf("sfp%d", k)},
-					B:         labconfig.Endpoint{Board: boardName(p, u), Port: fmt.Sprintf("sfp%d", 2-k)},
-					LatencyNS: o.localNS, BER: o.ber})
+				out = append(out, emutest.Cable{A: fmt.Sprintf("%s:sfp%d", boardName(p, t), k),
+					B: fmt.Sprintf("%s:sfp%d", boardName(p, u), 2-k), LatencyNS: o.localNS, BER: o.ber})
 			}
 		}
 	}
 	for t := 0; t < 4; t++ {
-		out = append(out, labconfig.Link{
-			A:         labconfig.Endpoint{Board: boardName(0, t), Port: "sfp3"},
-			B:         labconfig.Endpoint{Board: boardName(1, t), Port: "sfp3"},
-			LatencyNS: o.globalNS, BER: o.ber})
+		out = append(out, emutest.Cable{A: boardName(0, t) + ":sfp3", B: boardName(1, t) + ":sfp3", LatencyNS: o.globalNS, BER: o.ber})
 	}
 	return out
 }
 
-type testRack struct {
-	t     testing.TB
-	r     *emu.Rack
-	ctx   context.Context
-	m     *bitstreams.Manifest
-	buses map[string]drivers.RegisterBus
-	names []string
-}
+// testRack is the test Clique, every board programmed with the design and,
+// unless noConfig, configured as a runner would.
+type testRack struct{ *emutest.Rig }
 
 func newTestRack(t testing.TB, o rackOpts) *testRack {
 	t.Helper()
@@ -73,100 +59,19 @@ func newTestRack(t testing.TB, o rackOpts) *testRack {
 	if o.globalNS == 0 {
 		o.globalNS = 50
 	}
-	lab := &labconfig.Lab{Name: "tin-test", Seed: o.seed}
-	if lab.Seed == 0 {
-		lab.Seed = 1
-	}
-	var names []string
+	rack := emutest.Rack{Name: "tin-test", Seed: o.seed, Faults: o.faults, Design: DesignName, Cables: defaultCables(o)}
+	i := 0
 	for p := 0; p < 2; p++ {
 		for tn := 0; tn < 4; tn++ {
-			names = append(names, boardName(p, tn))
+			rack.Boards = append(rack.Boards, emutest.Board{Name: boardName(p, tn), Kind: "zcu102", PPM: float64(i*7 - 20), OffsetNS: float64(100 * i)})
+			i++
 		}
 	}
-	for i, n := range names {
-		lab.Boards = append(lab.Boards, labconfig.Board{Name: n, Kind: "zcu102",
-			Bus: labconfig.Bus{Emulated: &struct{}{}}, Programmer: labconfig.Programmer{Type: "emulated"},
-			Emulated: &labconfig.Emulated{ClockPPM: float64(i*7 - 20), OffsetNS: float64(100 * i)}})
-	}
-	lab.Links = defaultCables(o)
-	lab.Faults = o.faults
-	r, err := emu.Start(lab, emu.Options{NoPTY: true})
-	if err != nil {
-		t.Fatalf("emu.Start: %v", err)
-	}
-	t.Cleanup(func() { r.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
-	m, err := bitstreams.Default().Design(DesignName)
-	if err != nil {
-		t.Fatalf("catalogue: %v", err)
-	}
-	tr := &testRack{t: t, r: r, ctx: ctx, m: m, buses: map[string]drivers.RegisterBus{}, names: names}
-	for _, b := range r.Boards() {
-		img, err := bitstreams.Default().Image(DesignName, b.Kind().Part)
-		if err != nil {
-			t.Fatalf("catalogue image for %s: %v", b.Name(), err)
-		}
-		if err := b.Programmer().Program(ctx, img); err != nil {
-			t.Fatalf("program %s: %v", b.Name(), err)
-		}
-		tr.buses[b.Name()] = b.Bus()
-	}
+	tr := &testRack{emutest.Start(t, rack)}
 	if !o.noConfig {
 		tr.configure()
 	}
 	return tr
-}
-
-func (tr *testRack) addr(reg string) uint64 {
-	tr.t.Helper()
-	_, a, err := tr.m.Lookup(reg)
-	if err != nil {
-		tr.t.Fatal(err)
-	}
-	return a
-}
-
-func (tr *testRack) rd(board, reg string) uint32 {
-	tr.t.Helper()
-	return tr.rdAddr(board, tr.addr(reg))
-}
-
-func (tr *testRack) rdAddr(board string, a uint64) uint32 {
-	tr.t.Helper()
-	v, err := tr.buses[board].Read32(tr.ctx, a)
-	if err != nil {
-		tr.t.Fatalf("%s: read 0x%x: %v", board, a, err)
-	}
-	return v
-}
-
-func (tr *testRack) wr(board, reg string, v uint32) {
-	tr.t.Helper()
-	tr.wrAddr(board, tr.addr(reg), v)
-}
-
-func (tr *testRack) wrAddr(board string, a uint64, v uint32) {
-	tr.t.Helper()
-	if err := tr.buses[board].Write32(tr.ctx, a, v); err != nil {
-		tr.t.Fatalf("%s: write 0x%x=0x%x: %v", board, a, v, err)
-	}
-}
-
-func (tr *testRack) all(reg string, v uint32) {
-	tr.t.Helper()
-	for _, n := range tr.names {
-		tr.wr(n, reg, v)
-	}
-}
-
-func (tr *testRack) sum(reg string) uint64 {
-	tr.t.Helper()
-	var s uint64
-	for _, n := range tr.names {
-		s += uint64(tr.rd(n, reg))
-	}
-	return s
 }
 
 // node is a TiN of the test Clique.
@@ -261,16 +166,16 @@ func (tp topology) tables(x node, cls int, dst node) (mins, nons []int) {
 
 // configure writes every board's address, port roles and routing tables.
 func (tr *testRack) configure() {
-	tr.t.Helper()
+	tr.T.Helper()
 	tp := defaultTopology()
 	for _, x := range allNodes() {
 		b := x.board()
-		tr.wr(b, "TIN_ADDR", uint32(x.addr()))
+		tr.Write(b, "TIN_ADDR", uint32(x.addr()))
 		var roles uint32
 		for p := 0; p < nExt; p++ {
 			roles |= uint32(tp.role[tp.id(x)][p]) << (2 * p)
 		}
-		tr.wr(b, "PORT_ROLE", roles)
+		tr.Write(b, "PORT_ROLE", roles)
 		tr.writeTables(x, tp)
 	}
 }
@@ -296,7 +201,7 @@ func (tr *testRack) writeTables(x node, tp topology) {
 			base := uint64(rtBase + (in*nDst+dst.index())*rtStride)
 			for w := 0; w < rtWords; w++ {
 				v := uint32(ent[4*w]) | uint32(ent[4*w+1])<<8 | uint32(ent[4*w+2])<<16 | uint32(ent[4*w+3])<<24
-				tr.wrAddr(b, base+uint64(4*w), v)
+				tr.WriteAddr(b, base+uint64(4*w), v)
 			}
 		}
 	}
@@ -305,36 +210,32 @@ func (tr *testRack) writeTables(x node, tp topology) {
 // run writes TG_CTRL.START on the first board and CONTINUE while the run
 // hits its budget; it returns the final TG_STATUS.
 func (tr *testRack) run() uint32 {
-	tr.t.Helper()
-	b := tr.names[0]
-	tr.wr(b, "TG_CTRL", tgStart)
+	tr.T.Helper()
+	b := tr.Names[0]
+	tr.Write(b, "TG_CTRL", tgStart)
 	for i := 0; i < 1000; i++ {
-		st := tr.rd(b, "TG_STATUS")
+		st := tr.Read(b, "TG_STATUS")
 		if st&tgLimit == 0 {
 			return st
 		}
-		tr.wr(b, "TG_CTRL", tgContinue)
+		tr.Write(b, "TG_CTRL", tgContinue)
 	}
-	tr.t.Fatalf("run did not end after 1000 CONTINUEs")
+	tr.T.Fatalf("run did not end after 1000 CONTINUEs")
 	return 0
 }
 
-func (tr *testRack) clear() {
-	for _, n := range tr.names {
-		tr.wr(n, "COUNTERS_CLEAR", 1)
-	}
-}
+func (tr *testRack) clear() { tr.WriteAll("COUNTERS_CLEAR", 1) }
 
 // popRecords pops n-word records from a pop register.
 func (tr *testRack) popRecords(board, countReg, dataReg string, words int) [][]uint32 {
-	tr.t.Helper()
-	n := int(tr.rd(board, countReg))
+	tr.T.Helper()
+	n := int(tr.Read(board, countReg))
 	out := make([][]uint32, n)
-	a := tr.addr(dataReg)
+	a := tr.Addr(dataReg)
 	for i := range out {
 		out[i] = make([]uint32, words)
 		for w := range out[i] {
-			out[i][w] = tr.rdAddr(board, a)
+			out[i][w] = tr.ReadAddr(board, a)
 		}
 	}
 	return out
@@ -342,12 +243,12 @@ func (tr *testRack) popRecords(board, countReg, dataReg string, words int) [][]u
 
 // samples pops every latency sample of a class on a board.
 func (tr *testRack) samples(board string, class int) []uint32 {
-	tr.t.Helper()
-	n := int(tr.rd(board, fmt.Sprintf("LAT_COUNT[%d]", class)))
-	a := tr.addr(fmt.Sprintf("LAT_DATA[%d]", class))
+	tr.T.Helper()
+	n := int(tr.Read(board, fmt.Sprintf("LAT_COUNT[%d]", class)))
+	a := tr.Addr(fmt.Sprintf("LAT_DATA[%d]", class))
 	out := make([]uint32, n)
 	for i := range out {
-		out[i] = tr.rdAddr(board, a)
+		out[i] = tr.ReadAddr(board, a)
 	}
 	return out
 }
@@ -357,12 +258,12 @@ const allMask = 0x0F0F // indices 0-3 (pod 0) and 8-11 (pod 1)
 
 // ur sets up the uniform-random IP generator on every board.
 func (tr *testRack) ur(rateMbps, bytes, count uint32, ctrl uint32) {
-	for _, n := range tr.names {
-		tr.wr(n, "IPG_RATE_MBPS", rateMbps)
-		tr.wr(n, "IPG_BYTES", bytes)
-		tr.wr(n, "IPG_COUNT", count)
-		tr.wr(n, "IPG_DST_MASK_LO", allMask)
-		tr.wr(n, "IPG_CTRL", ctrl|ipgEnable)
+	for _, n := range tr.Names {
+		tr.Write(n, "IPG_RATE_MBPS", rateMbps)
+		tr.Write(n, "IPG_BYTES", bytes)
+		tr.Write(n, "IPG_COUNT", count)
+		tr.Write(n, "IPG_DST_MASK_LO", allMask)
+		tr.Write(n, "IPG_CTRL", ctrl|ipgEnable)
 	}
 }
 

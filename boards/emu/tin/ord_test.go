@@ -48,31 +48,31 @@ func ordRun(t *testing.T, tr *testRack, sources []node, target node, c ordCfg) {
 	t.Helper()
 	tb := target.board()
 	if c.tgtConns > 0 {
-		tr.wr(tb, "ORD_TGT_CONNS", c.tgtConns)
+		tr.Write(tb, "ORD_TGT_CONNS", c.tgtConns)
 	}
 	if c.rob > 0 {
-		tr.wr(tb, "ORD_ROB_ENTRIES", c.rob)
+		tr.Write(tb, "ORD_ROB_ENTRIES", c.rob)
 	}
-	tr.wr(tb, "ORD_LOSS_REQ_PPM", c.lossReq)
-	tr.wr(tb, "ORD_DROP_EVERY", c.dropEvery)
+	tr.Write(tb, "ORD_LOSS_REQ_PPM", c.lossReq)
+	tr.Write(tb, "ORD_DROP_EVERY", c.dropEvery)
 	for _, s := range sources {
 		b := s.board()
-		tr.wr(b, "OG_DST", uint32(target.addr()))
-		tr.wr(b, "OG_STREAMS", c.streams)
-		tr.wr(b, "OG_LEN", c.length)
-		tr.wr(b, "OG_CONCURRENT", max(c.conc, 1))
-		tr.wr(b, "ORD_JITTER_NS", c.jitterNS)
-		tr.wr(b, "ORD_LOSS_ACK_PPM", c.lossAck)
+		tr.Write(b, "OG_DST", uint32(target.addr()))
+		tr.Write(b, "OG_STREAMS", c.streams)
+		tr.Write(b, "OG_LEN", c.length)
+		tr.Write(b, "OG_CONCURRENT", max(c.conc, 1))
+		tr.Write(b, "ORD_JITTER_NS", c.jitterNS)
+		tr.Write(b, "ORD_LOSS_ACK_PPM", c.lossAck)
 		if c.srcConns >= 0 {
-			tr.wr(b, "ORD_SRC_CONNS", uint32(c.srcConns))
+			tr.Write(b, "ORD_SRC_CONNS", uint32(c.srcConns))
 		}
-		tr.wr(b, "OG_CTRL", ogEnable|c.ctrl)
+		tr.Write(b, "OG_CTRL", ogEnable|c.ctrl)
 	}
 	if st := tr.run(); st != tgDone {
-		t.Fatalf("TG_STATUS %#x (ops open %d)", st, tr.rd(tb, "TG_OPS_OPEN"))
+		t.Fatalf("TG_STATUS %#x (ops open %d)", st, tr.Read(tb, "TG_OPS_OPEN"))
 	}
 	for _, s := range sources {
-		if got := tr.rd(s.board(), "OG_COMPLETED"); got != c.streams {
+		if got := tr.Read(s.board(), "OG_COMPLETED"); got != c.streams {
 			t.Errorf("%v: %d of %d streams completed", s, got, c.streams)
 		}
 	}
@@ -185,26 +185,26 @@ func TestOrderedFastUnderLossAndReordering(t *testing.T) {
 			if streams != 4*12 {
 				t.Errorf("%d streams in the delivery log, want 48", streams)
 			}
-			inserts, hwm := tr.rd(tb, "ORD_ROB_INSERTS"), tr.rd(tb, "ORD_ROB_HWM")
+			inserts, hwm := tr.Read(tb, "ORD_ROB_INSERTS"), tr.Read(tb, "ORD_ROB_HWM")
 			if inserts == 0 || hwm == 0 || hwm > resetROB {
 				t.Errorf("reorder buffer: %d inserts, high-water mark %d (capacity %d)", inserts, hwm, resetROB)
 			}
-			if tr.rd(tb, "ORD_DROPPED_REQ") == 0 || tr.sum("ORD_DROPPED_ACK") == 0 || tr.sum("ORD_RETX") == 0 || tr.sum("ORD_TIMEOUTS") == 0 {
+			if tr.Read(tb, "ORD_DROPPED_REQ") == 0 || tr.Sum("ORD_DROPPED_ACK") == 0 || tr.Sum("ORD_RETX") == 0 || tr.Sum("ORD_TIMEOUTS") == 0 {
 				t.Errorf("losses %d/%d, retransmissions %d, timeouts %d: the knobs did nothing",
-					tr.rd(tb, "ORD_DROPPED_REQ"), tr.sum("ORD_DROPPED_ACK"), tr.sum("ORD_RETX"), tr.sum("ORD_TIMEOUTS"))
+					tr.Read(tb, "ORD_DROPPED_REQ"), tr.Sum("ORD_DROPPED_ACK"), tr.Sum("ORD_RETX"), tr.Sum("ORD_TIMEOUTS"))
 			}
-			if eod && tr.rd(tb, "ORD_DUP_SUPPRESSED") == 0 {
+			if eod && tr.Read(tb, "ORD_DUP_SUPPRESSED") == 0 {
 				t.Errorf("exactly-once: lost ACKs never led to a replayed result")
 			}
 			if !eod && dups == 0 {
 				t.Errorf("without EOD, lost ACKs never led to a second execution (Fig. 4)")
 			}
-			if tr.rd(tb, "ORD_CONNS_OPEN") != 0 || tr.rd(tb, "ORD_ROB_OCCUPANCY") != 0 {
-				t.Errorf("connections %d and ROB entries %d left after every FIN", tr.rd(tb, "ORD_CONNS_OPEN"), tr.rd(tb, "ORD_ROB_OCCUPANCY"))
+			if tr.Read(tb, "ORD_CONNS_OPEN") != 0 || tr.Read(tb, "ORD_ROB_OCCUPANCY") != 0 {
+				t.Errorf("connections %d and ROB entries %d left after every FIN", tr.Read(tb, "ORD_CONNS_OPEN"), tr.Read(tb, "ORD_ROB_OCCUPANCY"))
 			}
 			// A lost FIN-ACK makes the source send its FIN again.
-			if f := tr.rd(tb, "ORD_FINS"); f < 48 || f > 48+uint32(tr.sum("ORD_DROPPED_ACK")) {
-				t.Errorf("%d FINs at the target for 48 streams and %d lost answers", f, tr.sum("ORD_DROPPED_ACK"))
+			if f := tr.Read(tb, "ORD_FINS"); f < 48 || f > 48+uint32(tr.Sum("ORD_DROPPED_ACK")) {
+				t.Errorf("%d FINs at the target for 48 streams and %d lost answers", f, tr.Sum("ORD_DROPPED_ACK"))
 			}
 		})
 	}
@@ -259,9 +259,9 @@ func TestSyncOperationExactlyOnceWithoutEOD(t *testing.T) {
 			t.Errorf("stream %s: sync operation executed %d times, a non-idempotent operation must run exactly once", k, n)
 		}
 	}
-	if tr.sum("ORD_DROPPED_ACK") == 0 || tr.rd(ordTarget.board(), "ORD_DUP_SUPPRESSED") == 0 {
+	if tr.Sum("ORD_DROPPED_ACK") == 0 || tr.Read(ordTarget.board(), "ORD_DUP_SUPPRESSED") == 0 {
 		t.Errorf("no ACK lost (%d) or no duplicate answered from the replay buffer (%d): the test did not retransmit a sync operation",
-			tr.sum("ORD_DROPPED_ACK"), tr.rd(ordTarget.board(), "ORD_DUP_SUPPRESSED"))
+			tr.Sum("ORD_DROPPED_ACK"), tr.Read(ordTarget.board(), "ORD_DUP_SUPPRESSED"))
 	}
 }
 
@@ -280,7 +280,7 @@ func TestSlowModeSerializes(t *testing.T) {
 		ordRun(t, tr, src, ordTarget, ordCfg{streams: 4, length: 20, ctrl: ctrl, srcConns: -1})
 		tb := ordTarget.board()
 		checkStreams(t, tr.dlog(tb), 20, false, false)
-		if slow && tr.rd(tb, "ORD_ROB_INSERTS") != 0 {
+		if slow && tr.Read(tb, "ORD_ROB_INSERTS") != 0 {
 			t.Errorf("slow mode used the reorder buffer")
 		}
 		s := tr.samples(src[0].board(), latOrd)
@@ -292,8 +292,8 @@ func TestSlowModeSerializes(t *testing.T) {
 			sum += float64(v)
 		}
 		lat[slow] = sum / 4
-		if slow && tr.rd(src[0].board(), "ORD_SLOW_REQS_SENT") != 80 {
-			t.Errorf("ORD_SLOW_REQS_SENT = %d, want 80", tr.rd(src[0].board(), "ORD_SLOW_REQS_SENT"))
+		if slow && tr.Read(src[0].board(), "ORD_SLOW_REQS_SENT") != 80 {
+			t.Errorf("ORD_SLOW_REQS_SENT = %d, want 80", tr.Read(src[0].board(), "ORD_SLOW_REQS_SENT"))
 		}
 	}
 	t.Logf("stream of 20: fast %.0f ns, slow %.0f ns", lat[false], lat[true])
@@ -311,13 +311,13 @@ func TestFallBackWithTwoReceiverConnections(t *testing.T) {
 	ordRun(t, tr, fourSources, ordTarget, c)
 	tb := ordTarget.board()
 	checkStreams(t, tr.dlog(tb), 32, false, true)
-	if tr.rd(tb, "ORD_NACK_NOCONN") == 0 || tr.sum("ORD_FALLBACKS") == 0 || tr.sum("ORD_SLOW_REQS_SENT") == 0 {
-		t.Errorf("NACKs %d, fall-backs %d, slow REQs %d: want all > 0", tr.rd(tb, "ORD_NACK_NOCONN"), tr.sum("ORD_FALLBACKS"), tr.sum("ORD_SLOW_REQS_SENT"))
+	if tr.Read(tb, "ORD_NACK_NOCONN") == 0 || tr.Sum("ORD_FALLBACKS") == 0 || tr.Sum("ORD_SLOW_REQS_SENT") == 0 {
+		t.Errorf("NACKs %d, fall-backs %d, slow REQs %d: want all > 0", tr.Read(tb, "ORD_NACK_NOCONN"), tr.Sum("ORD_FALLBACKS"), tr.Sum("ORD_SLOW_REQS_SENT"))
 	}
-	if h := tr.rd(tb, "ORD_CONN_HWM"); h > 2 {
+	if h := tr.Read(tb, "ORD_CONN_HWM"); h > 2 {
 		t.Errorf("%d receiver connections open at once, the limit is 2", h)
 	}
-	if h := tr.rd(tb, "ORD_ROB_HWM"); h > resetROB {
+	if h := tr.Read(tb, "ORD_ROB_HWM"); h > resetROB {
 		t.Errorf("reorder buffer high-water mark %d over its %d entries", h, resetROB)
 	}
 	recs := tr.popRecords(fourSources[0].board(), "OREC_COUNT", "OREC_DATA", orecWords)
@@ -341,10 +341,10 @@ func TestNoSourceConnections(t *testing.T) {
 	tr := newTestRack(t, rackOpts{seed: 7})
 	ordRun(t, tr, fourSources[:2], ordTarget, ordCfg{streams: 3, length: 8, ctrl: ogEOD, srcConns: 0})
 	checkStreams(t, tr.dlog(ordTarget.board()), 8, false, true)
-	if got := tr.sum("ORD_NO_CID"); got != 6 {
+	if got := tr.Sum("ORD_NO_CID"); got != 6 {
 		t.Errorf("ORD_NO_CID = %d, want 6", got)
 	}
-	if tr.sum("ORD_REQS_SENT") != 0 {
+	if tr.Sum("ORD_REQS_SENT") != 0 {
 		t.Errorf("fast-mode REQs sent without a connection")
 	}
 }
@@ -355,7 +355,7 @@ func TestDropEveryRecovered(t *testing.T) {
 	tr := newTestRack(t, rackOpts{seed: 8})
 	ordRun(t, tr, fourSources[:2], ordTarget, ordCfg{streams: 4, length: 24, conc: 1, ctrl: ogSync, dropEvery: 7, srcConns: -1})
 	checkStreams(t, tr.dlog(ordTarget.board()), 24, true, false)
-	if d := tr.rd(ordTarget.board(), "ORD_DROPPED_REQ"); d == 0 {
+	if d := tr.Read(ordTarget.board(), "ORD_DROPPED_REQ"); d == 0 {
 		t.Errorf("no REQ dropped")
 	}
 }
@@ -425,11 +425,11 @@ func TestOrderingProperties(t *testing.T) {
 			if rob == 0 {
 				rob = resetROB
 			}
-			if h := tr.rd(tb, "ORD_ROB_HWM"); h > rob {
+			if h := tr.Read(tb, "ORD_ROB_HWM"); h > rob {
 				t.Errorf("reorder buffer high-water mark %d over %d entries", h, rob)
 			}
 			if c.tgtConns > 0 {
-				if h := tr.rd(tb, "ORD_CONN_HWM"); h > c.tgtConns {
+				if h := tr.Read(tb, "ORD_CONN_HWM"); h > c.tgtConns {
 					t.Errorf("%d receiver connections open at once, limit %d", h, c.tgtConns)
 				}
 			}

@@ -23,7 +23,7 @@ type egressRig struct {
 func newEgressRig(t testing.TB) *egressRig {
 	tr := newTestRack(t, rackOpts{})
 	g := &egressRig{t: t, tr: tr}
-	for _, b := range tr.r.Boards() {
+	for _, b := range tr.Rack.Boards() {
 		f := fabricFor(b)
 		switch b.Name() {
 		case node{0, 1}.board():
@@ -76,7 +76,7 @@ func (g *egressRig) land(c *cell) { g.dst.deliver(portIP, c, g.f.now) }
 // (which has no such packet and ignores them), deliveries and timers fire.
 func (g *egressRig) drain() {
 	g.t.Helper()
-	for i := 0; len(g.f.q) > 0; i++ {
+	for i := 0; g.f.q.Len() > 0; i++ {
 		if i > 1_000_000 {
 			g.t.Fatal("the fabric's events do not run out")
 		}
@@ -208,7 +208,7 @@ func TestLateDataCellDiscarded(t *testing.T) {
 	g.land(g.cell(p, slot, 2))
 	t0 := g.f.now
 	// The CTS travels, the reassembly timer fires: the packet is dropped.
-	for len(g.f.q) > 0 && g.ctr(cIPReasmTimeouts) == 0 {
+	for g.f.q.Len() > 0 && g.ctr(cIPReasmTimeouts) == 0 {
 		tm, e := g.f.pop()
 		g.f.now = max(g.f.now, tm)
 		g.f.dispatch(tm, e)
@@ -270,29 +270,29 @@ func TestPacketLengthLimit(t *testing.T) {
 	}
 	tr := g.tr
 	b := g.src.name
-	if v := tr.rd(b, "IP_PKTS_TOO_LONG"); v != 1 {
+	if v := tr.Read(b, "IP_PKTS_TOO_LONG"); v != 1 {
 		t.Errorf("IP_PKTS_TOO_LONG reads %d, want 1", v)
 	}
 	for reg, v := range map[string]uint32{"IPG_BYTES": 9000, "IPG_REPLY_BYTES": MaxPacket + 1, "BG_MTU": 0x3FFF} {
-		tr.wr(b, reg, v)
-		if got := tr.rd(b, reg); got != MaxPacket {
+		tr.Write(b, reg, v)
+		if got := tr.Read(b, reg); got != MaxPacket {
 			t.Errorf("%s: wrote %d, reads %d, want the clamp %d", reg, v, got, MaxPacket)
 		}
 	}
-	tr.wr(b, "BG_DST", uint32(g.dst.addr|1))
-	tr.wr(b, "BG_MSG_BYTES", 9000)
-	tr.wr(b, "BG_MTU", 9000)
-	tr.wr(b, "BG_COUNT", 1)
-	tr.wr(b, "BG_CTRL", bgEnable)
+	tr.Write(b, "BG_DST", uint32(g.dst.addr|1))
+	tr.Write(b, "BG_MSG_BYTES", 9000)
+	tr.Write(b, "BG_MTU", 9000)
+	tr.Write(b, "BG_COUNT", 1)
+	tr.Write(b, "BG_CTRL", bgEnable)
 	tr.clear()
 	if st := tr.run(); st != tgDone {
 		t.Fatalf("TG_STATUS %#x", st)
 	}
 	want := uint32(len(Cellify(MaxPacket)) + len(Cellify(9000-MaxPacket)))
-	if c, d, cells := tr.rd(b, "BG_COMPLETED"), tr.rd(g.dst.name, "IP_PKTS_DELIVERED"), tr.rd(b, "IP_DATA_CELLS_SENT"); c != 1 || d != 2 || cells != want {
+	if c, d, cells := tr.Read(b, "BG_COMPLETED"), tr.Read(g.dst.name, "IP_PKTS_DELIVERED"), tr.Read(b, "IP_DATA_CELLS_SENT"); c != 1 || d != 2 || cells != want {
 		t.Errorf("9000 B message, BG_MTU clamped: completed %d, packets delivered %d, data cells %d; want 1, 2, %d", c, d, cells, want)
 	}
-	if v := tr.rd(b, "IP_PKTS_TOO_LONG"); v != 0 {
+	if v := tr.Read(b, "IP_PKTS_TOO_LONG"); v != 0 {
 		t.Errorf("IP_PKTS_TOO_LONG = %d after the clamped run", v)
 	}
 }
@@ -303,13 +303,13 @@ func TestPacketLengthLimit(t *testing.T) {
 // (the slot rests), and the run still accounts for every packet.
 func TestLateCellsUnderLoad(t *testing.T) {
 	tr := newTestRack(t, rackOpts{seed: 5})
-	tr.all("IP_REASM_TIMEOUT_US", 3)
+	tr.WriteAll("IP_REASM_TIMEOUT_US", 3)
 	tr.ur(20000, MaxPacket, 40, 0)
 	if st := tr.run(); st != tgDone {
 		t.Fatalf("TG_STATUS %#x", st)
 	}
-	sent, done, dropped := tr.sum("IPG_SENT"), tr.sum("IPG_COMPLETED"), tr.sum("IPG_DROPPED")
-	timeouts, late, bad := tr.sum("IP_REASM_TIMEOUTS"), tr.sum("IP_DATA_NO_CONTEXT"), tr.sum("IP_DATA_MISMATCH")
+	sent, done, dropped := tr.Sum("IPG_SENT"), tr.Sum("IPG_COMPLETED"), tr.Sum("IPG_DROPPED")
+	timeouts, late, bad := tr.Sum("IP_REASM_TIMEOUTS"), tr.Sum("IP_DATA_NO_CONTEXT"), tr.Sum("IP_DATA_MISMATCH")
 	t.Logf("sent %d, completed %d, dropped %d, reassembly timeouts %d, late cells %d", sent, done, dropped, timeouts, late)
 	if timeouts == 0 || late == 0 {
 		t.Fatalf("no reassembly timeout (%d) or no late cell (%d): the test did not exercise late cells", timeouts, late)
@@ -317,11 +317,11 @@ func TestLateCellsUnderLoad(t *testing.T) {
 	if bad != 0 {
 		t.Errorf("IP_DATA_MISMATCH = %d: a late cell met another packet's context", bad)
 	}
-	if done+dropped != sent || dropped != timeouts+tr.sum("IP_CTD_SENT")+tr.sum("IP_FETCH_TIMEOUTS") {
+	if done+dropped != sent || dropped != timeouts+tr.Sum("IP_CTD_SENT")+tr.Sum("IP_FETCH_TIMEOUTS") {
 		t.Errorf("sent %d = completed %d + dropped %d? dropped = timeouts %d + CTD %d + fetch timeouts %d?", sent, done, dropped,
-			timeouts, tr.sum("IP_CTD_SENT"), tr.sum("IP_FETCH_TIMEOUTS"))
+			timeouts, tr.Sum("IP_CTD_SENT"), tr.Sum("IP_FETCH_TIMEOUTS"))
 	}
-	if rx, tx := tr.sum("IP_DATA_CELLS_RECEIVED"), tr.sum("IP_DATA_CELLS_SENT"); rx != tx {
+	if rx, tx := tr.Sum("IP_DATA_CELLS_RECEIVED"), tr.Sum("IP_DATA_CELLS_SENT"); rx != tx {
 		t.Errorf("%d data cells sent, %d received: every late cell must still arrive and be counted", tx, rx)
 	}
 	if bad := tr.creditsAtRest(); len(bad) > 0 {

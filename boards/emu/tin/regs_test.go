@@ -150,7 +150,7 @@ func widthMask(w int) uint32 {
 func TestRegisterSemantics(t *testing.T) {
 	tr := newTestRack(t, rackOpts{noConfig: true})
 	const b = "tin-p0b0"
-	bus := tr.buses[b]
+	bus := tr.Bus(b)
 	// Values that are not the register's reset on a board whose ports are
 	// down and whose run never started: the endpoint ports.
 	special := map[string]uint32{}
@@ -164,15 +164,15 @@ func TestRegisterSemantics(t *testing.T) {
 	for p := 0; p < nExt; p++ {
 		special[fmt.Sprintf("PORT_STATUS[%d]", p)] = psCabled | psPeerTiN
 	}
-	for _, el := range tr.m.Elements() {
+	for _, el := range tr.M.Elements() {
 		r := el.Reg
 		if !r.Access.Readable() {
-			if v := tr.rdAddr(b, el.Addr); v != 0 {
+			if v := tr.ReadAddr(b, el.Addr); v != 0 {
 				t.Errorf("%s (write-only) reads 0x%x, want 0", el.Name, v)
 			}
 			continue
 		}
-		v := tr.rdAddr(b, el.Addr)
+		v := tr.ReadAddr(b, el.Addr)
 		want, ok := special[el.Name]
 		if !ok {
 			want = r.Reset
@@ -185,13 +185,13 @@ func TestRegisterSemantics(t *testing.T) {
 		}
 		switch r.Access {
 		case bitstreams.RO, bitstreams.RC, bitstreams.Pop:
-			err := bus.Write32(tr.ctx, el.Addr, 0xFFFFFFFF)
+			err := bus.Write32(tr.Ctx, el.Addr, 0xFFFFFFFF)
 			if !errors.Is(err, emu.ErrReadOnly) {
 				t.Errorf("write to read-only %s: err = %v, want ErrReadOnly", el.Name, err)
 			}
 		case bitstreams.RW:
 			for _, pat := range []uint32{0xFFFFFFFF, 0xA5A5A5A5, 0x5A5A5A5A, 0} {
-				tr.wrAddr(b, el.Addr, pat)
+				tr.WriteAddr(b, el.Addr, pat)
 				want := pat & widthMask(r.Width)
 				if clampsToMaxPacket[el.Name] {
 					want = min(want, 4864)
@@ -199,26 +199,26 @@ func TestRegisterSemantics(t *testing.T) {
 						t.Errorf("%s clamps writes to 4864, its manifest doc does not say so: %q", el.Name, r.Doc)
 					}
 				}
-				if got := tr.rdAddr(b, el.Addr); got != want {
+				if got := tr.ReadAddr(b, el.Addr); got != want {
 					t.Errorf("%s: wrote 0x%x, read 0x%x, want 0x%x (width %d)", el.Name, pat, got, want, r.Width)
 				}
 			}
-			tr.wrAddr(b, el.Addr, r.Reset)
+			tr.WriteAddr(b, el.Addr, r.Reset)
 		}
 	}
 	// Routing-table words hold what is written.
 	for _, a := range []uint64{rtBase, rtBase + 0x1004, rtEnd - 4} {
-		tr.wrAddr(b, a, 0x85848382)
-		if got := tr.rdAddr(b, a); got != 0x85848382 {
+		tr.WriteAddr(b, a, 0x85848382)
+		if got := tr.ReadAddr(b, a); got != 0x85848382 {
 			t.Errorf("table word 0x%x reads 0x%x", a, got)
 		}
-		tr.wrAddr(b, a, 0)
+		tr.WriteAddr(b, a, 0)
 	}
 	// Every decoded address is in the manifest or the table window; the
 	// rest is a bus error.
 	for a := uint64(0); a < 0x1000; a += 4 {
-		_, err := bus.Read32(tr.ctx, a)
-		_, inMap := tr.m.At(a)
+		_, err := bus.Read32(tr.Ctx, a)
+		_, inMap := tr.M.At(a)
 		switch {
 		case err == nil && !inMap:
 			t.Errorf("address 0x%x decodes but the manifest has no register there", a)
@@ -228,22 +228,22 @@ func TestRegisterSemantics(t *testing.T) {
 			t.Errorf("address 0x%x: err = %v, want ErrBusError", a, err)
 		}
 		if !inMap {
-			if err := bus.Write32(tr.ctx, a, 1); !errors.Is(err, emu.ErrBusError) {
+			if err := bus.Write32(tr.Ctx, a, 1); !errors.Is(err, emu.ErrBusError) {
 				t.Errorf("write 0x%x outside the map: err = %v, want ErrBusError", a, err)
 			}
 		}
 	}
 	for _, a := range []uint64{0x1000, rtBase - 4, rtEnd, 0x20000} {
-		if _, err := bus.Read32(tr.ctx, a); !errors.Is(err, emu.ErrBusError) {
+		if _, err := bus.Read32(tr.Ctx, a); !errors.Is(err, emu.ErrBusError) {
 			t.Errorf("read 0x%x: err = %v, want ErrBusError", a, err)
 		}
-		w, inWin := tr.m.Window(a)
+		w, inWin := tr.M.Window(a)
 		if inWin {
 			t.Errorf("0x%x is outside the design's map but inside window %s", a, w.Name)
 		}
 	}
 	// Every counter and pop register is documented as such.
-	for _, r := range tr.m.Registers {
+	for _, r := range tr.M.Registers {
 		if strings.HasSuffix(r.Name, "_DATA") && r.Access != bitstreams.Pop {
 			t.Errorf("%s pops a FIFO but is declared %s", r.Name, r.Access)
 		}
@@ -259,34 +259,34 @@ func TestCountersClearAndPops(t *testing.T) {
 		t.Fatalf("TG_STATUS = %#x, want DONE", st)
 	}
 	const a, b = "tin-p0b0", "tin-p1b2"
-	if tr.rd(a, "IPLOG_COUNT") == 0 || tr.rd(a, "LAT_COUNT[0]") == 0 || tr.rd(a, "SW_CELLS") == 0 {
+	if tr.Read(a, "IPLOG_COUNT") == 0 || tr.Read(a, "LAT_COUNT[0]") == 0 || tr.Read(a, "SW_CELLS") == 0 {
 		t.Fatalf("no delivery log, samples or cells on %s", a)
 	}
 	// One record pops in four words; the count drops by one.
-	n := tr.rd(a, "IPLOG_COUNT")
+	n := tr.Read(a, "IPLOG_COUNT")
 	for i := 0; i < iplogWords-1; i++ {
-		tr.rd(a, "IPLOG_DATA")
+		tr.Read(a, "IPLOG_DATA")
 	}
-	if got := tr.rd(a, "IPLOG_COUNT"); got != n {
+	if got := tr.Read(a, "IPLOG_COUNT"); got != n {
 		t.Errorf("IPLOG_COUNT = %d after 3 of 4 words, want %d (the record is not gone yet)", got, n)
 	}
-	tr.rd(a, "IPLOG_DATA")
-	if got := tr.rd(a, "IPLOG_COUNT"); got != n-1 {
+	tr.Read(a, "IPLOG_DATA")
+	if got := tr.Read(a, "IPLOG_COUNT"); got != n-1 {
 		t.Errorf("IPLOG_COUNT = %d after a record, want %d", got, n-1)
 	}
-	tr.wr(a, "COUNTERS_CLEAR", 1)
+	tr.Write(a, "COUNTERS_CLEAR", 1)
 	for _, r := range []string{"IPLOG_COUNT", "LAT_COUNT[0]", "LAT_TOTAL[0]", "SW_CELLS", "IP_PKTS_SENT", "TX_CELLS[0]", "IPG_SENT", "TRACE_TOTAL"} {
-		if v := tr.rd(a, r); v != 0 {
+		if v := tr.Read(a, r); v != 0 {
 			t.Errorf("%s = %d after COUNTERS_CLEAR", r, v)
 		}
 	}
-	if tr.rd(a, "IPLOG_DATA") != 0 || tr.rd(a, "LAT_DATA[0]") != 0 {
+	if tr.Read(a, "IPLOG_DATA") != 0 || tr.Read(a, "LAT_DATA[0]") != 0 {
 		t.Errorf("an empty FIFO pops non-zero")
 	}
-	if tr.rd(b, "SW_CELLS") == 0 || tr.rd(b, "IPG_SENT") != 20 {
+	if tr.Read(b, "SW_CELLS") == 0 || tr.Read(b, "IPG_SENT") != 20 {
 		t.Errorf("COUNTERS_CLEAR on %s cleared %s's counters", a, b)
 	}
-	if tr.rd(a, "CREDITS[0]") != resetVCFifo {
-		t.Errorf("COUNTERS_CLEAR touched credits: CREDITS[0] = %d", tr.rd(a, "CREDITS[0]"))
+	if tr.Read(a, "CREDITS[0]") != resetVCFifo {
+		t.Errorf("COUNTERS_CLEAR touched credits: CREDITS[0] = %d", tr.Read(a, "CREDITS[0]"))
 	}
 }

@@ -23,8 +23,8 @@ func tflt(name, board, link string, kv ...string) labconfig.Fault {
 func TestFaultSlowFallthrough(t *testing.T) {
 	tr := newTestRack(t, rackOpts{faults: []labconfig.Fault{tflt(FaultSlowFallthrough, "tin-p0b1", "")}})
 	tr.configure()
-	tr.all("TRACE_CTRL", 1)
-	tr.all("TRACE_EVERY", 1)
+	tr.WriteAll("TRACE_CTRL", 1)
+	tr.WriteAll("TRACE_EVERY", 1)
 	tr.ur(1000, 64, 20, 0)
 	if st := tr.run(); st&tgDone == 0 {
 		t.Fatalf("TG_STATUS %#x", st)
@@ -48,11 +48,11 @@ func TestFaultSlowFallthrough(t *testing.T) {
 			t.Errorf("%s: arrival to grant least %d ns, median %d ns; want %d..%d", b, lo, med, want[0], want[1])
 		}
 	}
-	if v := tr.rd("tin-p0b1", "FALLTHROUGH_NS"); v != 20 {
+	if v := tr.Read("tin-p0b1", "FALLTHROUGH_NS"); v != 20 {
 		t.Errorf("report=declared: FALLTHROUGH_NS reads %d, want 20", v)
 	}
 	tr = newTestRack(t, rackOpts{faults: []labconfig.Fault{tflt(FaultSlowFallthrough, "tin-p0b1", "", "report", "actual")}})
-	if v := tr.rd("tin-p0b1", "FALLTHROUGH_NS"); v != 32 {
+	if v := tr.Read("tin-p0b1", "FALLTHROUGH_NS"); v != 32 {
 		t.Errorf("report=actual: FALLTHROUGH_NS reads %d, want 32 (20 + 10 rounded up to the 4 ns clock)", v)
 	}
 }
@@ -69,20 +69,20 @@ func TestFaultFewCredits(t *testing.T) {
 			t.Fatalf("TG_STATUS %#x", st)
 		}
 		// tin-p0b1's sfp2 is cabled to tin-p0b0's sfp0.
-		init := tr.rd("tin-p0b0", "CREDIT_INIT[0]")
+		init := tr.Read("tin-p0b0", "CREDIT_INIT[0]")
 		want := map[string]uint32{"declared": 1280, "actual": 1152}[report]
 		if init != want {
 			t.Errorf("report=%s: CREDIT_INIT[0] of the peer reads %d, want %d", report, init, want)
 		}
 		for vc := 0; vc < nVC; vc++ {
-			if c := tr.rd("tin-p0b0", fmt.Sprintf("CREDITS[%d]", vc)); c != 1152 {
+			if c := tr.Read("tin-p0b0", fmt.Sprintf("CREDITS[%d]", vc)); c != 1152 {
 				t.Errorf("report=%s: peer's CREDITS for VC %d at rest %d, want 1152", report, vc, c)
 			}
 		}
-		if c := tr.rd("tin-p0b0", "CREDITS[32]"); c != 1280 {
+		if c := tr.Read("tin-p0b0", "CREDITS[32]"); c != 1280 {
 			t.Errorf("a healthy link's CREDITS %d, want 1280", c)
 		}
-		if d := tr.sum("IPG_DROPPED"); d != 0 {
+		if d := tr.Sum("IPG_DROPPED"); d != 0 {
 			t.Errorf("%d packets dropped: fewer credits must not lose anything", d)
 		}
 	}
@@ -102,20 +102,20 @@ func TestFaultROBSmall(t *testing.T) {
 		ordRun(t, tr, fourSources[:1], ordTarget, c)
 		tb := ordTarget.board()
 		checkStreams(t, tr.dlog(tb), 64, false, false)
-		hwm, full := tr.rd(tb, "ORD_ROB_HWM"), tr.rd(tb, "ORD_NACK_ROBFULL")
-		t.Logf("faulty %v: reorder buffer high-water mark %d, full NACKs %d, ORD_ROB_ENTRIES %d", faulty, hwm, full, tr.rd(tb, "ORD_ROB_ENTRIES"))
+		hwm, full := tr.Read(tb, "ORD_ROB_HWM"), tr.Read(tb, "ORD_NACK_ROBFULL")
+		t.Logf("faulty %v: reorder buffer high-water mark %d, full NACKs %d, ORD_ROB_ENTRIES %d", faulty, hwm, full, tr.Read(tb, "ORD_ROB_ENTRIES"))
 		switch {
 		case !faulty && (full != 0 || hwm <= 40):
 			t.Errorf("healthy: high-water mark %d (want above 40), %d full NACKs (want 0)", hwm, full)
-		case faulty && (full == 0 || hwm > 40 || tr.sum("ORD_FALLBACKS") == 0):
-			t.Errorf("40 entries: high-water mark %d, %d full NACKs, %d fall-backs", hwm, full, tr.sum("ORD_FALLBACKS"))
+		case faulty && (full == 0 || hwm > 40 || tr.Sum("ORD_FALLBACKS") == 0):
+			t.Errorf("40 entries: high-water mark %d, %d full NACKs, %d fall-backs", hwm, full, tr.Sum("ORD_FALLBACKS"))
 		}
-		if v := tr.rd(tb, "ORD_ROB_ENTRIES"); v != 50 {
+		if v := tr.Read(tb, "ORD_ROB_ENTRIES"); v != 50 {
 			t.Errorf("ORD_ROB_ENTRIES reads %d, want the declared 50", v)
 		}
 	}
 	tr := newTestRack(t, rackOpts{faults: []labconfig.Fault{tflt(FaultROBSmall, "tin-p0b0", "", "report", "actual")}})
-	if v := tr.rd("tin-p0b0", "ORD_ROB_ENTRIES"); v != 40 {
+	if v := tr.Read("tin-p0b0", "ORD_ROB_ENTRIES"); v != 40 {
 		t.Errorf("report=actual: ORD_ROB_ENTRIES reads %d, want 40", v)
 	}
 }
@@ -125,23 +125,23 @@ func TestFaultROBSmall(t *testing.T) {
 func TestFaultCellDrop(t *testing.T) {
 	tr := newTestRack(t, rackOpts{faults: []labconfig.Fault{tflt(FaultCellDrop, "", "tin-p0b1:sfp2", "rate", "0.01")}})
 	tr.configure()
-	tr.all("IP_REASM_TIMEOUT_US", 20)
-	tr.all("IP_FETCH_TIMEOUT_US", 40)
+	tr.WriteAll("IP_REASM_TIMEOUT_US", 20)
+	tr.WriteAll("IP_FETCH_TIMEOUT_US", 40)
 	tr.ur(20000, 1500, 200, 0)
 	if st := tr.run(); st&tgDone == 0 {
 		t.Fatalf("TG_STATUS %#x", st)
 	}
-	tx, rx := tr.rd("tin-p0b0", "TX_CELLS[0]"), tr.rd("tin-p0b1", "RX_CELLS[2]")
+	tx, rx := tr.Read("tin-p0b0", "TX_CELLS[0]"), tr.Read("tin-p0b1", "RX_CELLS[2]")
 	if tx == 0 || rx >= tx {
 		t.Errorf("the peer sent %d cells over the cable, %d arrived: want some lost", tx, rx)
 	}
-	if rx2, tx2 := tr.rd("tin-p0b0", "RX_CELLS[0]"), tr.rd("tin-p0b1", "TX_CELLS[2]"); rx2 != tx2 {
+	if rx2, tx2 := tr.Read("tin-p0b0", "RX_CELLS[0]"), tr.Read("tin-p0b1", "TX_CELLS[2]"); rx2 != tx2 {
 		t.Errorf("the other direction lost cells: %d sent, %d received", tx2, rx2)
 	}
-	if d := tr.sum("IPG_DROPPED"); d == 0 {
+	if d := tr.Sum("IPG_DROPPED"); d == 0 {
 		t.Errorf("no packet dropped although %d cells were lost", tx-rx)
 	}
-	if e := tr.rd("tin-p0b1", "RX_CRC_ERRORS[2]"); e != 0 {
+	if e := tr.Read("tin-p0b1", "RX_CRC_ERRORS[2]"); e != 0 {
 		t.Errorf("%d CRC errors: the fault leaves none", e)
 	}
 }

@@ -38,9 +38,9 @@ func parseTrace(board string, w []uint32) traceRec {
 // collect pops every board's collector.
 func (tr *testRack) collect() []traceRec {
 	var out []traceRec
-	for _, n := range tr.names {
-		if o := tr.rd(n, "TRACE_OVERFLOW"); o != 0 {
-			tr.t.Fatalf("%s: %d trace records lost", n, o)
+	for _, n := range tr.Names {
+		if o := tr.Read(n, "TRACE_OVERFLOW"); o != 0 {
+			tr.T.Fatalf("%s: %d trace records lost", n, o)
 		}
 		for _, w := range tr.popRecords(n, "TRACE_COUNT", "TRACE_DATA", traceWords) {
 			out = append(out, parseTrace(n, w))
@@ -237,8 +237,8 @@ func TestRoutesPerMode(t *testing.T) {
 			for f := 0; f < 7; f++ {
 				rm |= uint32(mode) << (2 * f)
 			}
-			tr.all("ROUTE_MODE", rm)
-			tr.all("TRACE_CTRL", trIP)
+			tr.WriteAll("ROUTE_MODE", rm)
+			tr.WriteAll("TRACE_CTRL", trIP)
 			// Enough load for queues to build, so adaptive routing has a
 			// reason to leave the minimal paths.
 			tr.ur(60000, 1200, 40, ipgReply)
@@ -302,22 +302,22 @@ func TestRoutesPerMode(t *testing.T) {
 // from packet to packet.
 func TestCellificationMatchesTrace(t *testing.T) {
 	tr := newTestRack(t, rackOpts{})
-	tr.all("TRACE_CTRL", trBurst)
+	tr.WriteAll("TRACE_CTRL", trBurst)
 	sizes := []uint32{1, 148, 152, 153, 1500, 4096, 4863, MaxPacket}
 	src, dst := node{0, 1}, node{1, 2}
 	dstAddr := MakeAddr(dst.pod, dst.tin, 1)
 	b := src.board()
-	tr.wr(b, "BG_DST", uint32(dstAddr))
-	tr.wr(b, "BG_RATE_MBPS", 10000)
-	tr.wr(b, "BG_COUNT", 1)
-	tr.wr(b, "BG_CTRL", bgEnable)
+	tr.Write(b, "BG_DST", uint32(dstAddr))
+	tr.Write(b, "BG_RATE_MBPS", 10000)
+	tr.Write(b, "BG_COUNT", 1)
+	tr.Write(b, "BG_CTRL", bgEnable)
 	for _, n := range sizes {
 		perMsg := 3
 		if n < 64 {
 			perMsg = 1
 		}
-		tr.wr(b, "BG_MSG_BYTES", uint32(perMsg)*n)
-		tr.wr(b, "BG_MTU", n)
+		tr.Write(b, "BG_MSG_BYTES", uint32(perMsg)*n)
+		tr.Write(b, "BG_MTU", n)
 		tr.clear()
 		if st := tr.run(); st != tgDone {
 			t.Fatalf("%d B: TG_STATUS %#x", n, st)
@@ -403,14 +403,14 @@ func TestCellificationMatchesTrace(t *testing.T) {
 // the timing model of docs/tin.md on an idle fabric.
 func TestTracedPacketPath(t *testing.T) {
 	tr := newTestRack(t, rackOpts{})
-	tr.all("TRACE_CTRL", trBurst)
+	tr.WriteAll("TRACE_CTRL", trBurst)
 	src, dst := node{0, 0}, node{1, 3}
 	b := src.board()
-	tr.wr(b, "BG_DST", uint32(MakeAddr(dst.pod, dst.tin, 1)))
-	tr.wr(b, "BG_MSG_BYTES", 600)
-	tr.wr(b, "BG_MTU", 600)
-	tr.wr(b, "BG_COUNT", 1)
-	tr.wr(b, "BG_CTRL", bgEnable)
+	tr.Write(b, "BG_DST", uint32(MakeAddr(dst.pod, dst.tin, 1)))
+	tr.Write(b, "BG_MSG_BYTES", 600)
+	tr.Write(b, "BG_MTU", 600)
+	tr.Write(b, "BG_COUNT", 1)
+	tr.Write(b, "BG_CTRL", bgEnable)
 	if st := tr.run(); st != tgDone {
 		t.Fatalf("TG_STATUS %#x", st)
 	}
