@@ -1,12 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,9 +37,7 @@ func BenchmarkNightlyLineRate(b *testing.B) {
 			var tot nightlyLoad
 			for range b.N {
 				out := b.TempDir()
-				code, summary := quietly(b, func() int {
-					return run([]string{"labrunner", "--log-level", "error", "nightly", "--locks", b.TempDir(), "--lab", lab, "--out", out}, io.Discard, io.Discard)
-				})
+				code, summary := quietly("labrunner", "--log-level", "error", "nightly", "--locks", b.TempDir(), "--lab", lab, "--out", out)
 				dirs, err := os.ReadDir(out)
 				if err != nil || len(dirs) != 1 {
 					b.Fatalf("exit %d, run directories %v (%v)", code, dirs, err)
@@ -88,28 +87,36 @@ func shapedDefaultLab(b *testing.B, line string) string {
 	return path
 }
 
-// quietly runs f with stdout and stderr sent to a file, and returns f's
-// result and the nightly's summary lines (test cases, board groups).
-func quietly(b *testing.B, f func() int) (int, string) {
-	b.Helper()
-	path := filepath.Join(b.TempDir(), "out.txt")
-	w, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	so, se := os.Stdout, os.Stderr
-	os.Stdout, os.Stderr = w, w
-	code := f()
-	os.Stdout, os.Stderr = so, se
-	w.Close()
-	text, _ := os.ReadFile(path)
+// quietly runs the CLI with its output kept aside, and returns its exit code
+// and the nightly's summary lines (test cases, board groups).
+func quietly(args ...string) (int, string) {
+	var out lockedBuffer
+	code := run(args, &out, &out)
 	var keep []string
-	for _, l := range strings.Split(string(text), "\n") {
+	for _, l := range strings.Split(out.String(), "\n") {
 		if strings.Contains(l, " test cases: ") || strings.Contains(l, "board groups") {
 			keep = append(keep, strings.TrimSpace(l))
 		}
 	}
 	return code, strings.Join(keep, "; ")
+}
+
+// lockedBuffer is a buffer the CLI's goroutines may write at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // nightlyLoad is what a nightly asked of the bridges, from its run
