@@ -59,6 +59,11 @@ var busMetrics = []busMetric{
 	// USB-UARTs, its line time (docs/uart-bridge.md, "Sizes on the wire").
 	{"tx_bytes", "bytes", delta(func(s BusCounters) uint64 { return s.TxBytes })},
 	{"rx_bytes", "bytes", delta(func(s BusCounters) uint64 { return s.RxBytes })},
+	// How many of the requests went through the window, in how many
+	// batches: the round trips the plan waited for are requests -
+	// pipelined + batches (docs/uart-bridge.md, "Window").
+	{"pipelined", "requests", delta(func(s BusCounters) uint64 { return s.Pipelined })},
+	{"batches", "batches", delta(func(s BusCounters) uint64 { return s.Batches })},
 	{"turnaround_ms", "ms", func(_, after BusCounters) float64 { return float64(after.Turnaround) / float64(time.Millisecond) }},
 }
 

@@ -1,12 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,9 +21,10 @@ import (
 // UART bridge held to 921600 baud plus 1 ms a request, as a rack of
 // USB-UARTs with their latency timers at 1 ms would be (docs/uart-bridge.md,
 // "Line-rate emulation"). Besides the wall time (ns/op) it reports, per
-// nightly, the bridge requests and the bytes they moved both ways (the
-// runner's harness.bridge.* counters) and the verdicts that did not pass;
-// -v logs them per plan.
+// nightly, the bridge requests, the round trips the runner waited for (a
+// batch through a bridge's window is one), the bytes they moved both ways
+// (the runner's harness.bridge.* counters) and the verdicts that did not
+// pass; -v logs them per plan, with each plan's longest steps.
 //
 //	go test ./cmd/labrunner -run '^$' -bench NightlyLineRate -benchtime 1x -v
 func BenchmarkNightlyLineRate(b *testing.B) {
@@ -35,9 +37,7 @@ func BenchmarkNightlyLineRate(b *testing.B) {
 			var tot nightlyLoad
 			for range b.N {
 				out := b.TempDir()
-				code, summary := quietly(b, func() int {
-					return run([]string{"labrunner", "--log-level", "error", "nightly", "--locks", b.TempDir(), "--lab", lab, "--out", out}, io.Discard, io.Discard)
-				})
+				code, summary := quietly("labrunner", "--log-level", "error", "nightly", "--locks", b.TempDir(), "--lab", lab, "--out", out)
 				dirs, err := os.ReadDir(out)
 				if err != nil || len(dirs) != 1 {
 					b.Fatalf("exit %d, run directories %v (%v)", code, dirs, err)
@@ -48,7 +48,7 @@ func BenchmarkNightlyLineRate(b *testing.B) {
 				b.Logf("exit %d; %s", code, summary)
 				for _, p := range l.planNames() {
 					pl := l.plans[p]
-					b.Logf("  %-12s %7.0f requests %9.0f bytes, done after %6.1f s; longest steps: %s", p, pl.requests, pl.bytes,
+					b.Logf("  %-12s %7.0f requests (%6.0f round trips) %9.0f bytes, done after %6.1f s; longest steps: %s", p, pl.requests, pl.roundTrips, pl.bytes,
 						pl.done.Seconds(), strings.Join(pl.longest, ", "))
 				}
 				for _, v := range l.notPassed {
@@ -58,6 +58,7 @@ func BenchmarkNightlyLineRate(b *testing.B) {
 			n := float64(b.N)
 			b.ReportMetric(tot.all.requests/n, "requests/op")
 			b.ReportMetric(tot.all.bytes/n, "bridge-bytes/op")
+			b.ReportMetric(tot.all.roundTrips/n, "round-trips/op")
 			b.ReportMetric(float64(len(tot.notPassed))/n, "not-passed/op")
 		})
 	}
@@ -86,28 +87,36 @@ func shapedDefaultLab(b *testing.B, line string) string {
 	return path
 }
 
-// quietly runs f with stdout and stderr sent to a file, and returns f's
-// result and the nightly's summary lines (test cases, board groups).
-func quietly(b *testing.B, f func() int) (int, string) {
-	b.Helper()
-	path := filepath.Join(b.TempDir(), "out.txt")
-	w, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	so, se := os.Stdout, os.Stderr
-	os.Stdout, os.Stderr = w, w
-	code := f()
-	os.Stdout, os.Stderr = so, se
-	w.Close()
-	text, _ := os.ReadFile(path)
+// quietly runs the CLI with its output kept aside, and returns its exit code
+// and the nightly's summary lines (test cases, board groups).
+func quietly(args ...string) (int, string) {
+	var out lockedBuffer
+	code := run(args, &out, &out)
 	var keep []string
-	for _, l := range strings.Split(string(text), "\n") {
+	for _, l := range strings.Split(out.String(), "\n") {
 		if strings.Contains(l, " test cases: ") || strings.Contains(l, "board groups") {
 			keep = append(keep, strings.TrimSpace(l))
 		}
 	}
 	return code, strings.Join(keep, "; ")
+}
+
+// lockedBuffer is a buffer the CLI's goroutines may write at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // nightlyLoad is what a nightly asked of the bridges, from its run
@@ -120,6 +129,7 @@ type nightlyLoad struct {
 
 type bridgeLoad struct {
 	requests, bytes float64
+	roundTrips      float64       // requests - pipelined + batches
 	done            time.Duration // from the run's start to the plan's last step
 	longest         []string      // its longest steps, with their durations
 }
@@ -138,14 +148,21 @@ func loadOf(b *testing.B, dir string) nightlyLoad {
 			p.requests += m.Value
 		case "harness.bridge.tx_bytes", "harness.bridge.rx_bytes":
 			p.bytes += m.Value
+		case "harness.bridge.pipelined":
+			p.roundTrips -= m.Value
+		case "harness.bridge.batches":
+			p.roundTrips += m.Value
 		default:
 			continue
 		}
 		l.plans[m.Plan] = p
 	}
-	for _, p := range l.plans {
+	for name, p := range l.plans {
+		p.roundTrips += p.requests
+		l.plans[name] = p
 		l.all.requests += p.requests
 		l.all.bytes += p.bytes
+		l.all.roundTrips += p.roundTrips
 	}
 	// Where each plan's time went, from progress.jsonl: a step's duration
 	// is the time since the plan's step before it (the run's start for the
@@ -193,6 +210,7 @@ func loadOf(b *testing.B, dir string) nightlyLoad {
 func (l *nightlyLoad) add(o nightlyLoad) {
 	l.all.requests += o.all.requests
 	l.all.bytes += o.all.bytes
+	l.all.roundTrips += o.all.roundTrips
 	l.notPassed = append(l.notPassed, o.notPassed...)
 }
 

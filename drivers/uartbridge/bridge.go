@@ -149,6 +149,10 @@ type Stats struct {
 	// Window is the number of requests the device lets the host have
 	// outstanding now (docs/uart-bridge.md, "Window"): 1 without one.
 	Window int
+	// Batches counts the runs of requests sent through the window, and
+	// Pipelined the requests among Requests they held: the host waited
+	// for Requests - Pipelined + Batches round trips, not Requests.
+	Batches, Pipelined uint64
 }
 
 // DeviceInfo is the answer to INFO.
@@ -206,7 +210,7 @@ type Bridge struct {
 	maxCount atomic.Int32
 	st       struct {
 		requests, attempts, retries, resends, failures, timeouts, crc, badHeaders,
-		stale, busy, dropped, tx, rx, split, late atomic.Uint64
+		stale, busy, dropped, tx, rx, split, late, batches, pipelined atomic.Uint64
 		srtt, rto, chunk, window atomic.Int64
 	}
 }
@@ -332,6 +336,7 @@ func (b *Bridge) Stats() Stats {
 		Resends: b.st.resends.Load(), SplitBursts: b.st.split.Load(), Late: b.st.late.Load(),
 		Turnaround: time.Duration(b.st.srtt.Load()), Timeout: time.Duration(b.st.rto.Load()),
 		ReadChunk: int(b.st.chunk.Load()), Window: int(b.st.window.Load()),
+		Batches: b.st.batches.Load(), Pipelined: b.st.pipelined.Load(),
 	}
 }
 

@@ -190,6 +190,7 @@ func (b *Bridge) pipeline(ctx context.Context, reqs []*wreq) (int, error) {
 		r.req.Cmd = r.req.Cmd.Plain() | CmdWindowed
 	}
 	b.flushStale()
+	b.st.batches.Add(1)
 	err := p.loop()
 	b.st.chunk.Store(int64(b.line.readChunk(int(b.maxCount.Load()))))
 	if err == nil {
@@ -332,6 +333,7 @@ func (p *pipe) send() error {
 		}
 		r.frame = f
 		b.st.requests.Add(1)
+		b.st.pipelined.Add(1)
 		add(p.next)
 		p.next++
 	}

@@ -93,6 +93,9 @@ func TestWindowOpensAndOverlaps(t *testing.T) {
 	if d := st.Requests - r0.Requests; d != 40 || st.Retries != r0.Retries || st.Stale != r0.Stale {
 		t.Fatalf("40 pops: %d requests, %d retries, %d stale; want 40, 0, 0", d, st.Retries-r0.Retries, st.Stale-r0.Stale)
 	}
+	if st.Pipelined-r0.Pipelined != 40 || st.Batches-r0.Batches != 1 {
+		t.Fatalf("40 pops: %d pipelined in %d batches, want 40 in 1", st.Pipelined-r0.Pipelined, st.Batches-r0.Batches)
+	}
 	p.with(func(p *peer) {
 		if p.maxBurst < 2 || p.sequence != 0 || p.replays != 0 {
 			t.Fatalf("the device heard at most %d requests at once (%d out of turn, %d replays): the window was not used", p.maxBurst, p.sequence, p.replays)
@@ -244,8 +247,8 @@ func TestWindowOldDevice(t *testing.T) {
 			}
 		}
 	})
-	if st := b.Stats(); st.Window != 1 {
-		t.Fatalf("window %d", st.Window)
+	if st := b.Stats(); st.Window != 1 || st.Pipelined != 0 || st.Batches != 0 {
+		t.Fatalf("window %d, %d requests pipelined in %d batches", st.Window, st.Pipelined, st.Batches)
 	}
 }
 
