@@ -7,16 +7,16 @@ import (
 )
 
 // Every band the default lab's nightly judges with is within ±10% of its
-// reference, or says why it may be wider (Expectation.Wide). The test runs
-// the default lab's plans on the emulated rack and lists every offender
-// with what to fix; `labrunner golden bands --check` agrees with it.
+// reference, or says why it may be wider (Expectation.Wide). The test reads
+// the default lab's nightly on the emulated rack (defaultNightly) and lists
+// every offender with what to fix; `labrunner golden bands --check` agrees
+// with it.
 func TestDefaultLabBandsHaveReasons(t *testing.T) {
 	t.Parallel()
-	out := t.TempDir()
-	if code := runCode(t, "--log-level", "error", "nightly", "--out", out); code != 0 && code != 1 {
-		t.Fatalf("the default lab's nightly: exit %d", code)
+	code, dir, out := defaultNightly(t)
+	if code != 0 && code != 1 {
+		t.Fatalf("the default lab's nightly: exit %d\n%s", code, tail(out, 40))
 	}
-	dir := theRunDir(t, out)
 	bs, err := bands.FromRun(dir)
 	if err != nil {
 		t.Fatal(err)

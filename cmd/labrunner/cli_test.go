@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -64,4 +66,47 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// defaultRun is one nightly of the embedded default lab (the whole
+// emulated rack, every design), shared by the tests that read such a run:
+// it is the suite's most expensive command.
+var defaultRun struct {
+	once sync.Once
+	root string
+	code int
+	out  string
+	err  error
+}
+
+// defaultNightly runs the default lab's nightly once per test binary and
+// returns its exit code, run directory and output.
+func defaultNightly(t *testing.T) (code int, dir, out string) {
+	t.Helper()
+	defaultRun.once.Do(func() {
+		// Not a test's TempDir: the run outlives the first test that asks.
+		if defaultRun.root, defaultRun.err = os.MkdirTemp("", "labrunner-default-run-"); defaultRun.err != nil {
+			return
+		}
+		var stdout, stderr syncBuf
+		defaultRun.code = run([]string{"labrunner", "--log-level", "error", "nightly", "--out", defaultRun.root,
+			"--locks", filepath.Join(defaultRun.root, "locks")}, &stdout, &stderr)
+		defaultRun.out = stdout.String() + stderr.String()
+	})
+	if defaultRun.err != nil {
+		t.Fatal(defaultRun.err)
+	}
+	es, err := filepath.Glob(filepath.Join(defaultRun.root, "*-emulated-rack"))
+	if err != nil || len(es) != 1 {
+		t.Fatalf("want one run directory of the default lab in %s: %v %v\n%s", defaultRun.root, es, err, tail(defaultRun.out, 40))
+	}
+	return defaultRun.code, es[0], defaultRun.out
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if defaultRun.root != "" {
+		os.RemoveAll(defaultRun.root)
+	}
+	os.Exit(code)
 }

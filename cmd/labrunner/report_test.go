@@ -14,16 +14,14 @@ import (
 // The report of a nightly draws, for each plan, every figure its design's
 // report: block describes: a described metric the tests do not record
 // under that name (a typo on either side) shows up here as a figure with
-// no readings. The lab is the CLI tests' small ExaNet, PRR and Shoal labs
-// in one, so that their board groups run side by side.
+// no readings. The run is the default lab's nightly (defaultNightly): every
+// design of the catalogue, its plans side by side.
 func TestNightlyReportDrawsEveryDescribedFigure(t *testing.T) {
 	t.Parallel()
-	lab := combinedLab(t, "mini.yaml", "prr.yaml", "shoal.yaml")
-	out := t.TempDir()
-	if code := runCode(t, "--log-level", "error", "nightly", "--lab", lab, "--out", out); code != 0 {
-		t.Fatalf("nightly exit %d, want 0", code)
+	code, dir, out := defaultNightly(t)
+	if code != 0 {
+		t.Fatalf("nightly exit %d, want 0\n%s", code, tail(out, 40))
 	}
-	dir := onlyRunDir(t, out)
 	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +36,7 @@ func TestNightlyReportDrawsEveryDescribedFigure(t *testing.T) {
 	for _, m := range regexp.MustCompile(`<h4>([^<]*)</h4>`).FindAllSubmatch(page, -1) {
 		figures[string(m[1])] = true
 	}
-	for _, design := range []string{"exanet", "prr", "shoal"} {
+	for _, design := range []string{"exanet", "prr", "shoal", "tin"} {
 		m, err := bitstreams.Default().Design(design)
 		if err != nil {
 			t.Fatal(err)
@@ -53,46 +51,6 @@ func TestNightlyReportDrawsEveryDescribedFigure(t *testing.T) {
 			}
 		}
 	}
-}
-
-// combinedLab writes one lab file holding the boards, links and plans of
-// several of testdata's labs (their board names differ), with the first
-// one's header.
-func combinedLab(t *testing.T, files ...string) string {
-	t.Helper()
-	sections := map[string]*strings.Builder{"boards": {}, "links": {}, "plans": {}}
-	var header strings.Builder
-	for i, f := range files {
-		b, err := os.ReadFile(filepath.Join("testdata", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cur := ""
-		for _, l := range strings.SplitAfter(string(b), "\n") {
-			if top := regexp.MustCompile(`^([a-z_]+):`).FindStringSubmatch(l); top != nil {
-				cur = top[1]
-				if _, ok := sections[cur]; ok {
-					continue
-				}
-			}
-			switch {
-			case sections[cur] != nil:
-				sections[cur].WriteString(l)
-			case i == 0:
-				header.WriteString(l)
-			}
-		}
-	}
-	var b strings.Builder
-	b.WriteString(header.String())
-	for _, k := range []string{"boards", "links", "plans"} {
-		b.WriteString(k + ":\n" + sections[k].String())
-	}
-	path := filepath.Join(t.TempDir(), "combined.yaml")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // `bringup` prints the path of its report and the report is there, with

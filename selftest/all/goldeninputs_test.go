@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,8 +35,9 @@ func TestGoldenInputsNeverComeFromTheBoard(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the default lab's plans twice")
 	}
+	t.Parallel()
 	cat := bitstreams.Default()
-	clean := runDefaultLab(t, cat, false)
+	clean := cleanDefaultLab(t, cat)
 	bad := runDefaultLab(t, cat, true)
 
 	ce, be := expectations(t, clean), expectations(t, bad)
@@ -141,6 +143,45 @@ func runDefaultLab(t *testing.T, cat *bitstreams.Catalogue, corrupt bool) string
 	return r.dir
 }
 
+// cleanRun is the default lab's clean run, made once for the tests that
+// read one.
+var cleanRun struct {
+	once sync.Once
+	root string
+	dir  string
+	out  labrun.Outcome
+	err  error
+}
+
+// cleanDefaultLab runs the default lab's nightly without a fault once per
+// test binary and returns its run directory; it fails the test unless the
+// run passed.
+func cleanDefaultLab(t *testing.T, cat *bitstreams.Catalogue) string {
+	t.Helper()
+	cleanRun.once.Do(func() {
+		// Not a test's TempDir: the run outlives the first test that asks.
+		if cleanRun.root, cleanRun.err = os.MkdirTemp("", "labrunner-clean-default-"); cleanRun.err != nil {
+			return
+		}
+		cleanRun.dir, cleanRun.out, cleanRun.err = runLabIn(cleanRun.root, cat, labRun{})
+	})
+	if cleanRun.err != nil {
+		t.Fatal(cleanRun.err)
+	}
+	if cleanRun.out.ExitCode != 0 {
+		t.Fatalf("clean run: exit %d (%s)", cleanRun.out.ExitCode, cleanRun.out.Status)
+	}
+	return cleanRun.dir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if cleanRun.root != "" {
+		os.RemoveAll(cleanRun.root)
+	}
+	os.Exit(code)
+}
+
 // labRun says how to run the default lab in process.
 type labRun struct {
 	plans   []string            // only these plans (all when empty)
@@ -158,15 +199,24 @@ type labResult struct {
 // bus is the emulator's own (no UART bridge, for speed).
 func runLab(t *testing.T, cat *bitstreams.Catalogue, o labRun) labResult {
 	t.Helper()
-	lab, err := labconfig.Default(labconfig.Known{})
+	dir, out, err := runLabIn(t.TempDir(), cat, o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return labResult{dir: dir, out: out}
+}
+
+// runLabIn is runLab's run, its directory made under root.
+func runLabIn(root string, cat *bitstreams.Catalogue, o labRun) (string, labrun.Outcome, error) {
+	lab, err := labconfig.Default(labconfig.Known{})
+	if err != nil {
+		return "", labrun.Outcome{}, err
 	}
 	design := map[string]*bitstreams.Manifest{}
 	for i, p := range lab.Plans {
 		m, err := cat.Design(p.Design)
 		if err != nil {
-			t.Fatal(err)
+			return "", labrun.Outcome{}, err
 		}
 		for _, pb := range p.Boards {
 			design[pb.Board] = m
@@ -190,19 +240,18 @@ func runLab(t *testing.T, cat *bitstreams.Catalogue, o labRun) labResult {
 	for _, f := range o.faults {
 		lf, err := labconfig.ParseFault(f)
 		if err != nil {
-			t.Fatal(err)
+			return "", labrun.Outcome{}, err
 		}
 		faults = append(faults, lf)
 	}
 	rack, err := emu.Start(lab, emu.Options{Catalogue: cat, Faults: faults, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		t.Fatal(err)
+		return "", labrun.Outcome{}, err
 	}
 	defer rack.Close()
-	root := t.TempDir()
 	dir, err := results.Create(root, results.Run{Lab: lab.Name, Seed: lab.Seed, Start: time.Now(), Faults: o.faults})
 	if err != nil {
-		t.Fatal(err)
+		return "", labrun.Outcome{}, err
 	}
 	n := labrun.Groups{Lab: lab, Catalogue: cat, Emulator: rack, Dir: dir, Log: slog.New(slog.DiscardHandler), Plans: o.plans}
 	if o.corrupt {
@@ -212,7 +261,7 @@ func runLab(t *testing.T, cat *bitstreams.Catalogue, o labRun) labResult {
 	defer cancel()
 	out := n.Run(ctx)
 	dir.Close()
-	return labResult{dir: dir.Path, out: out}
+	return dir.Path, out, nil
 }
 
 // corrupting serves the emulated rack with a bus that lies about the
