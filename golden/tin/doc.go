@@ -126,7 +126,10 @@
 // minimal, a congested minimal route spills. A destination in the source's
 // pod has, besides the turn rule's two-hop detours, the routes through
 // another pod that leave on one of the source's own global links (reading
-// A25). The switch has no clock (reading A28). The same engine runs the
+// A25). The paper's switch has no clock; a design that declares one
+// (switch_clock_mhz, from its catalogue entry) has its switches take
+// requests and start cells on their own clocks' edges, each at a phase
+// drawn per run (reading A28). The same engine runs the
 // SC'18 Dragonfly (SC18Dragonfly, PAR routing) and BookSim2's
 // configuration of it (BookSimDragonfly) with output-queued routers (no
 // SwitchSpec: a cell joins its output's queue as it arrives), and Aquila's

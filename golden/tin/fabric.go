@@ -243,6 +243,7 @@ type glink struct {
 
 type flink struct {
 	to      int32 // router at the far end; -1 for an ejection link
+	from    int32 // router at the near end; -1 for an injection link
 	lat     Time
 	psPB    float64 // ps per byte
 	freeAt  Time    // the current cell's tail leaves the link
@@ -341,21 +342,21 @@ func NewFabric(cfg FabricConfig, host Host) (*Fabric, error) {
 	f.R = f.P * f.T
 	f.nEP = f.R * f.E
 	f.nVC = Classes * cfg.Levels
-	add := func(to int32, s LinkSpec, credits bool) {
-		f.links = append(f.links, flink{to: to, lat: toTime(s.LatencyNs), psPB: 1000 / s.BytesPerNs, credits: credits && cfg.BufferBytes > 0})
+	add := func(from, to int32, s LinkSpec, credits bool) {
+		f.links = append(f.links, flink{from: from, to: to, lat: toTime(s.LatencyNs), psPB: 1000 / s.BytesPerNs, credits: credits && cfg.BufferBytes > 0})
 	}
 	for ep := 0; ep < f.nEP; ep++ {
-		add(int32(ep/f.E), cfg.Inject, true)
+		add(-1, int32(ep/f.E), cfg.Inject, true)
 	}
 	for ep := 0; ep < f.nEP; ep++ {
-		add(-1, cfg.Eject, false)
+		add(int32(ep/f.E), -1, cfg.Eject, false)
 	}
 	f.localBase = len(f.links)
 	for r := 0; r < f.R; r++ {
 		pod := r / f.T
 		for t := 0; t < f.T; t++ {
 			if s := pod*f.T + t; s != r {
-				add(int32(s), cfg.Local, true)
+				add(int32(r), int32(s), cfg.Local, true)
 			}
 		}
 	}
@@ -365,7 +366,7 @@ func NewFabric(cfg FabricConfig, host Host) (*Fabric, error) {
 		for _, d := range [][2]Node{{g.A, g.B}, {g.B, g.A}} {
 			from, to := int32(d[0].Pod*f.T+d[0].TiN), int32(d[1].Pod*f.T+d[1].TiN)
 			id := int32(len(f.links))
-			add(to, cfg.Global, true)
+			add(from, to, cfg.Global, true)
 			k := d[0].Pod*f.P + d[1].Pod
 			f.between[k] = append(f.between[k], int32(len(f.gls)))
 			f.gls = append(f.gls, glink{from: from, to: to, link: id})
@@ -576,6 +577,13 @@ func (f *Fabric) tryStart(l int32) {
 		f.wakeAt(l, L.freeAt)
 		return
 	}
+	if f.sw != nil && f.sw.clock > 0 {
+		// A clocked switch's output starts a cell on an edge (reading A28).
+		if e := f.sw.edge(L.from, f.now); e > f.now {
+			f.wakeAt(l, e)
+			return
+		}
+	}
 	if L.credits {
 		f.drain(l)
 	}
@@ -639,7 +647,12 @@ func (f *Fabric) tryStart(l int32) {
 	} else {
 		c.tailArr = tail + L.lat
 		c.inLink, c.inVC = l, uint8(pick)
-		f.q.push(event{t: f.now + L.lat, id: ci, kind: evArrive})
+		at := f.now + L.lat
+		if f.sw != nil {
+			// A clocked switch takes the head's request on an edge.
+			at = f.sw.edge(L.to, at)
+		}
+		f.q.push(event{t: at, id: ci, kind: evArrive})
 	}
 	if L.queued > 0 {
 		f.wakeAt(l, tail)

@@ -16,6 +16,10 @@ type Timing struct {
 	GlobalPropNs  float64 // flight time of a global link (fibre up to 100 m, §3.2: the lab's cable)
 	LinkGbps      float64 // GNet link data rate (§3.1: 25G links; §3.6: 28 Gb/s lanes)
 	InjectGbps    float64 // endpoint port into the switch (§5.1: 100 Gb/s IP injection per TiN)
+	// SwitchClockNs is the period of a design's switch clock: a switch
+	// acts only on its edges (reading A28). 0, the paper's figures: no
+	// clock.
+	SwitchClockNs float64
 }
 
 // PaperTiming returns Aquila's figures. Links are taken at 25 Gb/s: §3.1
@@ -43,6 +47,7 @@ func (t Timing) Check() error {
 	}{
 		{"fall-through", t.FallThroughNs, 0}, {"per-hop latency", t.HopNs, 0}, {"FEC latency", t.FECNs, 0},
 		{"local flight time", t.LocalPropNs, 0}, {"global flight time", t.GlobalPropNs, 0},
+		{"switch clock period", t.SwitchClockNs, 0},
 	} {
 		if math.IsNaN(f.v) || f.v < f.lo || f.v > 1e6 {
 			return fmt.Errorf("tin: %s %g ns: want 0..1e6 ns", f.name, f.v)

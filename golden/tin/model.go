@@ -64,6 +64,7 @@ func (Model) Params() []golden.Param {
 		{Name: "link_gbps", Default: g(t.LinkGbps), Doc: "GNet link rate in Gb/s (§3.1: 25G links)"},
 		{Name: "inject_gbps", Default: g(t.InjectGbps), Doc: "endpoint port rate in Gb/s (§5.1: 100 Gb/s IP injection per TiN)"},
 		{Name: "fallthrough_ns", Default: g(t.FallThroughNs), Doc: "cell switch fall-through in ns (§3.1: 20)"},
+		{Name: "switch_clock_mhz", Default: "0", Doc: "clock of the design's switches in MHz: each acts on its own clock's edges (reading A28; 0: the paper's unclocked figures)"},
 		{Name: "hop_ns", Default: g(t.HopNs), Doc: "total per-hop latency without FEC in ns (§3.1: 40)"},
 		{Name: "fec_ns", Default: g(t.FECNs), Doc: "FEC latency per global hop in ns (§3.2: 30)"},
 		{Name: "fec_overhead", Default: g(t.FECOverhead), Doc: "FEC bandwidth overhead on global links (§3.2: 0.06)"},
@@ -172,6 +173,13 @@ func ParsePlan(set map[string]string) (*Plan, error) {
 			return nil, fmt.Errorf("%s: parameter %s: %q is not a number", Name, f.key, s[f.key])
 		}
 		*f.dst = v
+	}
+	mhz, err := strconv.ParseFloat(strings.TrimSpace(s["switch_clock_mhz"]), 64)
+	if err != nil || math.IsNaN(mhz) || mhz < 0 || mhz > 0 && mhz < 1 || mhz > 1e5 {
+		return nil, fmt.Errorf("%s: parameter switch_clock_mhz: %q: want 0 (no clock) or 1..100000 MHz", Name, s["switch_clock_mhz"])
+	}
+	if mhz > 0 {
+		t.SwitchClockNs = 1000 / mhz
 	}
 	if err := t.Check(); err != nil {
 		return nil, fmt.Errorf("%s: timing parameters: %w", Name, err)

@@ -184,7 +184,8 @@ func AquilaFabric(c *Clique, t Timing, buffer int, weight, bias float64, endpoin
 		Local:       LinkSpec{LatencyNs: t.HopLatency(Local), BytesPerNs: t.LinkBytesPerNs(Local)},
 		Global:      LinkSpec{LatencyNs: t.HopLatency(Global), BytesPerNs: t.LinkBytesPerNs(Global)},
 		BufferBytes: buffer, Levels: RoutingVCs, Rule: LevelGlobals, NonMinWeight: weight, NonMinBias: bias, Seed: seed,
-		Switch: &SwitchSpec{FallThroughNs: t.FallThroughNs, OutputBytes: DefaultOutputBytes, CrossbarBytesPerNs: CrossbarSpeedup * t.InjectBytesPerNs()},
+		Switch: &SwitchSpec{FallThroughNs: t.FallThroughNs, OutputBytes: DefaultOutputBytes, CrossbarBytesPerNs: CrossbarSpeedup * t.InjectBytesPerNs(),
+			ClockNs: t.SwitchClockNs},
 	}
 }
 
@@ -305,8 +306,9 @@ type sim struct {
 // carrying one cell per port at a time, output buffers of two cells per
 // VC; readings A22-A24), RTS and CTS on their own VCs before data cells on
 // every link, routes chosen by the mode at each switch of the source pod
-// (readings A40, A20, A23, A25). Not modelled: a switch clock (reading
-// A28), CTD and ECN, congestion control of the hosts.
+// (readings A40, A20, A23, A25), and with Timing.SwitchClockNs, switches
+// that act on the edges of their own clocks (reading A28). Not modelled:
+// CTD and ECN, congestion control of the hosts.
 func Simulate(cfg SimConfig) (SimResult, error) {
 	if err := cfg.check(); err != nil {
 		return SimResult{}, err

@@ -3,6 +3,7 @@ package tin
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 )
 
 // SwitchSpec makes every router of a Fabric the cell switch of Aquila
@@ -33,6 +34,12 @@ type SwitchSpec struct {
 	// cell that has arrived whole (reading A24); a cell cut through before
 	// its tail arrived keeps both ports busy until its tail is in.
 	CrossbarBytesPerNs float64
+	// ClockNs is the period of the switches' clock (reading A28); 0: none,
+	// every event at its exact time. With a clock, a head requests the
+	// crossbar and an output starts a cell only on an edge of its
+	// switch's clock, each switch at its own phase (drawn per run: the
+	// boards of a rack are not phase-locked).
+	ClockNs float64
 }
 
 func (s *SwitchSpec) check(links ...LinkSpec) error {
@@ -49,6 +56,9 @@ func (s *SwitchSpec) check(links ...LinkSpec) error {
 	}
 	if math.IsNaN(s.CrossbarBytesPerNs) || s.CrossbarBytesPerNs <= 0 || s.CrossbarBytesPerNs > 1e6 {
 		return fmt.Errorf("tin: crossbar rate %g bytes/ns: want 0 < rate <= 1e6", s.CrossbarBytesPerNs)
+	}
+	if math.IsNaN(s.ClockNs) || s.ClockNs < 0 || s.ClockNs > 1e3 {
+		return fmt.Errorf("tin: switch clock period %g ns: want 0 (none) .. 1000", s.ClockNs)
 	}
 	return nil
 }
@@ -78,11 +88,31 @@ type swState struct {
 	held    []int32       // per link*nVC: bytes in the output buffer in front of the link
 	credDel []Time        // per link: credit return delay
 	psPB    float64       // crossbar ps per byte
+	clock   Time          // switch clock period; 0: none
+	phase   []Time        // per router: its clock's first edge, in [0, clock)
+}
+
+// edge is the first edge of router r's clock at or after t.
+func (s *swState) edge(r int32, t Time) Time {
+	if s.clock == 0 || r < 0 {
+		return t
+	}
+	k := (t - s.phase[r] + s.clock - 1) / s.clock
+	return s.phase[r] + max(k, 0)*s.clock
 }
 
 func (f *Fabric) initSwitch() {
 	s := &swState{spec: *f.cfg.Switch, ports: make([]xport, len(f.links)), in: make([]ring[int32], len(f.links)*f.nVC),
 		held: make([]int32, len(f.links)*f.nVC), credDel: make([]Time, len(f.links)), psPB: 1000 / f.cfg.Switch.CrossbarBytesPerNs}
+	if s.clock = toTime(s.spec.ClockNs); s.clock > 0 {
+		// Phases from their own stream: a clocked run draws the same
+		// traffic and routes as an unclocked one of the same seed.
+		rng := rand.New(rand.NewPCG(f.cfg.Seed^0x5851f42d4c957f2d, f.cfg.Seed))
+		s.phase = make([]Time, f.R)
+		for r := range s.phase {
+			s.phase[r] = Time(rng.Int64N(int64(s.clock)))
+		}
+	}
 	ft := toTime(s.spec.FallThroughNs)
 	for i := range f.links {
 		s.credDel[i] = max(0, f.links[i].lat-ft)

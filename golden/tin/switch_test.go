@@ -164,3 +164,43 @@ func TestSwitchSpecErrors(t *testing.T) {
 		}
 	}
 }
+
+// A clocked switch (reading A28) starts a cell on an edge of its clock:
+// four full cells on a 25 Gb/s local link leave 52 ns apart (51.2 ns of
+// serialisation, rounded up to the 4 ns cycle), and the last one's tail
+// reaches the far end 3 x 0.8 ns later than without a clock. Both clocks
+// at phase 0: the first cell's request (20 ns) and start are on edges.
+func TestSwitchClock(t *testing.T) {
+	c := mustClique(t, 1, 2, 0)
+	for _, tc := range []struct {
+		clockNs, wantNs float64
+	}{
+		{0, 20 + 4*51.2 + 40},
+		{4, 20 + 3*52 + 51.2 + 40},
+	} {
+		tm := PaperTiming()
+		tm.SwitchClockNs = tc.clockNs
+		d := deliveries{}
+		f, err := NewFabric(AquilaFabric(c, tm, DefaultBufferBytes, AquilaNonMinWeight, AquilaNonMinBias, 1, tm.InjectGbps, 1), d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := range f.sw.phase {
+			f.sw.phase[r] = 0
+		}
+		if err := f.Send(Packet{Src: 0, Dst: 1, Bytes: 640, Alg: AlgMinimal, Tag: 1}, []int{160, 160, 160, 160}); err != nil {
+			t.Fatal(err)
+		}
+		f.Run()
+		if got := float64(d[1]) / float64(Ns); math.Abs(got-tc.wantNs) > 1e-9 {
+			t.Errorf("clock %g ns: four cells delivered at %g ns, want %g", tc.clockNs, got, tc.wantNs)
+		}
+	}
+	// A request between two edges waits for the next one.
+	f := &swState{clock: 4000, phase: []Time{1000}}
+	for _, e := range []struct{ t, want Time }{{0, 1000}, {1000, 1000}, {1001, 5000}, {5000, 5000}, {7999, 9000}} {
+		if got := f.edge(0, e.t); got != e.want {
+			t.Errorf("edge(%d ps) = %d, want %d (period 4000 ps, phase 1000)", e.t, got, e.want)
+		}
+	}
+}

@@ -224,14 +224,17 @@ func setup(ctx context.Context, env *selftest.Env) error {
 			"fallthrough_ns": g(float64(tm.FallThroughNS)),
 			// §3.1: the per-hop latency without FEC is the fall-through
 			// plus the link's PHY/PCS (PCS_NS).
-			"hop_ns":         g(float64(tm.FallThroughNS + tm.PCSNS)),
-			"fec_ns":         g(float64(tm.FECNS)),
-			"fec_overhead":   g(float64(tm.FECOverheadPct) / 100),
-			"local_prop_ns":  g(topo.MeanLatency(tt.RoleLocal)),
-			"global_prop_ns": g(topo.MeanLatency(tt.RoleGlobal)),
-			"cts_window":     g(decl["cts_window"]),
-			"align":          strconv.Itoa(align),
-			"completion":     strconv.Itoa(int(tm.RespPayload)),
+			"hop_ns": g(float64(tm.FallThroughNS + tm.PCSNS)),
+			"fec_ns": g(float64(tm.FECNS)),
+			// The declared switch clock: golden aligns to its edges
+			// what this design's switches align (reading A28).
+			"switch_clock_mhz": g(float64(tm.ClockKHz) / 1000),
+			"fec_overhead":     g(float64(tm.FECOverheadPct) / 100),
+			"local_prop_ns":    g(topo.MeanLatency(tt.RoleLocal)),
+			"global_prop_ns":   g(topo.MeanLatency(tt.RoleGlobal)),
+			"cts_window":       g(decl["cts_window"]),
+			"align":            strconv.Itoa(align),
+			"completion":       strconv.Itoa(int(tm.RespPayload)),
 		}}
 	if w := topo.Wiring(); w != "" {
 		c.set["wiring"] = w
