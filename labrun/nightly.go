@@ -237,9 +237,8 @@ func (n *nightly) openDir() error {
 			n.log.Warn("repaired the run directory before resuming", "what", rep)
 		}
 		n.root = filepath.Dir(n.dir.Path)
-		n.dir.UpdateRun(func(r *results.Run) {
-			r.Status, r.End, r.Resumes = "running", nil, r.Resumes+1
-		})
+		lastSeen := n.dir.LastWritten()
+		n.dir.UpdateRun(func(r *results.Run) { r.BeginSession(time.Now(), lastSeen) })
 		fmt.Fprintf(n.prog.Writer(), "resuming %s (attempt %d)\n", n.dir.Path, n.dir.Attempt())
 	} else {
 		var err error

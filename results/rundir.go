@@ -65,6 +65,56 @@ type Run struct {
 	Summary  *Summary `json:"summary,omitempty"`
 	// Resumes counts the --resume runs that went on with this directory.
 	Resumes int `json:"resumes,omitempty"`
+	// Sessions are the spans the runner worked on this directory: the
+	// first run and each --resume. End - Start of a resumed run counts the
+	// hours it lay crashed or finished before the resume; Worked does not.
+	Sessions []Session `json:"sessions,omitempty"`
+}
+
+// Session is one span of work on a run directory. End is nil while it
+// runs, and stays nil when the runner crashed or was killed.
+type Session struct {
+	Start time.Time  `json:"start"`
+	End   *time.Time `json:"end,omitempty"`
+}
+
+// Worked is the time the runner spent on the run: its sessions' lengths
+// added up (a session that never ended counts up to lastSeen, the last
+// time the run directory was written, when that is known), or End - Start
+// for a run written before sessions were recorded. ok is false while the
+// run has not ended.
+func (r *Run) Worked() (d time.Duration, ok bool) {
+	if r.End == nil {
+		return 0, false
+	}
+	if len(r.Sessions) == 0 {
+		return r.End.Sub(r.Start), true
+	}
+	for _, s := range r.Sessions {
+		if s.End != nil && s.End.After(s.Start) {
+			d += s.End.Sub(s.Start)
+		}
+	}
+	return d, true
+}
+
+// BeginSession starts a session of work on the run at now (a resume):
+// the run is running again; a session the runner crashed in ends at
+// lastSeen (the last time it wrote the directory), and a run from before
+// sessions were recorded gets its first one.
+func (r *Run) BeginSession(now, lastSeen time.Time) {
+	if len(r.Sessions) == 0 {
+		first := Session{Start: r.Start, End: r.End}
+		if first.End == nil && lastSeen.After(r.Start) {
+			first.End = &lastSeen
+		}
+		r.Sessions = append(r.Sessions, first)
+	}
+	if last := &r.Sessions[len(r.Sessions)-1]; last.End == nil && lastSeen.After(last.Start) {
+		last.End = &lastSeen
+	}
+	r.Sessions = append(r.Sessions, Session{Start: now})
+	r.Status, r.End, r.Resumes = "running", nil, r.Resumes+1
 }
 
 // Summary counts verdicts.
@@ -149,6 +199,9 @@ func Create(root string, run Run) (*Dir, error) {
 		run.ID = filepath.Base(path)
 	}
 	run.Status = "running"
+	if len(run.Sessions) == 0 {
+		run.Sessions = []Session{{Start: run.Start}}
+	}
 	d := &Dir{Path: path, run: run}
 	w, err := lockWriter(path)
 	if err != nil {
@@ -347,6 +400,9 @@ func (d *Dir) Finish(status string, exitCode int) error {
 	return d.UpdateRun(func(r *Run) {
 		now := time.Now()
 		r.End = &now
+		if n := len(r.Sessions); n > 0 && r.Sessions[n-1].End == nil {
+			r.Sessions[n-1].End = &now
+		}
 		r.Status = status
 		r.ExitCode = exitCode
 		r.Summary = &sum
@@ -651,4 +707,20 @@ func sanitize(s string) string {
 		return "run"
 	}
 	return b.String()
+}
+
+// LastWritten is when a file of the run directory was last written: where
+// a session that crashed left off (the zero time when none can be read).
+func (d *Dir) LastWritten() time.Time {
+	var last time.Time
+	es, err := os.ReadDir(d.Path)
+	if err != nil {
+		return last
+	}
+	for _, e := range es {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && fi.ModTime().After(last) {
+			last = fi.ModTime()
+		}
+	}
+	return last
 }

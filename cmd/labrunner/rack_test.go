@@ -173,6 +173,13 @@ func TestNightlyKilledAndResumed(t *testing.T) {
 		}
 		t.Fatalf("resume: exit %d", code)
 	}
+	// Its duration is the two sessions' work: the killed one up to its
+	// last write, and the resume.
+	if r, err := results.ReadRun(dir); err != nil || len(r.Sessions) != 2 || r.Sessions[0].End == nil || r.Sessions[1].End == nil || r.Resumes != 1 {
+		t.Errorf("the resumed run's sessions: %+v (%v), want the killed one ended at its last write and the resume's", r, err)
+	} else if w, _ := r.Worked(); w > r.End.Sub(r.Start) || w <= 0 {
+		t.Errorf("worked %v of a run from %v to %v", w, r.Start, r.End)
+	}
 	vs, err := results.ReadVerdictLog(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -388,8 +388,8 @@ func runPoint(d *RunData, n int) Point {
 	if len(run.Faults) > 0 {
 		p.AddString("faults", strings.Join(run.Faults, " "))
 	}
-	if run.End != nil {
-		p.AddFloat("duration_s", run.End.Sub(run.Start).Seconds())
+	if w, ok := run.Worked(); ok {
+		p.AddFloat("duration_s", w.Seconds())
 	}
 	if v := run.Versions["labrunner"]; v != "" {
 		p.AddString("labrunner_version", v)

@@ -494,3 +494,22 @@ func FuzzDecodeExpectations(f *testing.F) {
 		}
 	})
 }
+
+// A run finished, then resumed half a day later for a minute, took eleven
+// minutes of work, not half a day.
+func TestReportDurationOfAResumedRun(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 1, 0, 0, 0, time.UTC)
+	end1, end2 := t0.Add(10*time.Minute), t0.Add(12*time.Hour+time.Minute)
+	root := t.TempDir()
+	d, err := results.Create(root, results.Run{Lab: "lab", Start: t0, End: &end2, Resumes: 1,
+		Sessions: []results.Session{{Start: t0, End: &end1}, {Start: t0.Add(12 * time.Hour), End: &end2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	page, _ := writeReport(t, d.Path, Options{})
+	if !strings.Contains(page, "took 11m0s of work in 2 sessions") {
+		i := strings.Index(page, "Started")
+		t.Errorf("the report's duration of a resumed run: %q", page[i:min(len(page), i+160)])
+	}
+}

@@ -67,8 +67,11 @@ func Render(w io.Writer, d *Data, opts Options) error {
 	v := newView(d, opts)
 	pg := page{Run: d.Run, Summary: results.Summarize(d.Verdicts), Notes: opts.Notes,
 		Generated: time.Now().UTC().Format(time.RFC3339), Title: fmt.Sprintf("labrunner run %s", d.Run.ID)}
-	if d.Run.End != nil {
-		pg.Duration = d.Run.End.Sub(d.Run.Start).Round(time.Millisecond).String()
+	if w, ok := d.Run.Worked(); ok {
+		pg.Duration = w.Round(time.Millisecond).String()
+		if n := len(d.Run.Sessions); n > 1 {
+			pg.Duration += fmt.Sprintf(" of work in %d sessions (resumed after a crash or a finish)", n)
+		}
 	}
 	for _, f := range v.sections() {
 		ss, err := f(v)
