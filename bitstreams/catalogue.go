@@ -14,7 +14,7 @@ import (
 	"sync"
 
 	"github.com/labrunner/labrunner/drivers"
-	"github.com/labrunner/labrunner/labconfig/strictyaml"
+	"github.com/labrunner/labrunner/internal/strictyaml"
 )
 
 //go:generate go run ./internal/genbit

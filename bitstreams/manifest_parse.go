@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/labrunner/labrunner/labconfig/strictyaml"
+	"github.com/labrunner/labrunner/internal/strictyaml"
 )
 
 // Problem is one thing wrong with a manifest.

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/labrunner/labrunner/labconfig/strictyaml"
+	"github.com/labrunner/labrunner/internal/strictyaml"
 )
 
 // Report is a design's report: block: the metrics its tests record, named

@@ -13,8 +13,8 @@ import (
 	"github.com/labrunner/labrunner/boards"
 	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/drivers/program"
+	"github.com/labrunner/labrunner/internal/strictyaml"
 	"github.com/labrunner/labrunner/labconfig"
-	"github.com/labrunner/labrunner/labconfig/strictyaml"
 )
 
 // toolAnswer is a tool's answer to one question, asked once for every

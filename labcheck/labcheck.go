@@ -19,8 +19,8 @@ import (
 	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/boards"
 	"github.com/labrunner/labrunner/drivers/program"
+	"github.com/labrunner/labrunner/internal/strictyaml"
 	"github.com/labrunner/labrunner/labconfig"
-	"github.com/labrunner/labrunner/labconfig/strictyaml"
 )
 
 // Fault is what a fault needs: its scope ("board", "link" or "rack") and

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/labrunner/labrunner/labconfig/strictyaml"
+	"github.com/labrunner/labrunner/internal/strictyaml"
 )
 
 //go:embed default.yaml

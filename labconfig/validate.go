@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/labrunner/labrunner/labconfig/strictyaml"
+	"github.com/labrunner/labrunner/internal/strictyaml"
 )
 
 // ProgrammerTypes are the programmer types a lab file may name.

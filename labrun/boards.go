@@ -7,8 +7,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/labrunner/labrunner/boards/lease"
+	"github.com/labrunner/labrunner/internal/strictyaml"
 	"github.com/labrunner/labrunner/labconfig"
-	"github.com/labrunner/labrunner/labconfig/strictyaml"
 )
 
 // BoardState is one board of a lab as the lock directory knows it: free,

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/labrunner/labrunner/internal/strictyaml"
 	"github.com/labrunner/labrunner/labconfig"
-	"github.com/labrunner/labrunner/labconfig/strictyaml"
 )
 
 // faultOrigin is where a fault was registered (file:line of the
