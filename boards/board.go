@@ -12,8 +12,6 @@ import (
 	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/drivers/console"
 	"github.com/labrunner/labrunner/drivers/mmio"
-	"github.com/labrunner/labrunner/drivers/power"
-	"github.com/labrunner/labrunner/drivers/program"
 	"github.com/labrunner/labrunner/drivers/uartbridge"
 	"github.com/labrunner/labrunner/labconfig"
 )
@@ -193,7 +191,7 @@ func (b *Board) open(ctx context.Context, kind Kind, opts Options) error {
 		}
 		b.Programmer = p
 	} else {
-		p, err := program.FromConfig(cfg.Name, cfg.Programmer, kind.Vendor)
+		p, err := Programmer(cfg.Name, cfg.Programmer, kind.Vendor)
 		if err != nil {
 			return err
 		}
@@ -208,7 +206,7 @@ func (b *Board) open(ctx context.Context, kind Kind, opts Options) error {
 		b.Power = p
 		return nil
 	}
-	p, err := power.FromConfig(cfg.Name, cfg.Power)
+	p, err := Power(cfg.Name, cfg.Power)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labrunner/labrunner/boards"
 	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/drivers/program"
 	"github.com/labrunner/labrunner/labconfig"
 )
 
@@ -135,7 +136,7 @@ func TestOpenClosesWhatOpened(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
-	cfg.Programmer = labconfig.Programmer{Type: "xsdb"} // no serial: refused by FromConfig
+	cfg.Programmer = labconfig.Programmer{Type: "xsdb"} // no serial: refused by program.New
 	if _, err := boards.Open(ctx(t), cfg, boards.Options{}); drivers.ClassOf(err) != drivers.ClassSetup {
 		t.Errorf("bad programmer after an open bus: %v", err)
 	}
@@ -153,5 +154,13 @@ func TestOpenWithoutTheBus(t *testing.T) {
 	defer b.Close()
 	if b.Bus != nil || b.Programmer == nil || b.Power == nil {
 		t.Errorf("bus %v programmer %v power %v", b.Bus, b.Programmer, b.Power)
+	}
+}
+
+// The programmer's own default deadline is the lab file's: a programmer
+// built outside a plan waits as long as one in it.
+func TestProgramDeadlineDefaultsAgree(t *testing.T) {
+	if program.DefaultTimeout != labconfig.DefaultDeadlines.Program {
+		t.Errorf("drivers/program waits %v by default, the lab file's program deadline is %v", program.DefaultTimeout, labconfig.DefaultDeadlines.Program)
 	}
 }

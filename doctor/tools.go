@@ -78,7 +78,7 @@ func (d *doctor) programmer(ctx context.Context, f *findings, b *labconfig.Board
 	if cfg.Type == "openfpgaloader" && cfg.Sysfs == "" {
 		cfg.Sysfs = d.o.Sysfs
 	}
-	p, err := program.FromConfig(b.Name, cfg, kind.Vendor)
+	p, err := boards.Programmer(b.Name, cfg, kind.Vendor)
 	if err != nil {
 		f.fromError("programmer", err)
 		return

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards"
 	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/drivers/power"
 	"github.com/labrunner/labrunner/labrun"
@@ -75,7 +76,7 @@ func powerSwitch(c *cli.Context) (drivers.Power, string, error) {
 	if b.Emulated != nil {
 		return nil, "", exitf(labrun.ExitConfig, "%s is an emulated board: its supply lives only as long as one labrunner command (the nightly and bring-up switch it themselves); keep a rack up with `labrunner sim serve`", name)
 	}
-	p, err := power.FromConfig(b.Name, b.Power)
+	p, err := boards.Power(b.Name, b.Power)
 	if err != nil {
 		return nil, "", withCode(labrun.ExitCodeFor(err), err)
 	}

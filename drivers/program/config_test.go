@@ -4,15 +4,14 @@ import (
 	"testing"
 
 	"github.com/labrunner/labrunner/drivers"
-	"github.com/labrunner/labrunner/labconfig"
 )
 
-func labconfigProgrammer(typ, cable, usb string) labconfig.Programmer {
-	return labconfig.Programmer{Type: typ, Cable: cable, USBPath: usb, Pos: labconfig.Pos{File: "lab.yaml", Line: 12}}
+func labconfigProgrammer(typ, cable, usb string) Config {
+	return Config{Type: typ, Cable: cable, USBPath: usb, Where: "lab.yaml:12"}
 }
 
-func TestFromConfig(t *testing.T) {
-	p, err := FromConfig("zu-1", labconfig.Programmer{Type: "fpga_manager"}, "xilinx")
+func TestNew(t *testing.T) {
+	p, err := New("zu-1", Config{Type: "fpga_manager"}, "xilinx")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +19,7 @@ func TestFromConfig(t *testing.T) {
 	if m.Board != "zu-1" || m.Manager != "fpga0" || m.sysfs() != "/sys" || m.firmwareDir() != "/lib/firmware" || p.Name() != "fpga_manager:fpga0" {
 		t.Fatalf("defaults: %+v", m)
 	}
-	p, err = FromConfig("zu-1", labconfig.Programmer{Type: "fpga_manager", Sysfs: "/x/sys", FirmwareDir: "/lib/firmware/lr", Manager: "fpga1"}, "")
+	p, err = New("zu-1", Config{Type: "fpga_manager", Sysfs: "/x/sys", FirmwareDir: "/lib/firmware/lr", Manager: "fpga1"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +27,7 @@ func TestFromConfig(t *testing.T) {
 		t.Fatalf("%+v", m)
 	}
 
-	p, err = FromConfig("zu-2", labconfig.Programmer{Type: "openfpgaloader", Cable: "digilent", USBPath: "1-1.2", Tool: "/opt/ofl/bin/openFPGALoader"}, "xilinx")
+	p, err = New("zu-2", Config{Type: "openfpgaloader", Cable: "digilent", USBPath: "1-1.2", Tool: "/opt/ofl/bin/openFPGALoader"}, "xilinx")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +35,7 @@ func TestFromConfig(t *testing.T) {
 		t.Fatalf("%+v", o)
 	}
 
-	p, err = FromConfig("zu-3", labconfig.Programmer{Type: "xsdb", Serial: "210308A1B2C3"}, "xilinx")
+	p, err = New("zu-3", Config{Type: "xsdb", Serial: "210308A1B2C3"}, "xilinx")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +43,7 @@ func TestFromConfig(t *testing.T) {
 		t.Fatalf("%+v", x)
 	}
 
-	p, err = FromConfig("de5-1", labconfig.Programmer{Type: "quartus_pgm", Cable: "DE5-Net", USBPath: "1-1.2", PCIDevice: "03:00.0"}, "intel")
+	p, err = New("de5-1", Config{Type: "quartus_pgm", Cable: "DE5-Net", USBPath: "1-1.2", PCIDevice: "03:00.0"}, "intel")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,34 +61,34 @@ func TestFromConfig(t *testing.T) {
 	}
 }
 
-func TestFromConfigRefusals(t *testing.T) {
+func TestNewRefusals(t *testing.T) {
 	cases := []struct {
 		name   string
-		p      labconfig.Programmer
+		p      Config
 		vendor string
 		want   string
 	}{
-		{"no type", labconfig.Programmer{}, "", "has no type"},
-		{"unknown type", labconfig.Programmer{Type: "vivado"}, "", `unknown programmer type "vivado"`},
-		{"emulated", labconfig.Programmer{Type: "emulated"}, "", "boards/emu"},
-		{"fpga_manager on intel", labconfig.Programmer{Type: "fpga_manager"}, "intel", "xilinx"},
-		{"fpga_manager with a cable", labconfig.Programmer{Type: "fpga_manager", USBPath: "1-1"}, "", "usb_path is not used"},
-		{"fpga_manager odd manager", labconfig.Programmer{Type: "fpga_manager", Manager: "../fpga0"}, "", "not a plain sysfs directory name"},
-		{"ofl without cable", labconfig.Programmer{Type: "openfpgaloader", USBPath: "1-1"}, "", "needs a cable"},
-		{"ofl unbound", labconfig.Programmer{Type: "openfpgaloader", Cable: "digilent"}, "", "never by enumeration order"},
-		{"ofl bus:dev", labconfig.Programmer{Type: "openfpgaloader", Cable: "digilent", USBPath: "3:7"}, "", "changes at every replug"},
-		{"ofl bad serial", labconfig.Programmer{Type: "openfpgaloader", Cable: "digilent", Serial: "A B"}, "", "serial"},
-		{"xsdb on intel", labconfig.Programmer{Type: "xsdb", Serial: "S"}, "intel", "xilinx"},
-		{"xsdb without serial", labconfig.Programmer{Type: "xsdb"}, "", "serial number"},
-		{"xsdb by usb path", labconfig.Programmer{Type: "xsdb", Serial: "S", USBPath: "1-1"}, "", "usb_path is not used"},
-		{"xsdb bad hw_server", labconfig.Programmer{Type: "xsdb", Serial: "S", Cable: "host:x"}, "", "not a TCP port"},
-		{"quartus on xilinx", labconfig.Programmer{Type: "quartus_pgm", Cable: "DE5-Net [1-1]"}, "xilinx", "intel"},
-		{"quartus without port", labconfig.Programmer{Type: "quartus_pgm", Cable: "DE5-Net"}, "", "which USB port"},
-		{"quartus bad pci", labconfig.Programmer{Type: "quartus_pgm", Cable: "DE5-Net [1-1]", PCIDevice: "3:0"}, "", "not a PCI address"},
+		{"no type", Config{}, "", "has no type"},
+		{"unknown type", Config{Type: "vivado"}, "", `unknown programmer type "vivado"`},
+		{"emulated", Config{Type: "emulated"}, "", "boards/emu"},
+		{"fpga_manager on intel", Config{Type: "fpga_manager"}, "intel", "xilinx"},
+		{"fpga_manager with a cable", Config{Type: "fpga_manager", USBPath: "1-1"}, "", "usb_path is not used"},
+		{"fpga_manager odd manager", Config{Type: "fpga_manager", Manager: "../fpga0"}, "", "not a plain sysfs directory name"},
+		{"ofl without cable", Config{Type: "openfpgaloader", USBPath: "1-1"}, "", "needs a cable"},
+		{"ofl unbound", Config{Type: "openfpgaloader", Cable: "digilent"}, "", "never by enumeration order"},
+		{"ofl bus:dev", Config{Type: "openfpgaloader", Cable: "digilent", USBPath: "3:7"}, "", "changes at every replug"},
+		{"ofl bad serial", Config{Type: "openfpgaloader", Cable: "digilent", Serial: "A B"}, "", "serial"},
+		{"xsdb on intel", Config{Type: "xsdb", Serial: "S"}, "intel", "xilinx"},
+		{"xsdb without serial", Config{Type: "xsdb"}, "", "serial number"},
+		{"xsdb by usb path", Config{Type: "xsdb", Serial: "S", USBPath: "1-1"}, "", "usb_path is not used"},
+		{"xsdb bad hw_server", Config{Type: "xsdb", Serial: "S", Cable: "host:x"}, "", "not a TCP port"},
+		{"quartus on xilinx", Config{Type: "quartus_pgm", Cable: "DE5-Net [1-1]"}, "xilinx", "intel"},
+		{"quartus without port", Config{Type: "quartus_pgm", Cable: "DE5-Net"}, "", "which USB port"},
+		{"quartus bad pci", Config{Type: "quartus_pgm", Cable: "DE5-Net [1-1]", PCIDevice: "3:0"}, "", "not a PCI address"},
 	}
 	for _, c := range cases {
-		c.p.Pos = labconfig.Pos{File: "lab.yaml", Line: 7}
-		_, err := FromConfig("b1", c.p, c.vendor)
+		c.p.Where = "lab.yaml:7"
+		_, err := New("b1", c.p, c.vendor)
 		wantClass(t, err, drivers.ClassSetup)
 		wantContains(t, err.Error(), "b1", "lab.yaml:7", c.want)
 	}

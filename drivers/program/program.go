@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/labrunner/labrunner/drivers"
-	"github.com/labrunner/labrunner/labconfig"
 )
 
 // LogSetter is implemented by every programmer of this package: what the
@@ -43,23 +42,33 @@ type Checker interface {
 	Check(ctx context.Context) error
 }
 
-// Types lists the programmer types FromConfig builds ("emulated" is built
+// Types lists the programmer types New builds ("emulated" is built
 // by boards/emu).
 var Types = []string{"fpga_manager", "openfpgaloader", "xsdb", "quartus_pgm"}
 
-// defaultTimeout bounds one programming when the caller's context has no
-// deadline: the lab file's default program deadline.
-var defaultTimeout = labconfig.DefaultDeadlines.Program
+// DefaultTimeout bounds one programming when the caller's context has no
+// deadline (the lab file's default program deadline is the same).
+const DefaultTimeout = 2 * time.Minute
 
-// FromConfig builds the programmer a lab file's board entry describes.
+// Config is a board's programmer as its lab entry gives it; the driver
+// knows nothing of the lab file (boards.Programmer binds one to the other).
+type Config struct {
+	Type                         string // fpga_manager, openfpgaloader, xsdb, quartus_pgm
+	Sysfs, FirmwareDir, Manager  string // fpga_manager
+	Cable, USBPath, Serial, Tool string // JTAG tools
+	PCIDevice                    string // a board on a host's PCIe: removed before programming, rescanned after
+	Where                        string // the entry's file:line, for messages ("" when not from a file)
+}
+
+// New builds the programmer c describes.
 // kindVendor is the board kind's vendor ("xilinx", "intel"; "" skips the
 // vendor check). Bindings (USB path, serial, PCIe address) are checked here;
 // the tool, the cable and sysfs are looked at only when programming (or by
 // Check), so that a lab file can be validated on a machine without them.
-func FromConfig(board string, p labconfig.Programmer, kindVendor string) (drivers.Programmer, error) {
+func New(board string, p Config, kindVendor string) (drivers.Programmer, error) {
 	op := "programmer"
-	if p.Pos.Line > 0 {
-		op = "programmer at " + p.Pos.String()
+	if p.Where != "" {
+		op = "programmer at " + p.Where
 	}
 	bad := func(hint string, format string, args ...any) error {
 		return drivers.Setup(board, op, hint, fmt.Errorf(format, args...))
@@ -322,7 +331,7 @@ func stage(board, dir string, img drivers.Image) (staged, error) {
 // when it has no earlier deadline.
 func bounded(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	if timeout <= 0 {
-		timeout = defaultTimeout
+		timeout = DefaultTimeout
 	}
 	return drivers.Deadline(ctx, timeout)
 }

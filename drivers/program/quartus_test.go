@@ -115,9 +115,9 @@ func TestQuartusArgv(t *testing.T) {
 	}
 	equalArgv(t, readArgv(t, rec), []string{"-c", "DE5-Net [1-1.2]", "-m", "JTAG", "-o", "p;" + sof + "@1"})
 
-	// The same through FromConfig, with the port given separately and
+	// The same through New, with the port given separately and
 	// the device second in the chain.
-	p, err := FromConfig("de5-2", labconfigProgrammer("quartus_pgm", "DE5-Net", "2-1.4"), "intel")
+	p, err := New("de5-2", labconfigProgrammer("quartus_pgm", "DE5-Net", "2-1.4"), "intel")
 	if err != nil {
 		t.Fatal(err)
 	}

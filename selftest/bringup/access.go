@@ -13,8 +13,6 @@ import (
 	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/drivers/console"
 	"github.com/labrunner/labrunner/drivers/pmos"
-	"github.com/labrunner/labrunner/drivers/power"
-	"github.com/labrunner/labrunner/drivers/program"
 	"github.com/labrunner/labrunner/drivers/regmap"
 )
 
@@ -193,7 +191,7 @@ func (r *run) openBoard(ctx context.Context, n *node) error {
 	case n.Cfg.Programmer.Type == "emulated" && emulated:
 		b.Programmer, err = r.opts.Emulator.Programmer(n.Name)
 	case n.Cfg.Programmer.Type != "" && n.Cfg.Programmer.Type != "emulated":
-		b.Programmer, err = program.FromConfig(n.Name, n.Cfg.Programmer, n.Kind.Vendor)
+		b.Programmer, err = boards.Programmer(n.Name, n.Cfg.Programmer, n.Kind.Vendor)
 	}
 	if err != nil {
 		closeF()
@@ -202,7 +200,7 @@ func (r *run) openBoard(ctx context.Context, n *node) error {
 	if emulated && (n.Cfg.Power.Type == "" || n.Cfg.Power.Type == "none") {
 		b.Power, err = r.opts.Emulator.Power(n.Name)
 	} else {
-		b.Power, err = power.FromConfig(n.Name, n.Cfg.Power)
+		b.Power, err = boards.Power(n.Name, n.Cfg.Power)
 	}
 	if err != nil {
 		closeF()
