@@ -220,3 +220,25 @@ func TestFindCycle(t *testing.T) {
 		t.Errorf("found a cycle in a chain: %v", c)
 	}
 }
+
+// The root package drivers is the vocabulary (interfaces, Image, error
+// classes) and imports nothing of the project; no driver reads the lab
+// file (boards binds a lab entry to its driver).
+func TestDriversImportNoProjectKnowledge(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "../drivers/...").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mod = "github.com/labrunner/labrunner/"
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		for _, imp := range f[1:] {
+			switch {
+			case f[0] == mod+"drivers" && strings.HasPrefix(imp, mod):
+				t.Errorf("drivers imports %s: the vocabulary package imports nothing of the project", imp)
+			case strings.HasPrefix(imp, mod+"labconfig"):
+				t.Errorf("%s imports %s: bind a driver to the lab file outside it (boards)", f[0], imp)
+			}
+		}
+	}
+}
