@@ -180,6 +180,14 @@ func tracePair(ctx context.Context, env *selftest.Env, c *clique, src, dst strin
 			}
 		}
 	}
+	if len(pkts) == 1 {
+		pl, err := c.goldenPlan(nil)
+		if err != nil {
+			return err
+		}
+		judgeHeadLatency(env, c, pl, src, p, "RTS", pkts[0].RTS)
+		judgeHeadLatency(env, c, pl, src, p, "CTS", pkts[0].CTS)
+	}
 	env.Check("trace_path", results.Measurement{Board: src, Params: p, Metric: "tin.trace.packet", Value: float64(len(problems)), Text: strings.Join(lines, "; ")},
 		len(problems) == 0, "RTS, CTS and every data cell stitched from injection to ejection along the cabling", "Aquila §6 (cell tracing, stitched at the collector)",
 		fmt.Sprintf("the traced packet %s -> %s could not be stitched: %s", src, dst, firstLines(problems, 4)))
