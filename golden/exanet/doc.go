@@ -4,13 +4,14 @@
 // alone. It never imports the emulator (boards/emu); the emulator is a second,
 // independent reading of the same paper.
 //
-// It predicts five metrics (the contract with the runner's self-tests):
+// It predicts six metrics (the contract with the runner's self-tests):
 //
 //	exanet.dor_path        {src, dst}       Text: the DOR path with the VC of every hop (§3.3)
 //	exanet.bandwidth       {path, payload}  Gb/s, payload bandwidth of a long stream of equal packets (§4.3, Fig. 9/10)
 //	exanet.bandwidth.peak  {path, payload}  Gb/s, the raw theoretical peak, an upper bound (§4.3)
 //	exanet.rtt             {hops, payload}  µs, KARMA ping-pong round trip, a band [Min, Max] (§4.2, Fig. 7/8; §4.4)
 //	exanet.rtt.per_hop     {payload}        µs, round trip at n+1 hops minus at n hops, 0.46 ±10% (§4.2)
+//	exanet.hop_rtt         {cable_ns, asymmetry_ns}  µs, one hop's round trip across one cable, router to router from the trace stamps, 0.46 ±11.4 ns (§4.2, reading E41)
 //
 // # Routing (§3.3)
 //
@@ -163,6 +164,16 @@
 // per-direction reading (0.92 µs per hop of the round trip), half of the
 // figure (0.23 µs) and equal hop counts (0 µs) all fail it.
 //
+// exanet.hop_rtt (reading E41) is the same 0.46 µs for one cable alone: a
+// hop is one router and one cable, and from one router's routing decision
+// to the next router's, one way and then the other, lies exactly what one
+// more hop adds to a round trip. The routers' trace stamps give those
+// instants (each on its own board's counter; the two ways' sum cancels the
+// offset), so no ARM, polling or queue enters, and the band is the paper's
+// rounding (±5 ns) and one 6.4 ns cycle of stamp quantisation: ±11.4 ns.
+// The paper's cable is read as 1 m (5 ns one way, RefCableNS); a lab
+// cable's latency_ns and asymmetry_ns move the figure by their difference.
+//
 // # Faults the expectations catch
 //
 // exanet.dor_path catches dor-misroute (dimensions in the wrong order);
@@ -170,7 +181,9 @@
 // falls toward 76%) and credit-leak on the link (the stream stalls), and a
 // design a few cycles per packet slower at small payloads (one cycle is the
 // band at 32 B); exanet.rtt.per_hop catches a path one hop longer or shorter
-// (0 or 0.92 µs) and 10% more per hop; exanet.rtt catches a ping-pong off by
+// (0 or 0.92 µs) and 10% more per hop; exanet.hop_rtt catches one cable
+// whose transceiver path is two cycles slower each way (+25.6 ns), which
+// the means hide; exanet.rtt catches a ping-pong off by
 // a hop at small payloads and one that beats the named costs. header-bit-flip
 // is benign (corrected by the ECC) and changes none of them.
 package exanet

@@ -227,3 +227,61 @@ func RTTPerHop(payload int) (results.Expectation, error) {
 		Note:   "round trip at n+1 hops minus n hops; ±10% = paper rounding 1.1% + one status poll per receiving ARM 5.8% + one 6.4 ns fabric cycle per direction 2.8%",
 	}, nil
 }
+
+// Hop traversal, router to router (reading E41, §4.2). A hop is one router
+// and one cable: §4.2's 0.46 µs, "the single-hop traversal time
+// contribution", is what one more of them adds to a round trip, once each
+// way. The routers' trace FIFOs stamp a packet with the router's cycle
+// counter when its Router makes the routing decision (catalogue
+// TRACE_DATA): from that stamp on one router to the same stamp on the next
+// lies exactly one hop (the rest of the first router's pipeline, its
+// APElink and the cable, the next router's port and Router), so a packet
+// each way across one cable, their two router-to-router times added, is
+// the round trip's 0.46 µs for that cable alone. The two boards' counters
+// are never compared at one instant: the sum of the two ways cancels
+// their offset, as a two-way time transfer does.
+const (
+	// HopRoundingUS is the paper's rounding of 0.46 µs (0.455..0.465).
+	HopRoundingUS = 0.005
+	// RefCableNS is the one-way delay of the cable behind §4.2's figure:
+	// the paper does not give it; the testbed of §3.1 joins the Trenz
+	// boards' SFP+ cages directly, read as a 1 m direct-attach cable,
+	// 5 ns. A lab cable's own latency_ns and asymmetry_ns move the
+	// expectation by their difference to it.
+	RefCableNS = 5.0
+	// HopQuantCycles is the stamps' quantisation the budget allows: each
+	// router stamps whole cycles of its own clock, and the header enters
+	// the next router's clock domain on one of its edges; the sum of the
+	// two ways is within one cycle of the mean hop the paper's averaged
+	// round trips measured.
+	HopQuantCycles = 1
+)
+
+// HopRTT is the round trip of one hop across one cable, from the routers'
+// trace stamps (metric exanet.hop_rtt, µs): router-to-router time one way
+// plus the other way, §4.2's 0.46 µs with the cable's delay in the lab
+// file (cableNS one way, asymmetryNS more the other way) in place of the
+// paper's 1 m cable. The band is tight because the quantity is: no ARM,
+// no polling, no queue; it is the paper's rounding (±5 ns) and one core
+// cycle of stamp quantisation (6.4 ns): ±11.4 ns, 2.5%. A cable whose
+// transceiver path takes 2 cycles more each way (+25.6 ns) fails it, as
+// do a hop 10% slower (+46 ns) and a one-way reading of the figure.
+func HopRTT(cableNS, asymmetryNS float64) (results.Expectation, error) {
+	if cableNS < 0 || cableNS > 1e6 || asymmetryNS < -cableNS || asymmetryNS > 1e6 {
+		return results.Expectation{}, fmt.Errorf("exanet.hop_rtt: cable delay %g ns (asymmetry %g ns): want 0..1e6 ns one way, and no negative delay either way", cableNS, asymmetryNS)
+	}
+	cableUS := (2*cableNS + asymmetryNS - 2*RefCableNS) / 1000
+	tol := HopRoundingUS + HopQuantCycles*CycleNS/1000
+	return results.Expectation{
+		Metric: "exanet.hop_rtt",
+		Params: results.Params{"cable_ns": strconv.FormatFloat(cableNS, 'g', -1, 64), "asymmetry_ns": strconv.FormatFloat(asymmetryNS, 'g', -1, 64)},
+		Value:  HopUS + cableUS,
+		Unit:   "us",
+		AbsTol: tol,
+		Budget: fmt.Sprintf("the paper's rounding of 0.46 µs, ±%.1f ns; one %.1f ns core cycle of the stamps' quantisation and the next router's clock edge: ±%.1f ns (%.1f%%); the boards' oscillators (±20 ppm of 0.46 µs) below 0.02 ns",
+			HopRoundingUS*1000, CycleNS, tol*1000, 100*tol/(HopUS+cableUS)),
+		Source: "ExaNet §4.2: 0.46 µs, the single-hop traversal time contribution to the round trip (two-hop minus one-hop, Fig. 7); the routers' trace stamps (catalogue TRACE_DATA); cable delay from the lab file",
+		Note: fmt.Sprintf("router-to-router time across the cable one way plus the other way: 0.46 µs %+.4f µs for the lab's cable (%g ns + %g ns) against the paper's 1 m (2 × %g ns)",
+			cableUS, cableNS, cableNS+asymmetryNS, RefCableNS),
+	}, nil
+}

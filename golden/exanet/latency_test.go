@@ -223,3 +223,52 @@ func TestRTTExpectation(t *testing.T) {
 		}
 	}
 }
+
+// One hop's traced round trip (reading E41): §4.2's 0.46 µs for the
+// paper's 1 m cable, moved by the lab cable's delay both ways, within the
+// paper's rounding and one core cycle; a transceiver path two cycles
+// slower each way, the one-way reading of the figure and a hop 10% slower
+// all fail it.
+func TestHopRTT(t *testing.T) {
+	e, err := HopRTT(RefCableNS, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Value != HopUS || math.Abs(e.AbsTol-(0.005+0.0064)) > 1e-12 || e.Budget == "" || e.NeedsReason() {
+		t.Fatalf("1 m cable: %+v, want 0.46 µs ±11.4 ns with a budget", e)
+	}
+	cyc := CycleNS / 1000
+	for _, c := range []struct {
+		what string
+		us   float64
+		pass bool
+	}{
+		{"72 cycles, the paper's hop at 156.25 MHz", 72 * cyc, true},
+		{"71 cycles", 71 * cyc, true},
+		{"73 cycles", 73 * cyc, true},
+		{"the paper's figure rounded down", 0.455, true},
+		{"two cycles more each way (a slower transceiver path)", 72*cyc + 4*cyc, false},
+		{"two cycles less each way", 72*cyc - 4*cyc, false},
+		{"half the figure (one way only)", HopUS / 2, false},
+		{"10% slower", HopUS * 1.1, false},
+	} {
+		if got := passes(e, c.us); got != c.pass {
+			t.Errorf("%s: %.4f µs passes=%v, want %v (band %s)", c.what, c.us, got, c.pass, e.Describe())
+		}
+	}
+	// A 10 m cable (50 ns) adds 90 ns to both ways over the paper's 1 m;
+	// an asymmetry counts once.
+	long, _ := HopRTT(50, 0)
+	asym, _ := HopRTT(5, 40)
+	if math.Abs(long.Value-(HopUS+0.090)) > 1e-12 || math.Abs(asym.Value-(HopUS+0.040)) > 1e-12 {
+		t.Errorf("10 m cable %v µs, 40 ns asymmetry %v µs", long.Value, asym.Value)
+	}
+	if passes(e, asym.Value) {
+		t.Error("a 40 ns asymmetry the lab file does not state passes")
+	}
+	for _, bad := range [][2]float64{{-1, 0}, {5, -6}, {2e6, 0}, {5, 2e6}} {
+		if _, err := HopRTT(bad[0], bad[1]); err == nil {
+			t.Errorf("HopRTT(%v, %v): no error", bad[0], bad[1])
+		}
+	}
+}

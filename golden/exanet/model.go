@@ -30,7 +30,8 @@ func (Model) Doc() string {
 		"payload bandwidth versus payload against the raw 20/10 Gb/s peak (§4.3, Fig. 9/10), KARMA " +
 		"ping-pong round-trip band and per-hop round-trip difference (§4.2, Fig. 7/8; §4.4). Metrics: " +
 		"exanet.dor_path{src,dst}, exanet.bandwidth{path,payload}, exanet.bandwidth.peak{path,payload}, " +
-		"exanet.rtt{hops,payload}, exanet.rtt.per_hop{payload}."
+		"exanet.rtt{hops,payload}, exanet.rtt.per_hop{payload}, exanet.hop_rtt{cable_ns,asymmetry_ns} (one hop's " +
+		"round trip, router to router, from the routers' trace stamps)."
 }
 
 // Params implements golden.Model.
@@ -43,6 +44,8 @@ func (Model) Params() []golden.Param {
 		{Name: "path", Default: strings.Join(Paths(), ","), Doc: "bandwidth data paths: router, router2x, link (empty: none)"},
 		{Name: "payloads", Default: "32,64,128,256,512", Doc: "payload sizes in bytes, 1..512, for bandwidth, round trip and per-hop difference (empty: none)"},
 		{Name: "hops", Default: "1,2", Doc: "hop counts for the round trip, 1..lattice diameter (empty: none); two consecutive counts add the per-hop difference"},
+		{Name: "cable_ns", Default: "5", Doc: "one-way delay of a cable in ns (the lab file's latency_ns), for one hop's traced round trip (with hops)"},
+		{Name: "asymmetry_ns", Default: "0", Doc: "what the cable adds in one direction only, in ns (the lab file's asymmetry_ns)"},
 	}
 }
 
@@ -50,7 +53,8 @@ func (Model) Params() []golden.Param {
 // for each path and payload, then the round trip for each hop count and
 // payload, then, when hops lists two consecutive counts (the runner measures
 // the difference only between those), the per-hop difference for each
-// payload.
+// payload, then, when hops lists any, one hop's traced round trip across a
+// cable of cable_ns (and asymmetry_ns).
 func (m Model) Predict(set map[string]string) ([]results.Expectation, error) {
 	s, err := golden.Settings(Name, m.Params(), set)
 	if err != nil {
@@ -128,6 +132,21 @@ func (m Model) Predict(set map[string]string) ([]results.Expectation, error) {
 			}
 			out = append(out, e)
 		}
+	}
+	if len(hops) > 0 {
+		cable, err := param.Float(s["cable_ns"], 0, 1e6)
+		if err != nil {
+			return nil, fmt.Errorf("%s: parameter cable_ns: %w (want the cable's one-way delay in ns, e.g. 5)", Name, err)
+		}
+		asym, err := param.Float(s["asymmetry_ns"], -1e6, 1e6)
+		if err != nil {
+			return nil, fmt.Errorf("%s: parameter asymmetry_ns: %w (want ns, e.g. 0)", Name, err)
+		}
+		e, err := HopRTT(cable, asym)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", Name, err)
+		}
+		out = append(out, e)
 	}
 	return out, nil
 }

@@ -52,14 +52,15 @@ func TestPredictDefaults(t *testing.T) {
 	es := predict(t, nil)
 	got := byMetric(es)
 	// 2x2 mesh: 16 ordered pairs; 3 paths × 5 payloads; 2 hops × 5
-	// payloads; the 2-1 hop difference × 5 payloads.
-	for metric, n := range map[string]int{"exanet.dor_path": 16, "exanet.bandwidth": 15, "exanet.bandwidth.peak": 15, "exanet.rtt": 10, "exanet.rtt.per_hop": 5} {
+	// payloads; the 2-1 hop difference × 5 payloads; one hop's traced
+	// round trip across the default cable.
+	for metric, n := range map[string]int{"exanet.dor_path": 16, "exanet.bandwidth": 15, "exanet.bandwidth.peak": 15, "exanet.rtt": 10, "exanet.rtt.per_hop": 5, "exanet.hop_rtt": 1} {
 		if len(got[metric]) != n {
 			t.Errorf("%s: %d expectations, want %d", metric, len(got[metric]), n)
 		}
 	}
-	if len(es) != 61 {
-		t.Errorf("%d expectations, want 61", len(es))
+	if len(es) != 62 {
+		t.Errorf("%d expectations, want 62", len(es))
 	}
 	keys := map[string]bool{}
 	for _, e := range es {
@@ -80,6 +81,7 @@ func TestPredictDefaults(t *testing.T) {
 		"exanet.bandwidth.peak{path=link,payload=32}",
 		"exanet.rtt{hops=2,payload=128}",
 		"exanet.rtt.per_hop{payload=512}",
+		"exanet.hop_rtt{asymmetry_ns=0,cable_ns=5}",
 	} {
 		if !keys[k] {
 			t.Errorf("missing %s", k)
@@ -97,6 +99,8 @@ func TestPredictDefaults(t *testing.T) {
 			want, _ = RTT(1, 32)
 		case "exanet.rtt.per_hop{payload=64}":
 			want, _ = RTTPerHop(64)
+		case "exanet.hop_rtt{asymmetry_ns=0,cable_ns=5}":
+			want, _ = HopRTT(5, 0)
 		default:
 			continue
 		}
@@ -167,7 +171,7 @@ func TestPredictPerHop(t *testing.T) {
 }
 
 func TestPredictOnePath(t *testing.T) {
-	es := predict(t, map[string]string{"lattice": "4,3,2", "order": "zyx", "src": "(3,0,1)", "dst": "1, 2, 0", "payloads": "", "path": ""})
+	es := predict(t, map[string]string{"lattice": "4,3,2", "order": "zyx", "src": "(3,0,1)", "dst": "1, 2, 0", "payloads": "", "path": "", "hops": ""})
 	if len(es) != 1 {
 		t.Fatalf("%d expectations, want the one path", len(es))
 	}
@@ -198,7 +202,7 @@ func TestPredictErrors(t *testing.T) {
 		set  map[string]string
 		want string
 	}{
-		{map[string]string{"payload": "64"}, `unknown parameter "payload" (allowed: dst, hops, lattice, order, path, payloads, src)`},
+		{map[string]string{"payload": "64"}, `unknown parameter "payload" (allowed: asymmetry_ns, cable_ns, dst, hops, lattice, order, path, payloads, src)`},
 		{map[string]string{"lattice": "2,2"}, "parameter lattice"},
 		{map[string]string{"lattice": "2,0,1"}, "size along Y is 0"},
 		{map[string]string{"order": "XY"}, "parameter order"},
@@ -214,6 +218,9 @@ func TestPredictErrors(t *testing.T) {
 		{map[string]string{"lattice": "8,8,8"}, "512 nodes"},
 		{map[string]string{"path": "router,bus"}, `unknown path "bus"`},
 		{map[string]string{"path": "link,link"}, "listed twice"},
+		{map[string]string{"cable_ns": "x"}, "parameter cable_ns"},
+		{map[string]string{"cable_ns": "-1"}, "parameter cable_ns"},
+		{map[string]string{"cable_ns": "5", "asymmetry_ns": "-6"}, "no negative delay either way"},
 	} {
 		_, err := m.Predict(c.set)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

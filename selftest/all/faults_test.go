@@ -49,6 +49,7 @@ var designFaults = []faultCase{
 	{"credit-leak", exanetCables, "exanet-mesh", []string{"bandwidth.credits", "links.credits"}, ""},
 	{"link-down", exanetCables, "exanet-mesh", []string{"links.up"}, ""},
 	{"header-bit-flip", exanetCables, "exanet-mesh", nil, "exanet.link.ecc_corrected"},
+	{"exa-xcvr-slow", exanetCables, "exanet-mesh", []string{"hop_latency"}, ""},
 	{"arbiter-out-of-step", []string{"prr-0"}, "prr", []string{"placement.state", "latency.order"}, ""},
 	{"offset-skip", []string{"prr-0"}, "prr", []string{"placement"}, ""},
 	{"sort-unstable", []string{"prr-0"}, "prr", []string{"placement"}, ""},

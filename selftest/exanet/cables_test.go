@@ -82,3 +82,24 @@ func TestEndState(t *testing.T) {
 		}
 	}
 }
+
+// One hop's round trip from four stamps on two counters: the offset
+// between the counters cancels, and a counter that wrapped between two
+// stamps does not matter.
+func TestHopCycles(t *testing.T) {
+	for _, c := range []struct {
+		name                 string
+		aOut, bIn, bOut, aIn uint32
+		want                 int64
+	}{
+		{"B's counter ahead", 1000, 5036, 5100, 1136, 72},
+		{"B's counter behind", 900000, 100036, 100100, 900136, 72},
+		{"A's counter wraps on the way back", 0xffffff80, 5036, 5100, 8, 72},
+		{"B's counter wraps while B holds the packet", 1000, 0xfffffff0, 48, 1136, 72},
+		{"a slow cable, two cycles each way", 1000, 5038, 5100, 1138, 76},
+	} {
+		if got := hopCycles(c.aOut, c.bIn, c.bOut, c.aIn); got != c.want {
+			t.Errorf("%s: %d cycles, want %d", c.name, got, c.want)
+		}
+	}
+}

@@ -69,6 +69,9 @@ func init() {
 	selftest.Register(selftest.Test{Name: "latency", Design: design, Run: runLatency,
 		Params: map[string]string{"hops": "1,2", "payloads": "16,...,512", "iterations": "64"},
 		Doc:    "KARMA ping-pong round-trip latency versus hops and payload size (§4.2)"})
+	selftest.Register(selftest.Test{Name: "hop_latency", Design: design, Run: runHopLatency,
+		Params: map[string]string{"pairs": "16"},
+		Doc:    "router-to-router time of every cable, both ways, from the routers' trace stamps, against §4.2's 0.46 µs single-hop contribution (reading E41)"})
 	selftest.Register(selftest.Test{Name: "dor_path", Design: design, Run: runDORPath,
 		Doc: "a traced packet between every ordered pair of nodes follows the golden dimension-ordered path, VCs included (§3.3)"})
 	selftest.Register(selftest.Test{Name: "link_errors", Design: design, Run: runLinkErrors,
