@@ -57,6 +57,8 @@ type clique struct {
 	// align is the cell granularity golden/tin is told the design uses.
 	align int
 	seed  uint64
+	// cells adds up the cells of every finished run (conservation).
+	cells *cellTally
 }
 
 // golden returns golden/tin's predictions for the Clique with extra
@@ -140,6 +142,8 @@ func init() {
 	selftest.Register(selftest.Test{Name: "rob_occupancy", Design: design, Run: runROB,
 		Params: map[string]string{selftest.TargetsParam: selftest.TargetsDoc, "target": "one board (older form of targets)", "sources": "2", "streams": "4", "length": "40", "jitter_ns": "200", "gap_ns": "link", "buffer_packets": "20", "seed": "plan seed"},
 		Doc:    "reorder-buffer occupancy under reordering stays within golden/ordering's skew-sized capacity (§IV-D), the skew taken from golden/tin's path latencies of this Clique plus the injected jitter"})
+	selftest.Register(selftest.Test{Name: "conservation", Design: design, Run: runConservation,
+		Doc: "every cell each cabled cage sent over the plan's finished runs reached its peer's input FIFO (TX_CELLS against the peer's RX_CELLS, added up run by run): §3.1's links lose none; put it after the traffic tests"})
 	selftest.Register(selftest.Test{Name: "trace_path", Design: design, Run: runTracePath,
 		Params: map[string]string{selftest.TargetsParam: selftest.TargetsDoc + " (each a source)", "src": "one source board instead (default: every board)",
 			"dst": "the destination (default: seeded, per source)", "bytes": "1500", "seed": "plan seed"},
@@ -345,6 +349,9 @@ func (c *clique) run(ctx context.Context) (tt.RunResult, error) {
 	rr, err := c.r.Run(ctx, 0)
 	if err != nil {
 		return rr, err
+	}
+	if rr.Done() {
+		c.countCells(ctx)
 	}
 	return rr, nil
 }

@@ -810,3 +810,24 @@ var RouteModes = map[string]uint32{
 
 // Set is one register write, for Writes literals outside this package.
 func Set(name string, v uint32) RegWrite { return RegWrite{Name: name, Value: v} }
+
+// CageCells are one board's per-cage cell counters: TX_CELLS and RX_CELLS
+// of the four GNet cages since the last COUNTERS_CLEAR.
+type CageCells struct{ TX, RX [Cages]uint32 }
+
+// Cells reads every cage's TX_CELLS and RX_CELLS of one board in one
+// batch.
+func (r *Rack) Cells(ctx context.Context, board string) (CageCells, error) {
+	var cc CageCells
+	b := r.regs[board].Batch()
+	for k := range Cages {
+		ix := "[" + strconv.Itoa(k) + "]"
+		b.Read("TX_CELLS"+ix, &cc.TX[k]).Read("RX_CELLS"+ix, &cc.RX[k])
+	}
+	actx, cancel := r.access(ctx, b.Len())
+	defer cancel()
+	if err := b.Run(actx); err != nil {
+		return cc, unbatched(err)
+	}
+	return cc, nil
+}
