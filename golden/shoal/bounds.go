@@ -16,6 +16,44 @@ func ReadyQueueBound(outcast int) int { return outcast }
 // len(Q_jk) ≤ 1 + incast degree(k) ≤ N.
 func QueueBoundEq5(incast int) int { return 1 + incast }
 
+// QueueBoundOf is the bound Eq. 5 puts on queue Q_jk at node j while the
+// given flows run, its two terms taken apart (§3.3.3, reading S62): at most
+// one local cell, and only at a node that sources a flow ("at any given
+// time there is at most one local cell in Q_jk"), plus at most one cell of
+// each flow to k from another node — the cell of its subflow through j
+// (§3.3.2: "a subflow has at most one cell each in both the queue at its
+// source and the queue at its intermediate node"). j's own flow to k adds
+// no cell of the second kind: its cells at j are local. A flow is a node
+// pair (reading S1): a pair listed twice counts once. When j sources a flow
+// to a node other than k this is Eq. 5's 1 + incast degree(k); it is
+// tighter where Eq. 5 is loose: an outcast's source holds one cell per
+// queue, an intermediate of flows from one source one cell of each.
+func QueueBoundOf(flows []FlowSpec, j, k int) int {
+	local, remote := 0, map[int]bool{}
+	for _, f := range flows {
+		if f.Src == j {
+			local = 1
+		}
+		if f.Dst == k && f.Src != j && f.Src != k {
+			remote[f.Src] = true
+		}
+	}
+	if j == k {
+		return 0 // a node keeps no queue to itself
+	}
+	return local + len(remote)
+}
+
+// NodeQueueBound is the largest QueueBoundOf over node j's queues in an
+// n-node rack.
+func NodeQueueBound(flows []FlowSpec, n, j int) int {
+	b := 0
+	for k := 0; k < n; k++ {
+		b = max(b, QueueBoundOf(flows, j, k))
+	}
+	return b
+}
+
 // FeedbackLoop returns, for the subflow of src through intermediate mid, how
 // many epochs pass between two of its cells when nothing but the feedback
 // loop holds it back (§6.2: "Shoal's congestion control mechanism prevents a

@@ -314,6 +314,10 @@
 //	shoal.sync.max_offset_ns                        [0, 6.4] / [0, 0.25]: clock offset the guard band absorbs
 //	shoal.queue_bound {eq: 3|4|5}                   [0, 2(N-1)], [0, N-1] flows, [0, N] cells
 //	shoal.incast.max_queue {senders}                ≤ senders: one cell per sender's flow (Fig. 10: 7)
+//	shoal.max_queue {runner's}                      a node's largest queue under fixed flows (NodeQueueExpectation):
+//	                                                ≤ Eq. 5 taken apart (QueueBoundOf, reading S62: one local cell,
+//	                                                one cell per other node's flow to the destination), ≥ golden's
+//	                                                simulated peak a slot either way; an outcast: exactly 1
 //	shoal.permutation.throughput {slot_cycles}      prototype, Fig. 9 (full permutation vs slot size)
 //	shoal.permutation.throughput {pairs}            Fig. 12 (communicating pairs at the configured slot)
 //	                                                fraction of one cell per slot and channel; Value: the

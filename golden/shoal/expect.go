@@ -245,3 +245,89 @@ func (b IncastBand) Expectations(c Config, senders int, source, note string) []r
 	}
 	return append(out, e)
 }
+
+// NodeQueueBand is golden's band for the longest per-destination queue
+// (MAX_QUEUE) at one node over a run of fixed flows (§3.3.3, Eq. 5, reading
+// S62). Above: QueueBoundOf the flows at the node, exact. Below: the
+// smallest peak golden's simulation of the same flows reaches at the node
+// with cells and feedback acted on one slot earlier, at the reading's slot
+// and one slot later (the paper fixes that timing only to within a slot,
+// reading S2; the incast's queue is judged the same way, reading S61).
+type NodeQueueBand struct {
+	Sim   [3]int // the simulation's peak at the node: a slot earlier, the reading, a slot later
+	Bound int
+}
+
+// Lo is the band's lower end.
+func (b NodeQueueBand) Lo() int { return min(b.Sim[0], b.Sim[1], b.Sim[2]) }
+
+// NewNodeQueueBands simulates the flows in the three timing cases and
+// returns every node's band. Every flow must complete in each case, and no
+// peak may pass its bound: golden breaking its own bound is golden's error.
+func NewNodeQueueBands(c Config, flows []Flow) ([]NodeQueueBand, error) {
+	specs := make([]FlowSpec, len(flows))
+	var cells int64
+	for i, f := range flows {
+		specs[i] = FlowSpec{Src: f.Src, Dst: f.Dst}
+		cells += f.Cells
+	}
+	bands := make([]NodeQueueBand, c.Nodes)
+	for j := range bands {
+		bands[j].Bound = NodeQueueBound(specs, c.Nodes, j)
+	}
+	// Long enough for the flows at one cell per subflow per feedback loop:
+	// three times their cells over a node's N-1 slots an epoch, plus the
+	// simulation's default margin.
+	until := float64(1000+3*(cells/int64(c.Nodes-1)+int64(len(flows))+10)) * c.EpochNS()
+	for k, dp := range []float64{-1, 0, 1} {
+		cc := c
+		cc.PropNS = math.Max(0, c.PropNS+dp*c.SlotNS)
+		r, err := Simulate(cc, flows, SimOptions{UntilNS: until + 2*cc.PropNS})
+		if err != nil {
+			return nil, fmt.Errorf("node queue band: %w", err)
+		}
+		for i, fr := range r.Flows {
+			if !fr.Done {
+				return nil, fmt.Errorf("node queue band: flow %d>%d did not complete in %.0f ns", flows[i].Src, flows[i].Dst, r.EndNS)
+			}
+		}
+		for j := range bands {
+			bands[j].Sim[k] = r.NodeMaxQueue[j]
+			if r.NodeMaxQueue[j] > bands[j].Bound {
+				return nil, fmt.Errorf("node queue band: golden's simulation queues %d cells at node %d, past the %d of Eq. 5 for these flows", r.NodeMaxQueue[j], j, bands[j].Bound)
+			}
+		}
+	}
+	return bands, nil
+}
+
+// NodeQueueExpectation is shoal.max_queue for the largest MAX_QUEUE over the
+// given nodes: Value the largest simulated peak, Min the largest of the
+// nodes' lower ends (the largest queue is at least each node's), Max the
+// largest bound.
+func NodeQueueExpectation(bands []NodeQueueBand, nodes []int, params results.Params, source, note string) (results.Expectation, error) {
+	if len(nodes) == 0 {
+		return results.Expectation{}, fmt.Errorf("node queue expectation: no nodes")
+	}
+	var sim [3]int
+	lo, hi := 0, 0
+	for _, j := range nodes {
+		if j < 0 || j >= len(bands) {
+			return results.Expectation{}, fmt.Errorf("node queue expectation: node %d of a %d-node rack", j, len(bands))
+		}
+		for k := range sim {
+			sim[k] = max(sim[k], bands[j].Sim[k])
+		}
+		lo, hi = max(lo, bands[j].Lo()), max(hi, bands[j].Bound)
+	}
+	e := results.Expectation{Metric: "shoal.max_queue", Params: params, Value: float64(sim[1]),
+		Min: results.Float(float64(lo)), Max: results.Float(float64(hi)), Unit: "cells", Source: source, Note: note,
+		Budget: fmt.Sprintf("upper end: Eq. 5 taken apart for these flows (reading S62: one local cell at a node that sources a flow, "+
+			"one cell of each other node's flow to the queue's destination), %d, exact; lower end: the smallest peak of golden's simulation "+
+			"of the same flows within a slot of timing, %d (a slot earlier %d, the reading %d, a slot later %d); counter exact",
+			hi, lo, sim[0], sim[1], sim[2])}
+	if e.NeedsReason() {
+		e.Wide = "the upper end is the paper's bound for these flows, not a prediction; the lower end is what a NIC that queues the flows' cells at all must reach (reading S62)"
+	}
+	return e, nil
+}

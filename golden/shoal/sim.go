@@ -74,6 +74,9 @@ type SimResult struct {
 	// local and forwarded, §3.3); MaxNodeQueue the most cells queued at one
 	// node over all its Q_ij (§7.3 "maximum aggregate queue per node").
 	MaxQueue, MaxNodeQueue int
+	// NodeMaxQueue is, for each node i, the longest of its queues Q_ij
+	// seen (MaxQueue is the largest of them).
+	NodeMaxQueue []int
 	// BoundViolations counts enqueues that took a queue past its bound at
 	// that instant: Eq. 5, 1 + incast degree of the destination (Eq. 3,
 	// outcast of the node + incast of the destination, with NoReadyQueues).
@@ -353,7 +356,7 @@ func (m *sim) init() {
 	for i := range m.fbRing {
 		m.fbRing[i] = make([]feedback, 0, n*m.c.Channels)
 	}
-	m.res = &SimResult{Flows: make([]FlowResult, F), DeliveredPerNode: make([]int64, n)}
+	m.res = &SimResult{Flows: make([]FlowResult, F), DeliveredPerNode: make([]int64, n), NodeMaxQueue: make([]int, n)}
 }
 
 // bit is the index of pair (a, b) in active.
@@ -788,8 +791,9 @@ func (m *sim) enqueue(i, r, x int, k, owner int32, local bool, next int) {
 		pp.qLocal++
 	}
 	m.nodeQ[i]++
-	if q := int(pp.qLen); q > m.res.MaxQueue {
-		m.res.MaxQueue = q
+	if q := int(pp.qLen); q > m.res.NodeMaxQueue[i] {
+		m.res.NodeMaxQueue[i] = q
+		m.res.MaxQueue = max(m.res.MaxQueue, q)
 	}
 	if q := int(m.nodeQ[i]); q > m.res.MaxNodeQueue {
 		m.res.MaxNodeQueue = q

@@ -56,6 +56,7 @@ var designFaults = []faultCase{
 	{"wrong-slot", shoalSwitch, "shoal", []string{"schedule.trace"}, ""},
 	{"clock-drift", shoalBoards, "shoal", []string{"sync.guard_band", "sync.slots"}, ""},
 	{"ignore-rate-limit", shoalNICs, "shoal", []string{"queue_bound.queue"}, ""},
+	{"shoal-ready-leak", shoalNICs, "shoal", []string{"outcast.source"}, ""},
 	{"shoal-link-down", shoalCables, "shoal", []string{"sync.slots"}, ""},
 	{"shoal-node-down", shoalBoards, "shoal", []string{"sync.slots"}, ""},
 	{"tin-adaptive-stuck", tinBoards, "tin", []string{"routes.adaptive"}, ""},

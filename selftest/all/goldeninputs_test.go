@@ -89,7 +89,7 @@ func TestGoldenInputsNeverComeFromTheBoard(t *testing.T) {
 var selftestBands = []string{
 	"exanet.dor_path",
 	"prr.latency.avg", "prr.latency.max", "prr.sim_throughput", "prr.drop_rate",
-	"shoal.incast.fct_us", "shoal.incast.max_queue", "shoal.permutation.throughput", "shoal.failed_slots.fraction",
+	"shoal.incast.fct_us", "shoal.incast.max_queue", "shoal.max_queue", "shoal.permutation.throughput", "shoal.failed_slots.fraction",
 	"shoal.corruption.corrupt_cells",
 	"ordering.fallbacks", "tin.ip.rtsq_hwm", "tin.rma.latency_alone", "tin.rma.hipri_ratio", "tin.rma.lopri_ratio",
 }

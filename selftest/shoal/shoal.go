@@ -4,7 +4,8 @@
 // schedule the switches apply (§3.2, Fig. 3/4), the time sync and guard band
 // (§3.4, §6.1), the 7:1 incast of Fig. 10, the permutation throughput
 // against slot size of Fig. 9, max-min fairness (§3.3.2, §7.2), the queue
-// bound of Eq. 5 under the §7.3/§7.4 random workloads, failed links and
+// bound of Eq. 5 under the §7.3/§7.4 random workloads and an outcast's
+// queues (at most one local cell, §3.3.3), failed links and
 // nodes (§3.5, Table 1) and cell corruption (App. D).
 //
 // The tests talk to the rack through traffic/shoal, which reads and writes
@@ -106,6 +107,11 @@ func init() {
 		Params: map[string]string{"workload": "uniform", "flows": "150", "load": "0.5", "load_gbps": "half the node link", "seed": "1", "max_bytes": "0", "max_slots": "3000000"},
 		Doc: "random traffic (§7.3 Poisson arrivals, Pareto(1.05, mean 100 KB) sizes; §7.4 skewed mix): every queue within " +
 			"Eq. 5 (1 + incast ≤ N) and every ready queue within Eq. 4 on every NIC, and every flow completes"})
+	selftest.Register(selftest.Test{Name: "outcast", Design: design, Run: runOutcast,
+		Params: map[string]string{"senders": "every node", "dests": "N-1", "cells": "100"},
+		Doc: "an outcast from each sender in turn, long flows to `dests` nodes and nothing forwarded through the sender: " +
+			"each node's largest queue against golden/shoal's band for the same flows (§3.3.3: at most one local cell in " +
+			"a queue; §3.3.2: one cell per subflow at its intermediate; Eq. 5 taken apart, reading S62), and every flow completes"})
 	selftest.Register(selftest.Test{Name: "workload", Design: design, Run: runWorkload,
 		Params: map[string]string{"workload": "uniform", "flows": "150", "load": "0.5", "load_gbps": "half the node link", "seed": "1", "max_bytes": "0", "max_slots": "3000000"},
 		Doc: "random traffic as queue_bound, scored against golden/shoal's simulation of the same flows: short-flow completion " +
