@@ -461,11 +461,9 @@ func (m *sim) run(until float64) {
 // reads from being optimised away).
 func (m *sim) touchArrivals(cells []dataCell) {
 	var sum int32
-	n := m.n
 	for _, c := range cells {
-		j := int(c.to) * n
 		if c.final != c.to {
-			sum += m.p[j+int(c.final)].tail + m.p[j+int(c.from)].recvFlow
+			sum += m.p[m.bit(int(c.to), int(c.final))].tail + m.p[m.bit(int(c.to), int(c.from))].recvFlow
 		} else {
 			sum += int32(m.wf[c.flow].delivered) + m.sf[c.owner].waiting
 		}
@@ -479,7 +477,7 @@ func (m *sim) touchFeedback(fbs []feedback) {
 	var sum int32
 	for _, f := range fbs {
 		s := &m.sf[f.flow]
-		sum += s.slab + int32(m.sub[int(s.slab)*m.n+int(f.from)].state) + int32(m.p[int(f.to)*m.n+int(f.from)].qLocal)
+		sum += s.slab + int32(m.sub[int(s.slab)*m.n+int(f.from)].state) + int32(m.p[m.bit(int(f.to), int(f.from))].qLocal)
 	}
 	m.sink += sum
 }
@@ -508,7 +506,7 @@ func (m *sim) column(base, offset, lo, hi int, slot int64, out *[]dataCell, fbOu
 			if j >= n {
 				j -= n
 			}
-			pp := &m.p[i*n+j]
+			pp := &m.p[x]
 			live := m.live[i]
 			if pp.qLen == 0 && pp.recvFlow < 0 && len(live) == 0 {
 				m.active[w] &^= 1 << uint(b)
@@ -523,7 +521,7 @@ func (m *sim) column(base, offset, lo, hi int, slot int64, out *[]dataCell, fbOu
 				sum += m.sf[live[0]].slab
 			}
 			if pp.recvQueue >= 0 {
-				sum += m.p[i*n+int(pp.recvQueue)].qLen
+				sum += m.p[m.bit(i, int(pp.recvQueue))].qLen
 			}
 		}
 	}
@@ -684,7 +682,7 @@ func (m *sim) release(i, j, r int, slot int64) bool {
 		}
 		if ok {
 			k := s.head
-			m.enqueue(i, r, m.bit(i, j), k, f, true, j)
+			m.enqueue(i, r, k, f, true, j)
 			m.wf[k].unassigned--
 			s.unassigned--
 			if m.wf[k].unassigned == 0 {
@@ -764,7 +762,7 @@ func (m *sim) unlist(f int32) {
 // at pair index r (active bit x) of node i, the queue whose cells go to
 // node next: forwarded cells bound for next, local cells passing through
 // it.
-func (m *sim) enqueue(i, r, x int, k, owner int32, local bool, next int) {
+func (m *sim) enqueue(i, r int, k, owner int32, local bool, next int) {
 	var e int32
 	if m.cellFree >= 0 {
 		e = m.cellFree
@@ -780,7 +778,7 @@ func (m *sim) enqueue(i, r, x int, k, owner int32, local bool, next int) {
 		m.cells[pp.tail].next = e
 	} else {
 		m.cells[e].next = e
-		m.mark(x)
+		m.mark(r)
 	}
 	pp.tail = e
 	pp.qLen++
@@ -807,7 +805,7 @@ func (m *sim) enqueue(i, r, x int, k, owner int32, local bool, next int) {
 // of Q_ij or an empty cell, and the feedback i owes j.
 func (m *sim) transmit(i, j, x int, slot int64, out *[]dataCell, fbOut *[]feedback) {
 	n := m.n
-	r := i*n + j
+	r := x
 	pp := &m.p[r]
 	listed := len(m.live[i]) > 0
 	if listed && (m.o.NoReadyQueues || pp.qLocal == 0) {
@@ -859,7 +857,7 @@ func (m *sim) transmit(i, j, x int, slot int64, out *[]dataCell, fbOut *[]feedba
 		// that j's next cell of the subflow reaches i after it.
 		fb := feedback{to: int32(j), from: int32(i), flow: f}
 		if k := int(pp.recvQueue); k >= 0 {
-			y := i*n + k
+			y := m.bit(i, k)
 			fb.length = m.p[y].qLen
 			if !m.o.NoReadyQueues {
 				fb.length = max(fb.length+m.ready(i, k, y, slot)-1, 0)
@@ -927,7 +925,7 @@ func (m *sim) feedback(fb feedback, slot int64) {
 		if !sb.inList {
 			m.list(j, i, sf)
 		}
-		if r := j*m.n + i; m.o.NoReadyQueues || m.p[r].qLocal == 0 {
+		if r := m.bit(j, i); m.o.NoReadyQueues || m.p[r].qLocal == 0 {
 			m.release(j, i, r, slot)
 		}
 		return
@@ -941,21 +939,21 @@ func (m *sim) feedback(fb feedback, slot int64) {
 func (m *sim) arrive(c dataCell, slot int64) bool {
 	j, i := int(c.to), int(c.from)
 	k := c.flow
-	r := j*m.n + i
+	r := m.bit(j, i)
 	if int(c.final) != j {
 		// First hop: j is the intermediate node; the cell joins Q_jk and
 		// j records it for its next feedback to i (§3.3.2).
 		q := int(c.final)
-		m.enqueue(j, j*m.n+q, m.bit(j, q), k, c.owner, false, q)
+		m.enqueue(j, m.bit(j, q), k, c.owner, false, q)
 		m.p[r].recvFlow, m.p[r].recvQueue = c.owner, int16(q)
-		m.mark(m.bit(j, i))
+		m.mark(r)
 		return false
 	}
 	if c.local {
 		// Direct subflow: no queue at j to report, but the source still
 		// waits for feedback.
 		m.p[r].recvFlow, m.p[r].recvQueue = c.owner, -1
-		m.mark(m.bit(j, i))
+		m.mark(r)
 	}
 	// The cell's last byte left at the end of its send slot and took PropNS.
 	at := float64(slot-int64(m.d)+1)*m.slotNS + m.c.PropNS
