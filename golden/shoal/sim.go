@@ -162,23 +162,40 @@ type wflow struct {
 	done                                            bool
 }
 
-// subflow is the state of one subflow (a Shoal flow through one
-// intermediate node), kept together because release and feedback read all
-// of it at once.
+// A subflow (a Shoal flow through one intermediate node) has its state in
+// three arrays indexed alike ([slab*N + intermediate]), split by how often
+// they are read: every visit of a pair scans the subflows of the source's
+// live Shoal flows through the pair's node for the listed ones (one byte
+// each, sfState), a release or a count of ready subflows reads the
+// rate-limit state of the listed ones (sfRate), and only a list of two or
+// more needs their order (sfSeq). A node visits its pairs in schedule
+// order, so a live Shoal flow's bytes are read in runs and stay cached.
 //
 // The candidate list of (source i, intermediate j) — the ready queue R_ij
 // and the subflows still waiting on Eq. 2 — is the subflows through j of
-// i's live Shoal flows that are on it (inList), in the order they joined it
-// (seq): a node has few live Shoal flows, so listing a subflow is a write
-// to its own state, not to a list shared by the pair.
-type subflow struct {
-	t      int64 // send slot of the reply carrying its last feedback (Eq. 2)
-	clear  int64 // reading S40: the slot the subflow's last cell leaves the intermediate
-	seq    int64 // when it joined its candidate list (inList)
-	len    int32 // that feedback's queue length; -1: none yet
-	state  uint8
-	inList bool // the subflow is on its candidate list
+// i's live Shoal flows that are on it (sfInList), in the order they joined
+// it (sfSeq): a node has few live Shoal flows, so listing a subflow is a
+// write to its own state, not to a list shared by the pair.
+const (
+	sfStateMask uint8 = 3 // the subflow state, sfIdle … sfOutstanding
+	sfInList    uint8 = 4 // the subflow is on its candidate list
+)
+
+// subRate is a subflow's rate-limit state.
+type subRate struct {
+	// due is the slot its last feedback lets it release a cell with an
+	// empty queue ahead: Eq. 2 allows a release in slot s behind qlen cells
+	// once s + qlen·E ≥ t + len·E, t the send slot of the reply carrying
+	// the feedback and len its queue length; noFeedback before any.
+	due int64
+	// clear is reading S40's slot in which the subflow's last cell leaves
+	// the intermediate's queue, 0 when it has left already.
+	clear int64
 }
+
+// noFeedback is subRate.due before a subflow's first feedback: Eq. 2 does
+// not hold it back.
+const noFeedback = math.MinInt64
 
 // dataCell is a cell on its way to its receiver, acted on DelaySlots after
 // the start of its send slot.
@@ -218,10 +235,12 @@ type sim struct {
 	pairFlow []int32 // [src*N + dst], -1 none
 	// live lists each node's live Shoal flows (as source), in no order.
 	live [][]int32
-	// per Shoal-flow slab, [slab*N + intermediate]
-	sub  []subflow
-	free []int32
-	seq  int64 // candidate-list order (subflow.seq)
+	// per Shoal-flow slab, [slab*N + intermediate]: see sfStateMask
+	sfState []uint8
+	sfRate  []subRate
+	sfSeq   []int64
+	free    []int32
+	seq     int64 // candidate-list order (sfSeq)
 	// per ordered pair (a, b), [a*N + b]
 	p []pair
 	// active has a bit per pair that may have something to send: a queued
@@ -477,7 +496,7 @@ func (m *sim) touchFeedback(fbs []feedback) {
 	var sum int32
 	for _, f := range fbs {
 		s := &m.sf[f.flow]
-		sum += s.slab + int32(m.sub[int(s.slab)*m.n+int(f.from)].state) + int32(m.p[m.bit(int(f.to), int(f.from))].qLocal)
+		sum += s.slab + int32(m.sfState[int(s.slab)*m.n+int(f.from)]) + int32(m.p[m.bit(int(f.to), int(f.from))].qLocal)
 	}
 	m.sink += sum
 }
@@ -545,8 +564,8 @@ func (m *sim) mark(x int) { m.active[x>>6] |= 1 << uint(x&63) }
 // list puts subflow sf (of a Shoal flow of node i, through j) at the tail of
 // the candidate list of (i, j).
 func (m *sim) list(i, j, sf int) {
-	m.sub[sf].inList = true
-	m.sub[sf].seq = m.seq
+	m.sfState[sf] |= sfInList
+	m.sfSeq[sf] = m.seq
 	m.seq++
 	m.mark(m.bit(i, j))
 }
@@ -589,11 +608,12 @@ func (m *sim) activate(k int, slot int64) {
 	base := int(s.slab) * m.n
 	for j := 0; j < m.n; j++ {
 		sf := base + j
-		if j == fl.Src || m.failed[j] || m.sub[sf].state != sfIdle {
+		st := m.sfState[sf]
+		if j == fl.Src || m.failed[j] || st&sfStateMask != sfIdle {
 			continue
 		}
-		m.sub[sf].state = sfListed
-		if !m.sub[sf].inList {
+		m.sfState[sf] = st | sfListed
+		if st&sfInList == 0 {
 			m.list(fl.Src, j, sf)
 		}
 	}
@@ -605,12 +625,16 @@ func (m *sim) start(src, dst int, slot int64) int32 {
 	if k := len(m.free); k > 0 {
 		sl, m.free = m.free[k-1], m.free[:k-1]
 	} else {
-		sl = int32(len(m.sub) / m.n)
-		m.sub = append(m.sub, make([]subflow, m.n)...)
+		sl = int32(len(m.sfState) / m.n)
+		m.sfState = append(m.sfState, make([]uint8, m.n)...)
+		m.sfRate = append(m.sfRate, make([]subRate, m.n)...)
+		m.sfSeq = append(m.sfSeq, make([]int64, m.n)...)
 	}
 	base := int(sl) * m.n
-	for j := 0; j < m.n; j++ {
-		m.sub[base+j] = subflow{len: -1, state: sfIdle}
+	clear(m.sfState[base : base+m.n]) // sfIdle, not listed
+	rate := m.sfRate[base : base+m.n]
+	for j := range rate {
+		rate[j] = subRate{due: noFeedback}
 	}
 	f := int32(len(m.sf))
 	m.sf = append(m.sf, shoalFlow{src: int32(src), dst: int32(dst), slab: sl, head: -1, tail: -1, startSlot: slot,
@@ -649,7 +673,7 @@ func (m *sim) release(i, j, r int, slot int64) bool {
 	n := m.n
 	c := m.cand[:0]
 	for _, f := range m.live[i] {
-		if m.sub[int(m.sf[f].slab)*n+j].inList {
+		if m.sfState[int(m.sf[f].slab)*n+j]&sfInList != 0 {
 			c = append(c, f)
 		}
 	}
@@ -659,7 +683,7 @@ func (m *sim) release(i, j, r int, slot int64) bool {
 	}
 	// The list's order: when each subflow joined it (few entries).
 	for a := 1; a < len(c); a++ {
-		for b := a; b > 0 && m.sub[int(m.sf[c[b]].slab)*n+j].seq < m.sub[int(m.sf[c[b-1]].slab)*n+j].seq; b-- {
+		for b := a; b > 0 && m.sfSeq[int(m.sf[c[b]].slab)*n+j] < m.sfSeq[int(m.sf[c[b-1]].slab)*n+j]; b-- {
 			c[b], c[b-1] = c[b-1], c[b]
 		}
 	}
@@ -667,17 +691,17 @@ func (m *sim) release(i, j, r int, slot int64) bool {
 	for _, f := range c {
 		s := &m.sf[f]
 		sf := int(s.slab)*n + j
-		sb := &m.sub[sf]
+		st := &m.sfState[sf]
 		ok, stale := false, true
-		if s.unassigned > 0 && sb.state == sfListed {
+		if s.unassigned > 0 && *st&sfStateMask == sfListed {
 			stale = false
 			ok = m.eligible(s, sf, j, r, slot)
 			if ok {
-				sb.state = sfQueued
+				*st = *st&^sfStateMask | sfQueued
 			}
 		}
 		if stale || ok {
-			sb.inList = false
+			*st &^= sfInList
 			remain--
 		}
 		if ok {
@@ -708,8 +732,8 @@ func (m *sim) release(i, j, r int, slot int64) bool {
 func (m *sim) eligible(s *shoalFlow, sf, j, r int, slot int64) bool {
 	E := int64(m.E)
 	qlen := int64(m.p[r].qLen)
-	sb := &m.sub[sf]
-	if sb.len >= 0 && (slot-sb.t)+qlen*E < int64(sb.len)*E {
+	sb := &m.sfRate[sf]
+	if slot+qlen*E < sb.due {
 		return false
 	}
 	// The cell would leave behind the qlen cells of Q_ij, one an epoch,
@@ -738,7 +762,7 @@ func (m *sim) ready(i, k, y int, slot int64) int32 {
 			continue
 		}
 		sf := int(s.slab)*m.n + k
-		if m.sub[sf].state == sfListed && m.eligible(s, sf, k, y, slot) {
+		if m.sfState[sf]&sfStateMask == sfListed && m.eligible(s, sf, k, y, slot) {
 			r++
 		}
 	}
@@ -752,8 +776,8 @@ func (m *sim) ready(i, k, y int, slot int64) int32 {
 func (m *sim) unlist(f int32) {
 	base := int(m.sf[f].slab) * m.n
 	for j := 0; j < m.n; j++ {
-		if m.sub[base+j].state == sfListed {
-			m.sub[base+j].state = sfIdle
+		if st := m.sfState[base+j]; st&sfStateMask == sfListed {
+			m.sfState[base+j] = st &^ sfStateMask // sfIdle
 		}
 	}
 }
@@ -832,14 +856,14 @@ func (m *sim) transmit(i, j, x int, slot int64, out *[]dataCell, fbOut *[]feedba
 			sf := int(s.slab)*n + j
 			switch {
 			case !m.o.IgnoreFeedback:
-				m.sub[sf].state = sfOutstanding
+				m.sfState[sf] = m.sfState[sf]&^sfStateMask | sfOutstanding
 				s.waiting++
 			case s.unassigned > 0:
-				m.sub[sf].state = sfListed
+				m.sfState[sf] = m.sfState[sf]&^sfStateMask | sfListed
 				m.list(i, j, sf)
 				listed = true
 			default:
-				m.sub[sf].state = sfIdle
+				m.sfState[sf] &^= sfStateMask // sfIdle
 			}
 		} else {
 			m.res.Forwarded++
@@ -914,15 +938,15 @@ func (m *sim) feedback(fb feedback, slot int64) {
 	}
 	j, i := int(fb.to), int(fb.from)
 	sf := int(s.slab)*m.n + i
-	sb := &m.sub[sf]
-	if sb.state != sfOutstanding {
+	st := m.sfState[sf]
+	if st&sfStateMask != sfOutstanding {
 		return
 	}
-	sb.t, sb.len, sb.clear = slot-int64(m.fb), fb.length, fb.clear
+	m.sfRate[sf] = subRate{due: slot - int64(m.fb) + int64(fb.length)*int64(m.E), clear: fb.clear}
 	s.waiting--
 	if s.unassigned > 0 {
-		sb.state = sfListed
-		if !sb.inList {
+		m.sfState[sf] = st&^sfStateMask | sfListed
+		if st&sfInList == 0 {
 			m.list(j, i, sf)
 		}
 		if r := m.bit(j, i); m.o.NoReadyQueues || m.p[r].qLocal == 0 {
@@ -930,7 +954,7 @@ func (m *sim) feedback(fb feedback, slot int64) {
 		}
 		return
 	}
-	sb.state = sfIdle
+	m.sfState[sf] = st &^ sfStateMask // sfIdle
 	m.maybeEnd(f)
 }
 
