@@ -197,6 +197,9 @@ type subRate struct {
 // not hold it back.
 const noFeedback = math.MinInt64
 
+// liveFlow is an entry of a node's list of live Shoal flows.
+type liveFlow struct{ f, slab int32 }
+
 // dataCell is a cell on its way to its receiver, acted on DelaySlots after
 // the start of its send slot.
 type dataCell struct {
@@ -233,8 +236,9 @@ type sim struct {
 	// Shoal flows, in the order they started; the live one of each pair
 	sf       []shoalFlow
 	pairFlow []int32 // [src*N + dst], -1 none
-	// live lists each node's live Shoal flows (as source), in no order.
-	live [][]int32
+	// live lists each node's live Shoal flows (as source), in no order,
+	// with their slabs: a visit of a pair reads the subflow state of each.
+	live [][]liveFlow
 	// per Shoal-flow slab, [slab*N + intermediate]: see sfStateMask
 	sfState []uint8
 	sfRate  []subRate
@@ -260,9 +264,9 @@ type sim struct {
 	// failedIn[q] counts the pairs of column q of the schedule (slot·C +
 	// channel) that touch a failed node: their slots are unused, not empty.
 	failedIn []int32
-	sink     int32   // see touchArrivals
-	todo     []int32 // see column
-	cand     []int32 // see release
+	sink     int32      // see touchArrivals
+	todo     []int32    // see column
+	cand     []liveFlow // see release
 	// cell pool (singly linked lists)
 	cells    []cellEntry
 	cellFree int32
@@ -337,7 +341,7 @@ func (m *sim) init() {
 	for i := range m.pairFlow {
 		m.pairFlow[i] = -1
 	}
-	m.live = make([][]int32, n)
+	m.live = make([][]liveFlow, n)
 	m.p = make([]pair, n*n)
 	m.active = make([]uint64, (n*n+63)/64)
 	for i := range m.p {
@@ -537,7 +541,7 @@ func (m *sim) column(base, offset, lo, hi int, slot int64, out *[]dataCell, fbOu
 				sum += m.cells[m.cells[pp.tail].next].owner
 			}
 			if len(live) > 0 {
-				sum += m.sf[live[0]].slab
+				sum += int32(m.sfState[int(live[0].slab)*n+j])
 			}
 			if pp.recvQueue >= 0 {
 				sum += m.p[m.bit(i, int(pp.recvQueue))].qLen
@@ -639,7 +643,7 @@ func (m *sim) start(src, dst int, slot int64) int32 {
 	f := int32(len(m.sf))
 	m.sf = append(m.sf, shoalFlow{src: int32(src), dst: int32(dst), slab: sl, head: -1, tail: -1, startSlot: slot,
 		livePos: int32(len(m.live[src]))})
-	m.live[src] = append(m.live[src], f)
+	m.live[src] = append(m.live[src], liveFlow{f: f, slab: sl})
 	return f
 }
 
@@ -657,7 +661,7 @@ func (m *sim) maybeEnd(f int32) {
 	l := m.live[s.src]
 	last := l[len(l)-1]
 	l[s.livePos] = last
-	m.sf[last].livePos = s.livePos
+	m.sf[last.f].livePos = s.livePos
 	m.live[s.src] = l[:len(l)-1]
 }
 
@@ -672,9 +676,9 @@ func (m *sim) maybeEnd(f int32) {
 func (m *sim) release(i, j, r int, slot int64) bool {
 	n := m.n
 	c := m.cand[:0]
-	for _, f := range m.live[i] {
-		if m.sfState[int(m.sf[f].slab)*n+j]&sfInList != 0 {
-			c = append(c, f)
+	for _, lf := range m.live[i] {
+		if m.sfState[int(lf.slab)*n+j]&sfInList != 0 {
+			c = append(c, lf)
 		}
 	}
 	m.cand = c
@@ -683,14 +687,15 @@ func (m *sim) release(i, j, r int, slot int64) bool {
 	}
 	// The list's order: when each subflow joined it (few entries).
 	for a := 1; a < len(c); a++ {
-		for b := a; b > 0 && m.sfSeq[int(m.sf[c[b]].slab)*n+j] < m.sfSeq[int(m.sf[c[b-1]].slab)*n+j]; b-- {
+		for b := a; b > 0 && m.sfSeq[int(c[b].slab)*n+j] < m.sfSeq[int(c[b-1].slab)*n+j]; b-- {
 			c[b], c[b-1] = c[b-1], c[b]
 		}
 	}
 	remain := len(c)
-	for _, f := range c {
+	for _, lf := range c {
+		f := lf.f
 		s := &m.sf[f]
-		sf := int(s.slab)*n + j
+		sf := int(lf.slab)*n + j
 		st := &m.sfState[sf]
 		ok, stale := false, true
 		if s.unassigned > 0 && *st&sfStateMask == sfListed {
@@ -756,13 +761,12 @@ func (m *sim) eligible(s *shoalFlow, sf, j, r int, slot int64) bool {
 // (i, k)).
 func (m *sim) ready(i, k, y int, slot int64) int32 {
 	var r int32
-	for _, f := range m.live[i] {
-		s := &m.sf[f]
-		if s.unassigned == 0 {
+	for _, lf := range m.live[i] {
+		sf := int(lf.slab)*m.n + k
+		if m.sfState[sf]&sfStateMask != sfListed {
 			continue
 		}
-		sf := int(s.slab)*m.n + k
-		if m.sfState[sf]&sfStateMask == sfListed && m.eligible(s, sf, k, y, slot) {
+		if s := &m.sf[lf.f]; s.unassigned > 0 && m.eligible(s, sf, k, y, slot) {
 			r++
 		}
 	}
