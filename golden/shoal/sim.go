@@ -264,8 +264,6 @@ type sim struct {
 	// failedIn[q] counts the pairs of column q of the schedule (slot·C +
 	// channel) that touch a failed node: their slots are unused, not empty.
 	failedIn []int32
-	sink     int32      // see touchArrivals
-	todo     []int32    // see column
 	cand     []liveFlow // see release
 	// cell pool (singly linked lists)
 	cells    []cellEntry
@@ -426,13 +424,11 @@ func (m *sim) run(until float64) {
 		// Headers first: feedback is usable from the slot boundary after
 		// the reply cell's header arrived, cells once wholly received.
 		fbBucket := &m.fbRing[slot%int64(m.fb+1)]
-		m.touchFeedback(*fbBucket)
 		for _, f := range *fbBucket {
 			m.feedback(f, slot)
 		}
 		*fbBucket = (*fbBucket)[:0]
 		bucket := &m.dataRing[slot%int64(m.d+1)]
-		m.touchArrivals(*bucket)
 		for _, cell := range *bucket {
 			if m.arrive(cell, slot) {
 				remaining--
@@ -477,41 +473,11 @@ func (m *sim) run(until float64) {
 	}
 }
 
-// touchArrivals reads, ahead of processing a slot's arrivals, the state
-// each cell updates: the reads are independent of each other, so the
-// processor overlaps their cache misses, where the processing itself would
-// take them one after the other. It changes nothing (the sum only keeps the
-// reads from being optimised away).
-func (m *sim) touchArrivals(cells []dataCell) {
-	var sum int32
-	for _, c := range cells {
-		if c.final != c.to {
-			sum += m.p[m.bit(int(c.to), int(c.final))].tail + m.p[m.bit(int(c.to), int(c.from))].recvFlow
-		} else {
-			sum += int32(m.wf[c.flow].delivered) + m.sf[c.owner].waiting
-		}
-	}
-	m.sink += sum
-}
-
-// touchFeedback does the same for a slot's feedback: the Shoal flow, its
-// subflow and the pair it may be released on.
-func (m *sim) touchFeedback(fbs []feedback) {
-	var sum int32
-	for _, f := range fbs {
-		s := &m.sf[f.flow]
-		sum += s.slab + int32(m.sfState[int(s.slab)*m.n+int(f.from)]) + int32(m.p[m.bit(int(f.to), int(f.from))].qLocal)
-	}
-	m.sink += sum
-}
-
 // column serves the pairs of bits base+lo .. base+hi-1 (nodes i sending to
 // i+offset), in order, visiting only the pairs whose active bit is set:
 // every other pair sends an empty cell.
 func (m *sim) column(base, offset, lo, hi int, slot int64, out *[]dataCell, fbOut *[]feedback) {
 	n := m.n
-	todo := m.todo[:0]
-	var sum int32
 	for w := (base + lo) / 64; w <= (base+hi-1)/64; w++ {
 		word := m.active[w]
 		if first := w * 64; first < base+lo {
@@ -535,31 +501,10 @@ func (m *sim) column(base, offset, lo, hi int, slot int64, out *[]dataCell, fbOu
 				m.active[w] &^= 1 << uint(b)
 				continue
 			}
-			todo = append(todo, int32(x))
-			// Read ahead what transmit will need (see touchArrivals).
-			if pp.tail >= 0 {
-				sum += m.cells[m.cells[pp.tail].next].owner
-			}
-			if len(live) > 0 {
-				sum += int32(m.sfState[int(live[0].slab)*n+j])
-			}
-			if pp.recvQueue >= 0 {
-				sum += m.p[m.bit(i, int(pp.recvQueue))].qLen
-			}
+			m.res.EmptyCells--
+			m.transmit(i, j, x, slot, out, fbOut)
 		}
 	}
-	m.sink += sum
-	for _, x32 := range todo {
-		x := int(x32)
-		i := x - base
-		j := i + offset
-		if j >= n {
-			j -= n
-		}
-		m.res.EmptyCells--
-		m.transmit(i, j, x, slot, out, fbOut)
-	}
-	m.todo = todo
 }
 
 // mark sets the active bit x.
