@@ -109,11 +109,11 @@ const (
 
 // pair is the state of one ordered pair (a, b) at node a: its queue Q_ab
 // and the last local cell a received from b, awaiting its rate-limit
-// feedback. The pairs of one node are stored together ([a*N + b]): what a
-// node does in a slot — queue an arriving cell, answer with feedback about
-// the queue a cell joined, release a cell — touches its own pairs, a few
-// kilobytes, not lines scattered over the N² pairs. Sixteen bytes keep a
-// pair in one cache line.
+// feedback. Pairs are stored in the order of their active bits (sim.bit):
+// the pairs a slot serves, one column of the schedule per channel, are
+// consecutive, and the next slot serves the next columns, so the visits
+// of an epoch read the array from one end to the other instead of jumping
+// between N nodes' rows. Sixteen bytes keep a pair in one cache line.
 type pair struct {
 	// tail is the last cell of Q_ab, -1 when it is empty; the list is
 	// circular (the tail's next is the head), so one index does for both
@@ -245,7 +245,7 @@ type sim struct {
 	sfSeq   []int64
 	free    []int32
 	seq     int64 // candidate-list order (sfSeq)
-	// per ordered pair (a, b), [a*N + b]
+	// per ordered pair (a, b), at its active bit (bit)
 	p []pair
 	// active has a bit per pair that may have something to send: a queued
 	// cell, a listed subflow or feedback to return. It is a superset (bits
@@ -377,7 +377,7 @@ func (m *sim) init() {
 	m.res = &SimResult{Flows: make([]FlowResult, F), DeliveredPerNode: make([]int64, n)}
 }
 
-// bit is the index of pair (a, b) in active.
+// bit is the index of pair (a, b) in active and p.
 func (m *sim) bit(a, b int) int {
 	off := b - a
 	if off < 0 {
