@@ -620,6 +620,22 @@ func (m *sim) maybeEnd(f int32) {
 // list.
 func (m *sim) release(i, j, r int, slot int64) bool {
 	n := m.n
+	// Most lists hold one subflow: take it without gathering and sorting.
+	var one liveFlow
+	listed := 0
+	for _, lf := range m.live[i] {
+		if m.sfState[int(lf.slab)*n+j]&sfInList != 0 {
+			one = lf
+			listed++
+		}
+	}
+	switch listed {
+	case 0:
+		return false
+	case 1:
+		_, left := m.releaseOne(i, j, r, one, slot)
+		return !left
+	}
 	c := m.cand[:0]
 	for _, lf := range m.live[i] {
 		if m.sfState[int(lf.slab)*n+j]&sfInList != 0 {
@@ -627,9 +643,6 @@ func (m *sim) release(i, j, r int, slot int64) bool {
 		}
 	}
 	m.cand = c
-	if len(c) == 0 {
-		return false
-	}
 	// The list's order: when each subflow joined it (few entries).
 	for a := 1; a < len(c); a++ {
 		for b := a; b > 0 && m.sfSeq[int(c[b].slab)*n+j] < m.sfSeq[int(c[b-1].slab)*n+j]; b-- {
@@ -638,42 +651,53 @@ func (m *sim) release(i, j, r int, slot int64) bool {
 	}
 	remain := len(c)
 	for _, lf := range c {
-		f := lf.f
-		s := &m.sf[f]
-		sf := int(lf.slab)*n + j
-		st := &m.sfState[sf]
-		ok, stale := false, true
-		if s.unassigned > 0 && *st&sfStateMask == sfListed {
-			stale = false
-			ok = m.eligible(s, sf, j, r, slot)
-			if ok {
-				*st = *st&^sfStateMask | sfQueued
-			}
-		}
-		if stale || ok {
-			*st &^= sfInList
+		ok, left := m.releaseOne(i, j, r, lf, slot)
+		if left {
 			remain--
 		}
-		if ok {
-			k := s.head
-			m.enqueue(i, r, k, f, true, j)
-			m.wf[k].unassigned--
-			s.unassigned--
-			if m.wf[k].unassigned == 0 {
-				s.head = m.wf[k].next
-				if s.head < 0 {
-					s.tail = -1
-				}
-			}
-			if s.unassigned == 0 {
-				m.unlist(f)
-			}
-			if !m.o.NoReadyQueues {
-				return remain > 0
-			}
+		if ok && !m.o.NoReadyQueues {
+			return remain > 0
 		}
 	}
 	return remain > 0
+}
+
+// releaseOne is release for one listed subflow (of Shoal flow lf through
+// j): ok if it released a cell into Q_ij, left if it left the list
+// (released or stale).
+func (m *sim) releaseOne(i, j, r int, lf liveFlow, slot int64) (ok, left bool) {
+	f := lf.f
+	s := &m.sf[f]
+	sf := int(lf.slab)*m.n + j
+	st := &m.sfState[sf]
+	stale := true
+	if s.unassigned > 0 && *st&sfStateMask == sfListed {
+		stale = false
+		ok = m.eligible(s, sf, j, r, slot)
+		if ok {
+			*st = *st&^sfStateMask | sfQueued
+		}
+	}
+	if stale || ok {
+		*st &^= sfInList
+		left = true
+	}
+	if ok {
+		k := s.head
+		m.enqueue(i, r, k, f, true, j)
+		m.wf[k].unassigned--
+		s.unassigned--
+		if m.wf[k].unassigned == 0 {
+			s.head = m.wf[k].next
+			if s.head < 0 {
+				s.tail = -1
+			}
+		}
+		if s.unassigned == 0 {
+			m.unlist(f)
+		}
+	}
+	return ok, left
 }
 
 // eligible applies the release rule (Eq. 2) and, unless turned off, the
@@ -693,8 +717,12 @@ func (m *sim) eligible(s *shoalFlow, sf, j, r int, slot int64) bool {
 	if cl := sb.clear; cl > 0 && m.nextSlot(int(s.src), j, slot+qlen*E)+int64(m.d) <= cl {
 		return false
 	}
-	if !m.o.NoNewFlowRule {
-		if age := (slot - s.startSlot) / E; age < 40 && qlen > int64(1)<<age {
+	// The new-flow rule: qlen > 2^age, age = (slot - start)/E in whole
+	// epochs, for ages below 40. qlen > 2^age is age < bits.Len(qlen-1)
+	// when qlen > 1 (and never when qlen ≤ 1), and age < a is
+	// slot - start < a·E: no division.
+	if !m.o.NoNewFlowRule && qlen > 1 {
+		if a := int64(min(bits.Len64(uint64(qlen-1)), 40)); slot-s.startSlot < a*E {
 			return false
 		}
 	}
@@ -873,7 +901,14 @@ func (m *sim) place(y int, f int32) int32 {
 func (m *sim) nextSlot(a, b int, from int64) int64 {
 	w := int64(m.when(a, b))
 	E := int64(m.E)
-	return from + ((w-from)%E+E)%E
+	if from < 0 {
+		return from + ((w-from)%E+E)%E
+	}
+	d := w - from%E // in (-E, E)
+	if d < 0 {
+		d += E
+	}
+	return from + d
 }
 
 // feedback acts on the rate-limit feedback in a header that node fb.to has
