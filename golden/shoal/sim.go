@@ -112,11 +112,11 @@ const (
 
 // pair is the state of one ordered pair (a, b) at node a: its queue Q_ab
 // and the last local cell a received from b, awaiting its rate-limit
-// feedback. The pairs of one node are stored together ([a*N + b]): what a
-// node does in a slot — queue an arriving cell, answer with feedback about
-// the queue a cell joined, release a cell — touches its own pairs, a few
-// kilobytes, not lines scattered over the N² pairs. Sixteen bytes keep a
-// pair in one cache line.
+// feedback. Pairs are stored in the order of their active bits (sim.bit):
+// the pairs a slot serves, one column of the schedule per channel, are
+// consecutive, and the next slot serves the next columns, so the visits
+// of an epoch read the array from one end to the other instead of jumping
+// between N nodes' rows. Sixteen bytes keep a pair in one cache line.
 type pair struct {
 	// tail is the last cell of Q_ab, -1 when it is empty; the list is
 	// circular (the tail's next is the head), so one index does for both
@@ -165,23 +165,43 @@ type wflow struct {
 	done                                            bool
 }
 
-// subflow is the state of one subflow (a Shoal flow through one
-// intermediate node), kept together because release and feedback read all
-// of it at once.
+// A subflow (a Shoal flow through one intermediate node) has its state in
+// three arrays indexed alike ([slab*N + intermediate]), split by how often
+// they are read: every visit of a pair scans the subflows of the source's
+// live Shoal flows through the pair's node for the listed ones (one byte
+// each, sfState), a release or a count of ready subflows reads the
+// rate-limit state of the listed ones (sfRate), and only a list of two or
+// more needs their order (sfSeq). A node visits its pairs in schedule
+// order, so a live Shoal flow's bytes are read in runs and stay cached.
 //
 // The candidate list of (source i, intermediate j) — the ready queue R_ij
 // and the subflows still waiting on Eq. 2 — is the subflows through j of
-// i's live Shoal flows that are on it (inList), in the order they joined it
-// (seq): a node has few live Shoal flows, so listing a subflow is a write
-// to its own state, not to a list shared by the pair.
-type subflow struct {
-	t      int64 // send slot of the reply carrying its last feedback (Eq. 2)
-	clear  int64 // reading S40: the slot the subflow's last cell leaves the intermediate
-	seq    int64 // when it joined its candidate list (inList)
-	len    int32 // that feedback's queue length; -1: none yet
-	state  uint8
-	inList bool // the subflow is on its candidate list
+// i's live Shoal flows that are on it (sfInList), in the order they joined
+// it (sfSeq): a node has few live Shoal flows, so listing a subflow is a
+// write to its own state, not to a list shared by the pair.
+const (
+	sfStateMask uint8 = 3 // the subflow state, sfIdle … sfOutstanding
+	sfInList    uint8 = 4 // the subflow is on its candidate list
+)
+
+// subRate is a subflow's rate-limit state.
+type subRate struct {
+	// due is the slot its last feedback lets it release a cell with an
+	// empty queue ahead: Eq. 2 allows a release in slot s behind qlen cells
+	// once s + qlen·E ≥ t + len·E, t the send slot of the reply carrying
+	// the feedback and len its queue length; noFeedback before any.
+	due int64
+	// clear is reading S40's slot in which the subflow's last cell leaves
+	// the intermediate's queue, 0 when it has left already.
+	clear int64
 }
+
+// noFeedback is subRate.due before a subflow's first feedback: Eq. 2 does
+// not hold it back.
+const noFeedback = math.MinInt64
+
+// liveFlow is an entry of a node's list of live Shoal flows.
+type liveFlow struct{ f, slab int32 }
 
 // dataCell is a cell on its way to its receiver, acted on DelaySlots after
 // the start of its send slot.
@@ -219,13 +239,16 @@ type sim struct {
 	// Shoal flows, in the order they started; the live one of each pair
 	sf       []shoalFlow
 	pairFlow []int32 // [src*N + dst], -1 none
-	// live lists each node's live Shoal flows (as source), in no order.
-	live [][]int32
-	// per Shoal-flow slab, [slab*N + intermediate]
-	sub  []subflow
-	free []int32
-	seq  int64 // candidate-list order (subflow.seq)
-	// per ordered pair (a, b), [a*N + b]
+	// live lists each node's live Shoal flows (as source), in no order,
+	// with their slabs: a visit of a pair reads the subflow state of each.
+	live [][]liveFlow
+	// per Shoal-flow slab, [slab*N + intermediate]: see sfStateMask
+	sfState []uint8
+	sfRate  []subRate
+	sfSeq   []int64
+	free    []int32
+	seq     int64 // candidate-list order (sfSeq)
+	// per ordered pair (a, b), at its active bit (bit)
 	p []pair
 	// active has a bit per pair that may have something to send: a queued
 	// cell, a listed subflow or feedback to return. It is a superset (bits
@@ -244,9 +267,7 @@ type sim struct {
 	// failedIn[q] counts the pairs of column q of the schedule (slot·C +
 	// channel) that touch a failed node: their slots are unused, not empty.
 	failedIn []int32
-	sink     int32   // see touchArrivals
-	todo     []int32 // see column
-	cand     []int32 // see release
+	cand     []liveFlow // see release
 	// cell pool (singly linked lists)
 	cells    []cellEntry
 	cellFree int32
@@ -321,7 +342,7 @@ func (m *sim) init() {
 	for i := range m.pairFlow {
 		m.pairFlow[i] = -1
 	}
-	m.live = make([][]int32, n)
+	m.live = make([][]liveFlow, n)
 	m.p = make([]pair, n*n)
 	m.active = make([]uint64, (n*n+63)/64)
 	for i := range m.p {
@@ -359,7 +380,7 @@ func (m *sim) init() {
 	m.res = &SimResult{Flows: make([]FlowResult, F), DeliveredPerNode: make([]int64, n), NodeMaxQueue: make([]int, n)}
 }
 
-// bit is the index of pair (a, b) in active.
+// bit is the index of pair (a, b) in active and p.
 func (m *sim) bit(a, b int) int {
 	off := b - a
 	if off < 0 {
@@ -406,13 +427,11 @@ func (m *sim) run(until float64) {
 		// Headers first: feedback is usable from the slot boundary after
 		// the reply cell's header arrived, cells once wholly received.
 		fbBucket := &m.fbRing[slot%int64(m.fb+1)]
-		m.touchFeedback(*fbBucket)
 		for _, f := range *fbBucket {
 			m.feedback(f, slot)
 		}
 		*fbBucket = (*fbBucket)[:0]
 		bucket := &m.dataRing[slot%int64(m.d+1)]
-		m.touchArrivals(*bucket)
 		for _, cell := range *bucket {
 			if m.arrive(cell, slot) {
 				remaining--
@@ -457,43 +476,11 @@ func (m *sim) run(until float64) {
 	}
 }
 
-// touchArrivals reads, ahead of processing a slot's arrivals, the state
-// each cell updates: the reads are independent of each other, so the
-// processor overlaps their cache misses, where the processing itself would
-// take them one after the other. It changes nothing (the sum only keeps the
-// reads from being optimised away).
-func (m *sim) touchArrivals(cells []dataCell) {
-	var sum int32
-	n := m.n
-	for _, c := range cells {
-		j := int(c.to) * n
-		if c.final != c.to {
-			sum += m.p[j+int(c.final)].tail + m.p[j+int(c.from)].recvFlow
-		} else {
-			sum += int32(m.wf[c.flow].delivered) + m.sf[c.owner].waiting
-		}
-	}
-	m.sink += sum
-}
-
-// touchFeedback does the same for a slot's feedback: the Shoal flow, its
-// subflow and the pair it may be released on.
-func (m *sim) touchFeedback(fbs []feedback) {
-	var sum int32
-	for _, f := range fbs {
-		s := &m.sf[f.flow]
-		sum += s.slab + int32(m.sub[int(s.slab)*m.n+int(f.from)].state) + int32(m.p[int(f.to)*m.n+int(f.from)].qLocal)
-	}
-	m.sink += sum
-}
-
 // column serves the pairs of bits base+lo .. base+hi-1 (nodes i sending to
 // i+offset), in order, visiting only the pairs whose active bit is set:
 // every other pair sends an empty cell.
 func (m *sim) column(base, offset, lo, hi int, slot int64, out *[]dataCell, fbOut *[]feedback) {
 	n := m.n
-	todo := m.todo[:0]
-	var sum int32
 	for w := (base + lo) / 64; w <= (base+hi-1)/64; w++ {
 		word := m.active[w]
 		if first := w * 64; first < base+lo {
@@ -511,37 +498,16 @@ func (m *sim) column(base, offset, lo, hi int, slot int64, out *[]dataCell, fbOu
 			if j >= n {
 				j -= n
 			}
-			pp := &m.p[i*n+j]
+			pp := &m.p[x]
 			live := m.live[i]
 			if pp.qLen == 0 && pp.recvFlow < 0 && len(live) == 0 {
 				m.active[w] &^= 1 << uint(b)
 				continue
 			}
-			todo = append(todo, int32(x))
-			// Read ahead what transmit will need (see touchArrivals).
-			if pp.tail >= 0 {
-				sum += m.cells[m.cells[pp.tail].next].owner
-			}
-			if len(live) > 0 {
-				sum += m.sf[live[0]].slab
-			}
-			if pp.recvQueue >= 0 {
-				sum += m.p[i*n+int(pp.recvQueue)].qLen
-			}
+			m.res.EmptyCells--
+			m.transmit(i, j, x, slot, out, fbOut)
 		}
 	}
-	m.sink += sum
-	for _, x32 := range todo {
-		x := int(x32)
-		i := x - base
-		j := i + offset
-		if j >= n {
-			j -= n
-		}
-		m.res.EmptyCells--
-		m.transmit(i, j, x, slot, out, fbOut)
-	}
-	m.todo = todo
 }
 
 // mark sets the active bit x.
@@ -550,8 +516,8 @@ func (m *sim) mark(x int) { m.active[x>>6] |= 1 << uint(x&63) }
 // list puts subflow sf (of a Shoal flow of node i, through j) at the tail of
 // the candidate list of (i, j).
 func (m *sim) list(i, j, sf int) {
-	m.sub[sf].inList = true
-	m.sub[sf].seq = m.seq
+	m.sfState[sf] |= sfInList
+	m.sfSeq[sf] = m.seq
 	m.seq++
 	m.mark(m.bit(i, j))
 }
@@ -594,11 +560,12 @@ func (m *sim) activate(k int, slot int64) {
 	base := int(s.slab) * m.n
 	for j := 0; j < m.n; j++ {
 		sf := base + j
-		if j == fl.Src || m.failed[j] || m.sub[sf].state != sfIdle {
+		st := m.sfState[sf]
+		if j == fl.Src || m.failed[j] || st&sfStateMask != sfIdle {
 			continue
 		}
-		m.sub[sf].state = sfListed
-		if !m.sub[sf].inList {
+		m.sfState[sf] = st | sfListed
+		if st&sfInList == 0 {
 			m.list(fl.Src, j, sf)
 		}
 	}
@@ -610,17 +577,21 @@ func (m *sim) start(src, dst int, slot int64) int32 {
 	if k := len(m.free); k > 0 {
 		sl, m.free = m.free[k-1], m.free[:k-1]
 	} else {
-		sl = int32(len(m.sub) / m.n)
-		m.sub = append(m.sub, make([]subflow, m.n)...)
+		sl = int32(len(m.sfState) / m.n)
+		m.sfState = append(m.sfState, make([]uint8, m.n)...)
+		m.sfRate = append(m.sfRate, make([]subRate, m.n)...)
+		m.sfSeq = append(m.sfSeq, make([]int64, m.n)...)
 	}
 	base := int(sl) * m.n
-	for j := 0; j < m.n; j++ {
-		m.sub[base+j] = subflow{len: -1, state: sfIdle}
+	clear(m.sfState[base : base+m.n]) // sfIdle, not listed
+	rate := m.sfRate[base : base+m.n]
+	for j := range rate {
+		rate[j] = subRate{due: noFeedback}
 	}
 	f := int32(len(m.sf))
 	m.sf = append(m.sf, shoalFlow{src: int32(src), dst: int32(dst), slab: sl, head: -1, tail: -1, startSlot: slot,
 		livePos: int32(len(m.live[src]))})
-	m.live[src] = append(m.live[src], f)
+	m.live[src] = append(m.live[src], liveFlow{f: f, slab: sl})
 	return f
 }
 
@@ -638,7 +609,7 @@ func (m *sim) maybeEnd(f int32) {
 	l := m.live[s.src]
 	last := l[len(l)-1]
 	l[s.livePos] = last
-	m.sf[last].livePos = s.livePos
+	m.sf[last.f].livePos = s.livePos
 	m.live[s.src] = l[:len(l)-1]
 }
 
@@ -652,59 +623,84 @@ func (m *sim) maybeEnd(f int32) {
 // list.
 func (m *sim) release(i, j, r int, slot int64) bool {
 	n := m.n
+	// Most lists hold one subflow: take it without gathering and sorting.
+	var one liveFlow
+	listed := 0
+	for _, lf := range m.live[i] {
+		if m.sfState[int(lf.slab)*n+j]&sfInList != 0 {
+			one = lf
+			listed++
+		}
+	}
+	switch listed {
+	case 0:
+		return false
+	case 1:
+		_, left := m.releaseOne(i, j, r, one, slot)
+		return !left
+	}
 	c := m.cand[:0]
-	for _, f := range m.live[i] {
-		if m.sub[int(m.sf[f].slab)*n+j].inList {
-			c = append(c, f)
+	for _, lf := range m.live[i] {
+		if m.sfState[int(lf.slab)*n+j]&sfInList != 0 {
+			c = append(c, lf)
 		}
 	}
 	m.cand = c
-	if len(c) == 0 {
-		return false
-	}
 	// The list's order: when each subflow joined it (few entries).
 	for a := 1; a < len(c); a++ {
-		for b := a; b > 0 && m.sub[int(m.sf[c[b]].slab)*n+j].seq < m.sub[int(m.sf[c[b-1]].slab)*n+j].seq; b-- {
+		for b := a; b > 0 && m.sfSeq[int(c[b].slab)*n+j] < m.sfSeq[int(c[b-1].slab)*n+j]; b-- {
 			c[b], c[b-1] = c[b-1], c[b]
 		}
 	}
 	remain := len(c)
-	for _, f := range c {
-		s := &m.sf[f]
-		sf := int(s.slab)*n + j
-		sb := &m.sub[sf]
-		ok, stale := false, true
-		if s.unassigned > 0 && sb.state == sfListed {
-			stale = false
-			ok = m.eligible(s, sf, j, r, slot)
-			if ok {
-				sb.state = sfQueued
-			}
-		}
-		if stale || ok {
-			sb.inList = false
+	for _, lf := range c {
+		ok, left := m.releaseOne(i, j, r, lf, slot)
+		if left {
 			remain--
 		}
-		if ok {
-			k := s.head
-			m.enqueue(i, r, m.bit(i, j), k, f, true, j)
-			m.wf[k].unassigned--
-			s.unassigned--
-			if m.wf[k].unassigned == 0 {
-				s.head = m.wf[k].next
-				if s.head < 0 {
-					s.tail = -1
-				}
-			}
-			if s.unassigned == 0 {
-				m.unlist(f)
-			}
-			if !m.o.NoReadyQueues {
-				return remain > 0
-			}
+		if ok && !m.o.NoReadyQueues {
+			return remain > 0
 		}
 	}
 	return remain > 0
+}
+
+// releaseOne is release for one listed subflow (of Shoal flow lf through
+// j): ok if it released a cell into Q_ij, left if it left the list
+// (released or stale).
+func (m *sim) releaseOne(i, j, r int, lf liveFlow, slot int64) (ok, left bool) {
+	f := lf.f
+	s := &m.sf[f]
+	sf := int(lf.slab)*m.n + j
+	st := &m.sfState[sf]
+	stale := true
+	if s.unassigned > 0 && *st&sfStateMask == sfListed {
+		stale = false
+		ok = m.eligible(s, sf, j, r, slot)
+		if ok {
+			*st = *st&^sfStateMask | sfQueued
+		}
+	}
+	if stale || ok {
+		*st &^= sfInList
+		left = true
+	}
+	if ok {
+		k := s.head
+		m.enqueue(i, r, k, f, true, j)
+		m.wf[k].unassigned--
+		s.unassigned--
+		if m.wf[k].unassigned == 0 {
+			s.head = m.wf[k].next
+			if s.head < 0 {
+				s.tail = -1
+			}
+		}
+		if s.unassigned == 0 {
+			m.unlist(f)
+		}
+	}
+	return ok, left
 }
 
 // eligible applies the release rule (Eq. 2) and, unless turned off, the
@@ -713,8 +709,8 @@ func (m *sim) release(i, j, r int, slot int64) bool {
 func (m *sim) eligible(s *shoalFlow, sf, j, r int, slot int64) bool {
 	E := int64(m.E)
 	qlen := int64(m.p[r].qLen)
-	sb := &m.sub[sf]
-	if sb.len >= 0 && (slot-sb.t)+qlen*E < int64(sb.len)*E {
+	sb := &m.sfRate[sf]
+	if slot+qlen*E < sb.due {
 		return false
 	}
 	// The cell would leave behind the qlen cells of Q_ij, one an epoch,
@@ -724,8 +720,12 @@ func (m *sim) eligible(s *shoalFlow, sf, j, r int, slot int64) bool {
 	if cl := sb.clear; cl > 0 && m.nextSlot(int(s.src), j, slot+qlen*E)+int64(m.d) <= cl {
 		return false
 	}
-	if !m.o.NoNewFlowRule {
-		if age := (slot - s.startSlot) / E; age < 40 && qlen > int64(1)<<age {
+	// The new-flow rule: qlen > 2^age, age = (slot - start)/E in whole
+	// epochs, for ages below 40. qlen > 2^age is age < bits.Len(qlen-1)
+	// when qlen > 1 (and never when qlen ≤ 1), and age < a is
+	// slot - start < a·E: no division.
+	if !m.o.NoNewFlowRule && qlen > 1 {
+		if a := int64(min(bits.Len64(uint64(qlen-1)), 40)); slot-s.startSlot < a*E {
 			return false
 		}
 	}
@@ -737,13 +737,12 @@ func (m *sim) eligible(s *shoalFlow, sf, j, r int, slot int64) bool {
 // (i, k)).
 func (m *sim) ready(i, k, y int, slot int64) int32 {
 	var r int32
-	for _, f := range m.live[i] {
-		s := &m.sf[f]
-		if s.unassigned == 0 {
+	for _, lf := range m.live[i] {
+		sf := int(lf.slab)*m.n + k
+		if m.sfState[sf]&sfStateMask != sfListed {
 			continue
 		}
-		sf := int(s.slab)*m.n + k
-		if m.sub[sf].state == sfListed && m.eligible(s, sf, k, y, slot) {
+		if s := &m.sf[lf.f]; s.unassigned > 0 && m.eligible(s, sf, k, y, slot) {
 			r++
 		}
 	}
@@ -757,8 +756,8 @@ func (m *sim) ready(i, k, y int, slot int64) int32 {
 func (m *sim) unlist(f int32) {
 	base := int(m.sf[f].slab) * m.n
 	for j := 0; j < m.n; j++ {
-		if m.sub[base+j].state == sfListed {
-			m.sub[base+j].state = sfIdle
+		if st := m.sfState[base+j]; st&sfStateMask == sfListed {
+			m.sfState[base+j] = st &^ sfStateMask // sfIdle
 		}
 	}
 }
@@ -767,7 +766,7 @@ func (m *sim) unlist(f int32) {
 // at pair index r (active bit x) of node i, the queue whose cells go to
 // node next: forwarded cells bound for next, local cells passing through
 // it.
-func (m *sim) enqueue(i, r, x int, k, owner int32, local bool, next int) {
+func (m *sim) enqueue(i, r int, k, owner int32, local bool, next int) {
 	var e int32
 	if m.cellFree >= 0 {
 		e = m.cellFree
@@ -783,7 +782,7 @@ func (m *sim) enqueue(i, r, x int, k, owner int32, local bool, next int) {
 		m.cells[pp.tail].next = e
 	} else {
 		m.cells[e].next = e
-		m.mark(x)
+		m.mark(r)
 	}
 	pp.tail = e
 	pp.qLen++
@@ -811,7 +810,7 @@ func (m *sim) enqueue(i, r, x int, k, owner int32, local bool, next int) {
 // of Q_ij or an empty cell, and the feedback i owes j.
 func (m *sim) transmit(i, j, x int, slot int64, out *[]dataCell, fbOut *[]feedback) {
 	n := m.n
-	r := i*n + j
+	r := x
 	pp := &m.p[r]
 	listed := len(m.live[i]) > 0
 	if listed && (m.o.NoReadyQueues || pp.qLocal == 0) {
@@ -838,14 +837,14 @@ func (m *sim) transmit(i, j, x int, slot int64, out *[]dataCell, fbOut *[]feedba
 			sf := int(s.slab)*n + j
 			switch {
 			case !m.o.IgnoreFeedback:
-				m.sub[sf].state = sfOutstanding
+				m.sfState[sf] = m.sfState[sf]&^sfStateMask | sfOutstanding
 				s.waiting++
 			case s.unassigned > 0:
-				m.sub[sf].state = sfListed
+				m.sfState[sf] = m.sfState[sf]&^sfStateMask | sfListed
 				m.list(i, j, sf)
 				listed = true
 			default:
-				m.sub[sf].state = sfIdle
+				m.sfState[sf] &^= sfStateMask // sfIdle
 			}
 		} else {
 			m.res.Forwarded++
@@ -863,7 +862,7 @@ func (m *sim) transmit(i, j, x int, slot int64, out *[]dataCell, fbOut *[]feedba
 		// that j's next cell of the subflow reaches i after it.
 		fb := feedback{to: int32(j), from: int32(i), flow: f}
 		if k := int(pp.recvQueue); k >= 0 {
-			y := i*n + k
+			y := m.bit(i, k)
 			fb.length = m.p[y].qLen
 			if !m.o.NoReadyQueues {
 				fb.length = max(fb.length+m.ready(i, k, y, slot)-1, 0)
@@ -906,7 +905,14 @@ func (m *sim) place(y int, f int32) int32 {
 func (m *sim) nextSlot(a, b int, from int64) int64 {
 	w := int64(m.when(a, b))
 	E := int64(m.E)
-	return from + ((w-from)%E+E)%E
+	if from < 0 {
+		return from + ((w-from)%E+E)%E
+	}
+	d := w - from%E // in (-E, E)
+	if d < 0 {
+		d += E
+	}
+	return from + d
 }
 
 // feedback acts on the rate-limit feedback in a header that node fb.to has
@@ -920,23 +926,23 @@ func (m *sim) feedback(fb feedback, slot int64) {
 	}
 	j, i := int(fb.to), int(fb.from)
 	sf := int(s.slab)*m.n + i
-	sb := &m.sub[sf]
-	if sb.state != sfOutstanding {
+	st := m.sfState[sf]
+	if st&sfStateMask != sfOutstanding {
 		return
 	}
-	sb.t, sb.len, sb.clear = slot-int64(m.fb), fb.length, fb.clear
+	m.sfRate[sf] = subRate{due: slot - int64(m.fb) + int64(fb.length)*int64(m.E), clear: fb.clear}
 	s.waiting--
 	if s.unassigned > 0 {
-		sb.state = sfListed
-		if !sb.inList {
+		m.sfState[sf] = st&^sfStateMask | sfListed
+		if st&sfInList == 0 {
 			m.list(j, i, sf)
 		}
-		if r := j*m.n + i; m.o.NoReadyQueues || m.p[r].qLocal == 0 {
+		if r := m.bit(j, i); m.o.NoReadyQueues || m.p[r].qLocal == 0 {
 			m.release(j, i, r, slot)
 		}
 		return
 	}
-	sb.state = sfIdle
+	m.sfState[sf] = st &^ sfStateMask // sfIdle
 	m.maybeEnd(f)
 }
 
@@ -945,21 +951,21 @@ func (m *sim) feedback(fb feedback, slot int64) {
 func (m *sim) arrive(c dataCell, slot int64) bool {
 	j, i := int(c.to), int(c.from)
 	k := c.flow
-	r := j*m.n + i
+	r := m.bit(j, i)
 	if int(c.final) != j {
 		// First hop: j is the intermediate node; the cell joins Q_jk and
 		// j records it for its next feedback to i (§3.3.2).
 		q := int(c.final)
-		m.enqueue(j, j*m.n+q, m.bit(j, q), k, c.owner, false, q)
+		m.enqueue(j, m.bit(j, q), k, c.owner, false, q)
 		m.p[r].recvFlow, m.p[r].recvQueue = c.owner, int16(q)
-		m.mark(m.bit(j, i))
+		m.mark(r)
 		return false
 	}
 	if c.local {
 		// Direct subflow: no queue at j to report, but the source still
 		// waits for feedback.
 		m.p[r].recvFlow, m.p[r].recvQueue = c.owner, -1
-		m.mark(m.bit(j, i))
+		m.mark(r)
 	}
 	// The cell's last byte left at the end of its send slot and took PropNS.
 	at := float64(slot-int64(m.d)+1)*m.slotNS + m.c.PropNS
