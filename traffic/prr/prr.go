@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"time"
 
 	"github.com/labrunner/labrunner/drivers"
@@ -539,56 +540,159 @@ type State struct {
 	// Tags[g*P+q] is queue q of group g's tags, head first (fill level
 	// entries); nil when the tags were not read.
 	Tags [][]uint32
-	// TagTail[g*P+q] counts non-zero words past the fill level (they must
-	// read 0).
+	// TagTail[g*P+q] counts non-zero words past the fill level among
+	// those read (they must read 0).
 	TagTail []int
+	// TailRead[g*P+q] is how many QTAGS words past the fill level were
+	// read: FIFO_DEPTH - COUNT when the queue's whole window was.
+	TailRead []int
 }
 
 // ReadState reads OFFSET, ARB_INDEX and QSTAT (three bursts for P ≤ 16)
-// and, with tags, the QTAGS window (P²·depth words in bursts), in one
+// and, with tags, the whole QTAGS window (P²·depth words in bursts), in one
 // batch: on a UART bridge with a window the bursts follow one another
 // without a round trip between them.
 func (s *Switch) ReadState(ctx context.Context, tags bool) (State, error) {
+	p, depth := s.Build.Ports, s.Build.FIFODepth
+	st, b, words := s.stateBatch()
+	var all []uint32
+	if tags {
+		all = make([]uint32, p*p*depth)
+		b.ReadBurst(s.a.qtags, all)
+	}
+	if err := runState(ctx, b, "QTAGS"); err != nil {
+		return st, err
+	}
+	words()
+	if !tags {
+		return st, nil
+	}
+	read := make([]int, p*p)
+	for i := range read {
+		read[i] = depth
+	}
+	st.tagsFrom(all, read, depth)
+	return st, nil
+}
+
+// tagMergeGap is the most QTAGS words ReadStateFilled reads between two
+// queues' entries to keep them in one burst: a burst more costs a 12-byte
+// request and a 9-byte answer frame on a UART bridge, four words 16 bytes.
+const tagMergeGap = 4
+
+// ReadStateFilled reads what ReadState with tags does, but of the QTAGS
+// window only what the queues hold: OFFSET, ARB_INDEX and QSTAT in one
+// batch, then, in a second, each queue's words up to its fill level as
+// QSTAT.COUNT gives it, and the whole window of the queues full names
+// (nil: none), whose words past the fill level must read 0. On a UART
+// bridge the window is most of a full read-back's bytes, and queues are
+// mostly far from full, so this moves a fraction of them. Words between
+// two queues' entries are read too when that takes fewer bytes than one
+// burst more (tagMergeGap); they are checked as every word past a fill
+// level is (TagTail, TailRead).
+func (s *Switch) ReadStateFilled(ctx context.Context, full func(queue int) bool) (State, error) {
+	p, depth := s.Build.Ports, s.Build.FIFODepth
+	st, b, words := s.stateBatch()
+	if err := runState(ctx, b, ""); err != nil {
+		return st, err
+	}
+	words()
+	// Each queue's words to read are a prefix of its window: [0, want[i]).
+	want := make([]int, p*p)
+	for i, q := range st.Queues {
+		want[i] = min(q.Count, depth)
+		if full != nil && full(i) {
+			want[i] = depth
+		}
+	}
+	type span struct{ from, to int } // word indices into the window
+	var spans []span
+	for i, n := range want {
+		if n == 0 {
+			continue
+		}
+		from := i * depth
+		if k := len(spans) - 1; k >= 0 && from-spans[k].to <= tagMergeGap {
+			spans[k].to = from + n
+			continue
+		}
+		spans = append(spans, span{from, from + n})
+	}
+	// What each queue got read: its own prefix, and all of it when a
+	// merged burst ran past it.
+	read := slices.Clone(want)
+	for _, sp := range spans {
+		for i := sp.from / depth; i*depth < sp.to; i++ {
+			read[i] = max(read[i], min(depth, sp.to-i*depth))
+		}
+	}
+	all := make([]uint32, p*p*depth)
+	if len(spans) > 0 {
+		tb := s.Regs.Batch()
+		for _, sp := range spans {
+			tb.ReadBurst(s.a.qtags+4*uint64(sp.from), all[sp.from:sp.to])
+		}
+		if err := tb.Run(ctx); err != nil {
+			var be *drivers.BatchError
+			if errors.As(err, &be) {
+				return st, fmt.Errorf("reading QTAGS: %w", be.Err)
+			}
+			return st, err
+		}
+	}
+	st.tagsFrom(all, read, depth)
+	return st, nil
+}
+
+// stateBatch starts the batch reading OFFSET, ARB_INDEX and QSTAT; words,
+// once it ran, decodes them into the state.
+func (s *Switch) stateBatch() (State, *regmap.Batch, func()) {
 	p := s.Build.Ports
 	st := State{Offsets: make([]int, p), Arbiters: make([]int, p), Queues: make([]QueueStat, p*p)}
 	off, arb, w := make([]uint32, p), make([]uint32, p), make([]uint32, p*p)
 	b := s.Regs.Batch().ReadBurst(s.a.offset, off).ReadBurst(s.a.arb, arb).ReadBurst(s.a.qstat, w)
-	what := []string{"OFFSET", "ARB_INDEX", "QSTAT", "QTAGS"}
-	var all []uint32
-	if tags {
-		all = make([]uint32, p*p*s.Build.FIFODepth)
-		b.ReadBurst(s.a.qtags, all)
-	}
-	if err := b.Run(ctx); err != nil {
-		var be *drivers.BatchError
-		if errors.As(err, &be) && be.Index < len(what) {
-			return st, fmt.Errorf("reading %s: %w", what[be.Index], be.Err)
+	return st, b, func() {
+		for d := range p {
+			st.Offsets[d] = int(off[d])
+			st.Arbiters[d] = int(arb[d])
 		}
-		return st, err
+		for i := range w {
+			st.Queues[i] = DecodeQStat(w[i])
+		}
 	}
-	for d := range p {
-		st.Offsets[d] = int(off[d])
-		st.Arbiters[d] = int(arb[d])
+}
+
+// runState runs a state batch, naming the window a failure is about
+// (extra: what a fourth access reads).
+func runState(ctx context.Context, b *regmap.Batch, extra string) error {
+	err := b.Run(ctx)
+	if err == nil {
+		return nil
 	}
-	for i := range w {
-		st.Queues[i] = DecodeQStat(w[i])
+	what := []string{"OFFSET", "ARB_INDEX", "QSTAT", extra}
+	var be *drivers.BatchError
+	if errors.As(err, &be) && be.Index < len(what) {
+		return fmt.Errorf("reading %s: %w", what[be.Index], be.Err)
 	}
-	if !tags {
-		return st, nil
-	}
-	depth := s.Build.FIFODepth
-	st.Tags, st.TagTail = make([][]uint32, p*p), make([]int, p*p)
-	for i := range p * p {
-		words := all[i*depth : (i+1)*depth]
-		n := min(st.Queues[i].Count, depth)
-		st.Tags[i] = words[:n:n]
-		for _, x := range words[n:] {
+	return err
+}
+
+// tagsFrom fills Tags, TagTail and TailRead from the QTAGS words all, of
+// which read[i] words of queue i's window (from its head) were read.
+func (st *State) tagsFrom(all []uint32, read []int, depth int) {
+	n := len(st.Queues)
+	st.Tags, st.TagTail, st.TailRead = make([][]uint32, n), make([]int, n), make([]int, n)
+	for i := range n {
+		words := all[i*depth : i*depth+read[i]]
+		k := min(st.Queues[i].Count, depth)
+		st.Tags[i] = words[:k:k]
+		st.TailRead[i] = len(words) - k
+		for _, x := range words[k:] {
 			if x != 0 {
 				st.TagTail[i]++
 			}
 		}
 	}
-	return st, nil
 }
 
 // Entry is one queue entry read through QREAD.
@@ -640,15 +744,51 @@ func (s *Switch) Drain(ctx context.Context, cycles int) error {
 	return s.Command(ctx, CmdDrain)
 }
 
+// DrainEgress is Drain followed by ReadEgress in two batches: DRAIN_CYCLES,
+// CTRL.DRAIN, the status burst and EGRESS_COUNT in the first, the pops in
+// the second. When the status still shows BUSY (hardware that takes the
+// drain's cycles after the write), STATUS is polled as Drain does and
+// EGRESS_COUNT read again once the drain ended.
+func (s *Switch) DrainEgress(ctx context.Context, cycles int) ([][]uint32, error) {
+	if cycles < 1 || cycles >= 1<<24 {
+		return nil, fmt.Errorf("drain of %d cycles: DRAIN_CYCLES takes 1..%d", cycles, 1<<24-1)
+	}
+	sw, cnt := make([]uint32, len(statusNames)), make([]uint32, s.Build.Ports)
+	b := s.Regs.Batch().WriteAddr(s.a.drainCycles, uint32(cycles)).WriteAddr(s.a.ctrl, CmdDrain).
+		ReadBurst(s.a.status, sw).ReadBurst(s.a.egressCount, cnt)
+	if err := b.Run(ctx); err != nil {
+		var be *drivers.BatchError
+		if errors.As(err, &be) && be.Index < 4 {
+			what := []string{"DRAIN_CYCLES", fmt.Sprintf("CTRL = 0x%x", CmdDrain), "reading STATUS", "reading EGRESS_COUNT"}[be.Index]
+			return nil, fmt.Errorf("%s: %w", what, be.Err)
+		}
+		return nil, err
+	}
+	if sw[0]&StatusBusy != 0 {
+		if _, err := s.waitIdle(ctx, fmt.Sprintf("CTRL = 0x%x", CmdDrain)); err != nil {
+			return nil, err
+		}
+		if err := s.Regs.ReadBurst(ctx, s.a.egressCount, cnt); err != nil {
+			return nil, fmt.Errorf("reading EGRESS_COUNT: %w", err)
+		}
+	}
+	return s.popEgress(ctx, cnt)
+}
+
 // ReadEgress pops every port's egress FIFO: out[d] lists the tags that left
 // port d, oldest first. It reads EGRESS_COUNT in one burst, then each
 // non-empty FIFO in bursts from its block's base.
 func (s *Switch) ReadEgress(ctx context.Context) ([][]uint32, error) {
-	p := s.Build.Ports
-	cnt := make([]uint32, p)
+	cnt := make([]uint32, s.Build.Ports)
 	if err := s.Regs.ReadBurst(ctx, s.a.egressCount, cnt); err != nil {
 		return nil, fmt.Errorf("reading EGRESS_COUNT: %w", err)
 	}
+	return s.popEgress(ctx, cnt)
+}
+
+// popEgress pops cnt[d] tags from each port d's egress FIFO.
+func (s *Switch) popEgress(ctx context.Context, cnt []uint32) ([][]uint32, error) {
+	p := s.Build.Ports
 	out := make([][]uint32, p)
 	// Every non-empty FIFO's bursts, in one batch.
 	b := s.Regs.Batch()
