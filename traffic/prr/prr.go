@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/labrunner/labrunner/drivers"
@@ -407,56 +408,103 @@ func (s *Switch) Release(ctx context.Context) (Status, error) {
 // as Release does and PLACEMENT read again, so that what is returned is
 // read after the release ended, as with the calls one by one.
 func (s *Switch) Insert(ctx context.Context, slots []Slot, tags []uint32) (Status, []uint32, error) {
-	if len(slots) > s.Build.Ports || len(tags) < len(slots) {
-		return Status{}, nil, fmt.Errorf("a batch of %d slots (%d tags) for %d ports", len(slots), len(tags), s.Build.Ports)
+	sts, places, err := s.InsertMany(ctx, [][]Slot{slots}, [][]uint32{tags})
+	if err != nil {
+		return Status{}, nil, err
+	}
+	return sts[0], places[0], nil
+}
+
+// BusyError is InsertMany's error when the status read behind a release
+// that is not the last one shows BUSY: the batches after it were written
+// and released while it may still have run, and its PLACEMENT may have been
+// read before it ended (docs/prr.md: every command has finished when its
+// write returns). Nothing of the batches from Batch on can be judged; the
+// switch is idle again when the error is returned.
+type BusyError struct {
+	Batch int // the batch whose status showed BUSY
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("STATUS.BUSY still set behind the RELEASE of batch %d of a group: the batches after it ran while it may have", e.Batch)
+}
+
+// InsertMany is Insert for several batches one after another in one
+// batch of register accesses: on a UART bridge with a window the round
+// trip that Insert pays per batch is paid once for all of them. Each
+// batch's status and PLACEMENT are read right behind its own release. A
+// BUSY status behind the last release is handled as Insert handles it;
+// behind an earlier one it is a *BusyError.
+func (s *Switch) InsertMany(ctx context.Context, slots [][]Slot, tags [][]uint32) ([]Status, [][]uint32, error) {
+	if len(tags) != len(slots) {
+		return nil, nil, fmt.Errorf("%d batches with %d lists of tags", len(slots), len(tags))
 	}
 	b := s.Regs.Batch()
 	var why []string // what each access is, for errors
-	for i, sl := range slots {
-		if sl.Valid {
-			b.WriteAddr(s.a.batchData+uint64(i)*s.a.slotStride, tags[i])
-			why = append(why, fmt.Sprintf("writing the tag of batch slot %d", i))
+	sws, places := make([][]uint32, len(slots)), make([][]uint32, len(slots))
+	for k := range slots {
+		pre := ""
+		if len(slots) > 1 {
+			pre = fmt.Sprintf("batch %d of %d: ", k+1, len(slots))
 		}
+		if len(slots[k]) > s.Build.Ports || len(tags[k]) < len(slots[k]) {
+			return nil, nil, fmt.Errorf("%sa batch of %d slots (%d tags) for %d ports", pre, len(slots[k]), len(tags[k]), s.Build.Ports)
+		}
+		for i, sl := range slots[k] {
+			if sl.Valid {
+				b.WriteAddr(s.a.batchData+uint64(i)*s.a.slotStride, tags[k][i])
+				why = append(why, fmt.Sprintf("%swriting the tag of batch slot %d", pre, i))
+			}
+		}
+		for i, sl := range slots[k] {
+			if !sl.Valid {
+				continue
+			}
+			if sl.Dest < 0 || sl.Dest > int(BatchDestMask) {
+				return nil, nil, fmt.Errorf("%sbatch slot %d: destination %d does not fit the 8-bit DEST field", pre, i, sl.Dest)
+			}
+			b.WriteAddr(s.a.batchCtrl+uint64(i)*s.a.slotStride, sl.CtrlWord())
+			why = append(why, fmt.Sprintf("%sloading batch slot %d", pre, i))
+		}
+		b.WriteAddr(s.a.ctrl, CmdRelease)
+		why = append(why, pre+"CTRL.RELEASE")
+		sws[k] = make([]uint32, len(statusNames))
+		b.ReadBurst(s.a.status, sws[k])
+		why = append(why, pre)
+		places[k] = make([]uint32, s.Build.Ports)
+		b.ReadBurst(s.a.placement, places[k])
+		why = append(why, pre+"reading PLACEMENT")
 	}
-	for i, sl := range slots {
-		if !sl.Valid {
-			continue
-		}
-		if sl.Dest < 0 || sl.Dest > int(BatchDestMask) {
-			return Status{}, nil, fmt.Errorf("batch slot %d: destination %d does not fit the 8-bit DEST field", i, sl.Dest)
-		}
-		b.WriteAddr(s.a.batchCtrl+uint64(i)*s.a.slotStride, sl.CtrlWord())
-		why = append(why, fmt.Sprintf("loading batch slot %d", i))
-	}
-	b.WriteAddr(s.a.ctrl, CmdRelease)
-	why = append(why, "CTRL.RELEASE")
-	sw := make([]uint32, len(statusNames))
-	b.ReadBurst(s.a.status, sw)
-	why = append(why, "")
-	place := make([]uint32, s.Build.Ports)
-	b.ReadBurst(s.a.placement, place)
-	why = append(why, "reading PLACEMENT")
 	if err := b.Run(ctx); err != nil {
 		var be *drivers.BatchError
 		if errors.As(err, &be) && be.Index < len(why) {
 			if why[be.Index] == "" {
-				return Status{}, nil, be.Err
+				return nil, nil, be.Err
 			}
-			return Status{}, nil, fmt.Errorf("%s: %w", why[be.Index], be.Err)
+			return nil, nil, fmt.Errorf("%s: %w", strings.TrimSuffix(why[be.Index], ": "), be.Err)
 		}
-		return Status{}, nil, err
+		return nil, nil, err
 	}
-	st := Status{Word: sw[0], DrainCycles: sw[1], BatchPending: int(sw[2]), LastIns: sw[3], LastEnq: sw[4],
-		LastPlaced: int(sw[5]), LastDropped: int(sw[6])}
-	if st.Word&StatusBusy == 0 {
-		return st, place, nil
+	sts := make([]Status, len(slots))
+	for k, sw := range sws {
+		sts[k] = Status{Word: sw[0], DrainCycles: sw[1], BatchPending: int(sw[2]), LastIns: sw[3], LastEnq: sw[4],
+			LastPlaced: int(sw[5]), LastDropped: int(sw[6])}
+		if sts[k].Word&StatusBusy == 0 {
+			continue
+		}
+		st, err := s.waitIdle(ctx, "CTRL.RELEASE")
+		if err != nil {
+			return sts, nil, err
+		}
+		if k < len(slots)-1 {
+			return sts, nil, &BusyError{Batch: k}
+		}
+		sts[k] = st
+		if places[k], err = s.ReadPlacement(ctx); err != nil {
+			return sts, nil, err
+		}
 	}
-	st, err := s.waitIdle(ctx, "CTRL.RELEASE")
-	if err != nil {
-		return st, nil, err
-	}
-	place, err = s.ReadPlacement(ctx)
-	return st, place, err
+	return sts, places, nil
 }
 
 // Placement is one PLACEMENT word: where the last RELEASE put a slot's

@@ -483,3 +483,107 @@ func TestStaleTagsAreSeen(t *testing.T) {
 		t.Errorf("ReadStateFilled of an empty switch read %d words of queue %d", s.TailRead[queue], queue)
 	}
 }
+
+// InsertMany releases several batches in one batch of accesses and reads
+// what Insert reads for each, one after another.
+func TestInsertManyDoesWhatInsertDoes(t *testing.T) {
+	one, ctx := newRig(t, rigOpts{uart: true})
+	many, _ := newRig(t, rigOpts{uart: true})
+	for _, sw := range []*tp.Switch{one, many} {
+		if err := sw.Command(ctx, tp.CmdClearCounters|tp.CmdClearQueues|tp.CmdClearBatch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(4, 6))
+	for g := range 8 {
+		var slots [][]tp.Slot
+		var tags [][]uint32
+		for k := range 5 {
+			sl, tg := make([]tp.Slot, 16), make([]uint32, 16)
+			for i := range sl {
+				sl[i] = tp.Slot{Valid: rng.IntN(2) > 0, Dest: rng.IntN(4)}
+				tg[i] = uint32((5*g+k+1)<<8 | i)
+			}
+			slots, tags = append(slots, sl), append(tags, tg)
+		}
+		sts, pls, err := many.InsertMany(ctx, slots, tags)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range slots {
+			st, pl, err := one.Insert(ctx, slots[k], tags[k])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st != sts[k] || !slices.Equal(pl, pls[k]) {
+				t.Fatalf("group %d batch %d: Insert %+v %x, InsertMany %+v %x", g, k, st, pl, sts[k], pls[k])
+			}
+		}
+	}
+	if _, _, err := many.InsertMany(ctx, make([][]tp.Slot, 2), make([][]uint32, 1)); err == nil {
+		t.Error("two batches with one list of tags accepted")
+	}
+}
+
+// busyOnce is a bus whose STATUS reads BUSY once, at the first read after
+// the n-th write of CTRL.RELEASE: hardware still running a release.
+type busyOnce struct {
+	drivers.RegisterBus
+	ctrl, status uint64
+	n            int
+	releases     *int
+	shown        *bool
+}
+
+func (b busyOnce) Write32(ctx context.Context, addr uint64, v uint32) error {
+	if addr == b.ctrl && v == tp.CmdRelease {
+		*b.releases++
+	}
+	return b.RegisterBus.Write32(ctx, addr, v)
+}
+
+func (b busyOnce) ReadBurst(ctx context.Context, addr uint64, dst []uint32) error {
+	err := b.RegisterBus.ReadBurst(ctx, addr, dst)
+	if err == nil && addr == b.status && *b.releases == b.n && !*b.shown {
+		*b.shown = true
+		dst[0] |= tp.StatusBusy
+	}
+	return err
+}
+
+// A BUSY status behind a release inside a group is a BusyError naming that
+// batch; behind the last one it is waited out, as Insert does.
+func TestInsertManyBusy(t *testing.T) {
+	r := regmap.New(nil, manifest(t), "")
+	ctrl, err := r.Lookup("CTRL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, err := r.Lookup("STATUS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{2, 3} {
+		releases, shown := 0, false
+		sw, ctx := newRig(t, rigOpts{wrap: func(b drivers.RegisterBus) drivers.RegisterBus {
+			return busyOnce{RegisterBus: b, ctrl: ctrl.Addr, status: status.Addr, n: n, releases: &releases, shown: &shown}
+		}})
+		slots := make([][]tp.Slot, 3)
+		tags := make([][]uint32, 3)
+		for k := range slots {
+			slots[k], tags[k] = make([]tp.Slot, 16), make([]uint32, 16)
+			slots[k][k] = tp.Slot{Valid: true, Dest: 1}
+			tags[k][k] = uint32(k + 1)
+		}
+		sts, pls, err := sw.InsertMany(ctx, slots, tags)
+		var be *tp.BusyError
+		switch {
+		case !shown:
+			t.Fatalf("release %d: the bus never showed BUSY", n)
+		case n < 3 && (!errors.As(err, &be) || be.Batch != n-1):
+			t.Errorf("BUSY behind release %d of 3: %v, want a BusyError for batch %d", n, err, n-1)
+		case n == 3 && (err != nil || sts[2].Word&tp.StatusBusy != 0 || tp.DecodePlacement(pls[2][2]) != (tp.Placement{Placed: true, Group: 1, Queue: 2})):
+			t.Errorf("BUSY behind the last release: %v, status %+v, placements %x", err, sts, pls)
+		}
+	}
+}
