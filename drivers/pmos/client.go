@@ -690,19 +690,26 @@ func (c *Client) request(ctx context.Context, path Path, t MsgType, body []byte,
 		case b.wake <- struct{}{}:
 		default:
 		}
-		if err := b.mb.Send(ctx, port, msg); err != nil {
+		// The deadline counts from the end of the burst: the clock is read
+		// right behind it, in one batch with it.
+		clk := make([]uint32, 1)
+		b.clk.Lock()
+		sent, err := b.mb.SendThen(ctx, port, msg, []drivers.Access{{Addr: b.cycles, Words: clk}})
+		if !sent {
+			b.clk.Unlock()
 			c.drop(w)
 			return Msg{}, err
 		}
-		// The deadline counts from the end of the burst.
 		c.mu.Lock()
 		w.deadline, w.sent = b.nowNS+c.cfg.TimeoutNS, time.Now()
 		c.mu.Unlock()
-		if _, err := c.readClock(ctx, b); err == nil {
+		if err == nil {
+			c.extendClock(b, clk[0])
 			c.mu.Lock()
 			w.deadline = b.nowNS + c.cfg.TimeoutNS
 			c.mu.Unlock()
 		}
+		b.clk.Unlock()
 		var r result
 		select {
 		case r = <-w.ch:

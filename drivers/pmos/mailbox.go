@@ -118,6 +118,32 @@ func (mb *Mailbox) Send(ctx context.Context, port uint8, msg []byte) error {
 	return nil
 }
 
+// SendThen is Send with accesses run right behind the message's burst,
+// in one batch (a requester's clock read: on a UART bridge with a window
+// no round trip of its own). sent reports whether the burst went out
+// (then an error is about the accesses after it); their Words receive
+// what they read.
+func (mb *Mailbox) SendThen(ctx context.Context, port uint8, msg []byte, after []drivers.Access) (sent bool, err error) {
+	if err := checkTx(port, msg); err != nil {
+		return false, drivers.Setup(mb.Board, "mailbox send", "", err)
+	}
+	words := append([]uint32{uint32(len(msg)) | uint32(port)<<16}, PackWords(msg)...)
+	acc := append([]drivers.Access{{Addr: mb.txCtrl, Write: true, Words: words}}, after...)
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	if err := drivers.RunBatch(ctx, mb.bus, acc); err != nil {
+		var be *drivers.BatchError
+		if errors.As(err, &be) && be.Index > 0 {
+			return true, fmt.Errorf("%s: read 0x%x after a mailbox send: %w", mb.Board, acc[be.Index].Addr, be.Err)
+		}
+		if errors.As(err, &be) {
+			err = be.Err
+		}
+		return false, fmt.Errorf("%s: mailbox send of %d bytes on port %d: %w", mb.Board, len(msg), port, err)
+	}
+	return true, nil
+}
+
 // SendChecked is Send followed by a read of MBOX_TX_STATUS: a refusal
 // (BAD_LEN, BAD_PORT, PORT_DOWN, QUEUE_FULL) is an ErrTxRefused error naming
 // the result.
