@@ -420,7 +420,8 @@ func (s *Switch) Insert(ctx context.Context, slots []Slot, tags []uint32) (Statu
 // and released while it may still have run, and its PLACEMENT may have been
 // read before it ended (docs/prr.md: every command has finished when its
 // write returns). Nothing of the batches from Batch on can be judged; the
-// switch is idle again when the error is returned.
+// statuses and PLACEMENT words of the batches before it are returned with
+// the error, and the switch is idle again when it is returned.
 type BusyError struct {
 	Batch int // the batch whose status showed BUSY
 }
@@ -497,7 +498,9 @@ func (s *Switch) InsertMany(ctx context.Context, slots [][]Slot, tags [][]uint32
 			return sts, nil, err
 		}
 		if k < len(slots)-1 {
-			return sts, nil, &BusyError{Batch: k}
+			// The batches before k were judged on what was read behind
+			// their own releases: the caller may still use them.
+			return sts, places, &BusyError{Batch: k}
 		}
 		sts[k] = st
 		if places[k], err = s.ReadPlacement(ctx); err != nil {

@@ -582,6 +582,8 @@ func TestInsertManyBusy(t *testing.T) {
 			t.Fatalf("release %d: the bus never showed BUSY", n)
 		case n < 3 && (!errors.As(err, &be) || be.Batch != n-1):
 			t.Errorf("BUSY behind release %d of 3: %v, want a BusyError for batch %d", n, err, n-1)
+		case n < 3 && (len(pls) != 3 || tp.DecodePlacement(pls[0][0]) != (tp.Placement{Placed: true, Group: 1, Queue: 0})):
+			t.Errorf("BUSY behind release %d of 3: the placements before it were not returned: %x", n, pls)
 		case n == 3 && (err != nil || sts[2].Word&tp.StatusBusy != 0 || tp.DecodePlacement(pls[2][2]) != (tp.Placement{Placed: true, Group: 1, Queue: 2})):
 			t.Errorf("BUSY behind the last release: %v, status %+v, placements %x", err, sts, pls)
 		}
