@@ -315,6 +315,12 @@ func (c *Client) readClock(ctx context.Context, b *box) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%s: read CYCLES_LO: %w", b.mb.Board, err)
 	}
+	return c.extendClock(b, v), nil
+}
+
+// extendClock extends a reading v of CYCLES_LO to 64 bits and returns the
+// time it gives; the caller holds b.clk, from the read on.
+func (c *Client) extendClock(b *box, v uint32) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !b.started {
@@ -324,7 +330,7 @@ func (c *Client) readClock(ctx context.Context, b *box) (int64, error) {
 	}
 	b.last = v
 	b.nowNS = int64(b.ext * 1_000_000 / b.khz)
-	return b.nowNS, nil
+	return b.nowNS
 }
 
 // poll drains one mailbox while anyone needs it.
@@ -357,30 +363,38 @@ func (c *Client) poll(b *box) {
 		// proves every request whose deadline had passed at that reading
 		// unanswered. (Read after the poll, the clock could have been moved
 		// on by another board's accesses past an answer that arrived since.)
+		// The clock and the drop counter go in one batch with the poll's
+		// read of MBOX_RX_STATUS, in that order (ReceiveOptions.Before):
+		// on a UART bridge with a window one round trip, not three.
 		var clockNS int64 = -1
-		var err error
 		dropped := false
+		var clk, drops []uint32
+		// While relays pile up past half the queue, they are shed after
+		// one word: the answers queued behind them must not find it full.
+		opts := ReceiveOptions{Prefix: RelayHeadLen, Keep: keep, ShedAbove: 16, Shed: []MsgType{MsgRelay}}
 		if time.Since(b.clockAt) >= clockEvery {
-			if clockNS, err = c.readClock(actx, b); err == nil {
-				b.clockAt = time.Now()
-			}
+			b.clk.Lock()
+			clk = make([]uint32, 1)
+			opts.Before = append(opts.Before, drivers.Access{Addr: b.cycles, Words: clk})
 			c.mu.Lock()
 			waiting := b.waiting > 0
 			c.mu.Unlock()
-			if err == nil && waiting {
-				var n uint32
-				if n, err = b.mb.bus.Read32(actx, b.dropped); err == nil {
-					dropped = b.dropsSeen && n != b.drops
-					b.drops, b.dropsSeen = n, true
-				}
+			if waiting {
+				drops = make([]uint32, 1)
+				opts.Before = append(opts.Before, drivers.Access{Addr: b.dropped, Words: drops})
 			}
 		}
-		var r Received
-		var ok bool
-		if err == nil {
-			// While relays pile up past half the queue, they are shed after
-			// one word: the answers queued behind them must not find it full.
-			r, ok, err = b.mb.Receive(actx, ReceiveOptions{Prefix: RelayHeadLen, Keep: keep, ShedAbove: 16, Shed: []MsgType{MsgRelay}})
+		r, ok, err := b.mb.Receive(actx, opts)
+		if clk != nil {
+			if err == nil {
+				clockNS = c.extendClock(b, clk[0])
+				b.clockAt = time.Now()
+				if drops != nil {
+					dropped = b.dropsSeen && drops[0] != b.drops
+					b.drops, b.dropsSeen = drops[0], true
+				}
+			}
+			b.clk.Unlock()
 		}
 		c.mu.Lock()
 		b.busy = ok
@@ -676,19 +690,26 @@ func (c *Client) request(ctx context.Context, path Path, t MsgType, body []byte,
 		case b.wake <- struct{}{}:
 		default:
 		}
-		if err := b.mb.Send(ctx, port, msg); err != nil {
+		// The deadline counts from the end of the burst: the clock is read
+		// right behind it, in one batch with it.
+		clk := make([]uint32, 1)
+		b.clk.Lock()
+		sent, err := b.mb.SendThen(ctx, port, msg, []drivers.Access{{Addr: b.cycles, Words: clk}})
+		if !sent {
+			b.clk.Unlock()
 			c.drop(w)
 			return Msg{}, err
 		}
-		// The deadline counts from the end of the burst.
 		c.mu.Lock()
 		w.deadline, w.sent = b.nowNS+c.cfg.TimeoutNS, time.Now()
 		c.mu.Unlock()
-		if _, err := c.readClock(ctx, b); err == nil {
+		if err == nil {
+			c.extendClock(b, clk[0])
 			c.mu.Lock()
 			w.deadline = b.nowNS + c.cfg.TimeoutNS
 			c.mu.Unlock()
 		}
+		b.clk.Unlock()
 		var r result
 		select {
 		case r = <-w.ch:

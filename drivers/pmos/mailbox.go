@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/labrunner/labrunner/bitstreams"
@@ -117,6 +118,32 @@ func (mb *Mailbox) Send(ctx context.Context, port uint8, msg []byte) error {
 	return nil
 }
 
+// SendThen is Send with accesses run right behind the message's burst,
+// in one batch (a requester's clock read: on a UART bridge with a window
+// no round trip of its own). sent reports whether the burst went out
+// (then an error is about the accesses after it); their Words receive
+// what they read.
+func (mb *Mailbox) SendThen(ctx context.Context, port uint8, msg []byte, after []drivers.Access) (sent bool, err error) {
+	if err := checkTx(port, msg); err != nil {
+		return false, drivers.Setup(mb.Board, "mailbox send", "", err)
+	}
+	words := append([]uint32{uint32(len(msg)) | uint32(port)<<16}, PackWords(msg)...)
+	acc := append([]drivers.Access{{Addr: mb.txCtrl, Write: true, Words: words}}, after...)
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	if err := drivers.RunBatch(ctx, mb.bus, acc); err != nil {
+		var be *drivers.BatchError
+		if errors.As(err, &be) && be.Index > 0 {
+			return true, fmt.Errorf("%s: read 0x%x after a mailbox send: %w", mb.Board, acc[be.Index].Addr, be.Err)
+		}
+		if errors.As(err, &be) {
+			err = be.Err
+		}
+		return false, fmt.Errorf("%s: mailbox send of %d bytes on port %d: %w", mb.Board, len(msg), port, err)
+	}
+	return true, nil
+}
+
 // SendChecked is Send followed by a read of MBOX_TX_STATUS: a refusal
 // (BAD_LEN, BAD_PORT, PORT_DOWN, QUEUE_FULL) is an ErrTxRefused error naming
 // the result.
@@ -188,6 +215,11 @@ type ReceiveOptions struct {
 	// first word (the queue holds 32; an answer that finds it full is lost).
 	ShedAbove int
 	Shed      []MsgType
+	// Before are accesses run in one batch with the read of
+	// MBOX_RX_STATUS, ahead of it (a poller's clock and drop counter): on
+	// a UART bridge with a window they cost no round trip of their own.
+	// Their Words receive what they read.
+	Before []drivers.Access
 }
 
 // Receive takes the head message, if any, and pops it whether it was read
@@ -195,11 +227,18 @@ type ReceiveOptions struct {
 func (mb *Mailbox) Receive(ctx context.Context, opts ReceiveOptions) (Received, bool, error) {
 	mb.mu.Lock()
 	defer mb.mu.Unlock()
-	v, err := mb.bus.Read32(ctx, mb.rxStatus)
-	if err != nil {
+	acc := append(slices.Clone(opts.Before), drivers.Access{Addr: mb.rxStatus, Words: make([]uint32, 1)})
+	if err := drivers.RunBatch(ctx, mb.bus, acc); err != nil {
+		var be *drivers.BatchError
+		if errors.As(err, &be) && be.Index < len(opts.Before) {
+			return Received{}, false, fmt.Errorf("%s: read 0x%x: %w", mb.Board, acc[be.Index].Addr, be.Err)
+		}
+		if errors.As(err, &be) {
+			err = be.Err
+		}
 		return Received{}, false, fmt.Errorf("%s: read MBOX_RX_STATUS: %w", mb.Board, err)
 	}
-	st := ParseRxStatus(v)
+	st := ParseRxStatus(acc[len(acc)-1].Words[0])
 	if st.Count == 0 {
 		return Received{}, false, nil
 	}
@@ -243,8 +282,22 @@ func (mb *Mailbox) Receive(ctx context.Context, opts ReceiveOptions) (Received, 
 			return truncated()
 		}
 	}
-	if err := readTo(total); err != nil {
-		return Received{}, false, err
+	// The rest of the message and the pop in one batch: one round trip
+	// on a UART bridge with a window.
+	if first < total {
+		acc := []drivers.Access{{Addr: mb.rxData + uint64(4*first), Words: buf[first:total]}, {Addr: mb.rxPop, Write: true, Words: []uint32{1}}}
+		if err := drivers.RunBatch(ctx, mb.bus, acc); err != nil {
+			var be *drivers.BatchError
+			if errors.As(err, &be) && be.Index == 1 {
+				return Received{}, false, fmt.Errorf("%s: write MBOX_RX_POP: %w", mb.Board, be.Err)
+			}
+			if errors.As(err, &be) {
+				err = be.Err
+			}
+			return Received{}, false, fmt.Errorf("%s: read MBOX_RX_DATA (%d words): %w", mb.Board, total-first, err)
+		}
+		r.Bytes = UnpackWords(buf, st.Len)
+		return r, true, nil
 	}
 	r.Bytes = UnpackWords(buf, st.Len)
 	return r, true, mb.pop(ctx)

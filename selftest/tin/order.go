@@ -80,17 +80,26 @@ func runFlowOrder(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
+	// Every board's log and counter, read side by side (each board has
+	// its own bus), then judged board by board.
+	n := len(c.topo.Boards)
+	logs, ooos, logErrs, oooErrs := make([][]tt.Delivery, n), make([]uint32, n), make([]error, n), make([]error, n)
+	tt.ForBoards(c.topo.Boards, func(i int, b string) error {
+		if logs[i], logErrs[i] = c.r.Deliveries(ctx, b); logErrs[i] == nil {
+			ooos[i], oooErrs[i] = c.r.Read(ctx, b, "IP_OOO_PKTS")
+		}
+		return nil
+	})
 	delivered := uint64(0)
-	for _, b := range c.topo.Boards {
-		log, err := c.r.Deliveries(ctx, b)
-		if err != nil {
-			env.Error("flow_order", b, p, err)
+	for i, b := range c.topo.Boards {
+		if logErrs[i] != nil {
+			env.Error("flow_order", b, p, logErrs[i])
 			continue
 		}
+		log, ooo := logs[i], ooos[i]
 		delivered += uint64(len(log))
-		ooo, err := c.r.Read(ctx, b, "IP_OOO_PKTS")
-		if err != nil {
-			env.Error("flow_order", b, p, err)
+		if oooErrs[i] != nil {
+			env.Error("flow_order", b, p, oooErrs[i])
 			continue
 		}
 		inv := tt.Inversions(log)

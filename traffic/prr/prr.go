@@ -14,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/labrunner/labrunner/drivers"
@@ -406,56 +408,106 @@ func (s *Switch) Release(ctx context.Context) (Status, error) {
 // as Release does and PLACEMENT read again, so that what is returned is
 // read after the release ended, as with the calls one by one.
 func (s *Switch) Insert(ctx context.Context, slots []Slot, tags []uint32) (Status, []uint32, error) {
-	if len(slots) > s.Build.Ports || len(tags) < len(slots) {
-		return Status{}, nil, fmt.Errorf("a batch of %d slots (%d tags) for %d ports", len(slots), len(tags), s.Build.Ports)
+	sts, places, err := s.InsertMany(ctx, [][]Slot{slots}, [][]uint32{tags})
+	if err != nil {
+		return Status{}, nil, err
+	}
+	return sts[0], places[0], nil
+}
+
+// BusyError is InsertMany's error when the status read behind a release
+// that is not the last one shows BUSY: the batches after it were written
+// and released while it may still have run, and its PLACEMENT may have been
+// read before it ended (docs/prr.md: every command has finished when its
+// write returns). Nothing of the batches from Batch on can be judged; the
+// statuses and PLACEMENT words of the batches before it are returned with
+// the error, and the switch is idle again when it is returned.
+type BusyError struct {
+	Batch int // the batch whose status showed BUSY
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("STATUS.BUSY still set behind the RELEASE of batch %d of a group: the batches after it ran while it may have", e.Batch)
+}
+
+// InsertMany is Insert for several batches one after another in one
+// batch of register accesses: on a UART bridge with a window the round
+// trip that Insert pays per batch is paid once for all of them. Each
+// batch's status and PLACEMENT are read right behind its own release. A
+// BUSY status behind the last release is handled as Insert handles it;
+// behind an earlier one it is a *BusyError.
+func (s *Switch) InsertMany(ctx context.Context, slots [][]Slot, tags [][]uint32) ([]Status, [][]uint32, error) {
+	if len(tags) != len(slots) {
+		return nil, nil, fmt.Errorf("%d batches with %d lists of tags", len(slots), len(tags))
 	}
 	b := s.Regs.Batch()
 	var why []string // what each access is, for errors
-	for i, sl := range slots {
-		if sl.Valid {
-			b.WriteAddr(s.a.batchData+uint64(i)*s.a.slotStride, tags[i])
-			why = append(why, fmt.Sprintf("writing the tag of batch slot %d", i))
+	sws, places := make([][]uint32, len(slots)), make([][]uint32, len(slots))
+	for k := range slots {
+		pre := ""
+		if len(slots) > 1 {
+			pre = fmt.Sprintf("batch %d of %d: ", k+1, len(slots))
 		}
+		if len(slots[k]) > s.Build.Ports || len(tags[k]) < len(slots[k]) {
+			return nil, nil, fmt.Errorf("%sa batch of %d slots (%d tags) for %d ports", pre, len(slots[k]), len(tags[k]), s.Build.Ports)
+		}
+		for i, sl := range slots[k] {
+			if sl.Valid {
+				b.WriteAddr(s.a.batchData+uint64(i)*s.a.slotStride, tags[k][i])
+				why = append(why, fmt.Sprintf("%swriting the tag of batch slot %d", pre, i))
+			}
+		}
+		for i, sl := range slots[k] {
+			if !sl.Valid {
+				continue
+			}
+			if sl.Dest < 0 || sl.Dest > int(BatchDestMask) {
+				return nil, nil, fmt.Errorf("%sbatch slot %d: destination %d does not fit the 8-bit DEST field", pre, i, sl.Dest)
+			}
+			b.WriteAddr(s.a.batchCtrl+uint64(i)*s.a.slotStride, sl.CtrlWord())
+			why = append(why, fmt.Sprintf("%sloading batch slot %d", pre, i))
+		}
+		b.WriteAddr(s.a.ctrl, CmdRelease)
+		why = append(why, pre+"CTRL.RELEASE")
+		sws[k] = make([]uint32, len(statusNames))
+		b.ReadBurst(s.a.status, sws[k])
+		why = append(why, pre)
+		places[k] = make([]uint32, s.Build.Ports)
+		b.ReadBurst(s.a.placement, places[k])
+		why = append(why, pre+"reading PLACEMENT")
 	}
-	for i, sl := range slots {
-		if !sl.Valid {
-			continue
-		}
-		if sl.Dest < 0 || sl.Dest > int(BatchDestMask) {
-			return Status{}, nil, fmt.Errorf("batch slot %d: destination %d does not fit the 8-bit DEST field", i, sl.Dest)
-		}
-		b.WriteAddr(s.a.batchCtrl+uint64(i)*s.a.slotStride, sl.CtrlWord())
-		why = append(why, fmt.Sprintf("loading batch slot %d", i))
-	}
-	b.WriteAddr(s.a.ctrl, CmdRelease)
-	why = append(why, "CTRL.RELEASE")
-	sw := make([]uint32, len(statusNames))
-	b.ReadBurst(s.a.status, sw)
-	why = append(why, "")
-	place := make([]uint32, s.Build.Ports)
-	b.ReadBurst(s.a.placement, place)
-	why = append(why, "reading PLACEMENT")
 	if err := b.Run(ctx); err != nil {
 		var be *drivers.BatchError
 		if errors.As(err, &be) && be.Index < len(why) {
 			if why[be.Index] == "" {
-				return Status{}, nil, be.Err
+				return nil, nil, be.Err
 			}
-			return Status{}, nil, fmt.Errorf("%s: %w", why[be.Index], be.Err)
+			return nil, nil, fmt.Errorf("%s: %w", strings.TrimSuffix(why[be.Index], ": "), be.Err)
 		}
-		return Status{}, nil, err
+		return nil, nil, err
 	}
-	st := Status{Word: sw[0], DrainCycles: sw[1], BatchPending: int(sw[2]), LastIns: sw[3], LastEnq: sw[4],
-		LastPlaced: int(sw[5]), LastDropped: int(sw[6])}
-	if st.Word&StatusBusy == 0 {
-		return st, place, nil
+	sts := make([]Status, len(slots))
+	for k, sw := range sws {
+		sts[k] = Status{Word: sw[0], DrainCycles: sw[1], BatchPending: int(sw[2]), LastIns: sw[3], LastEnq: sw[4],
+			LastPlaced: int(sw[5]), LastDropped: int(sw[6])}
+		if sts[k].Word&StatusBusy == 0 {
+			continue
+		}
+		st, err := s.waitIdle(ctx, "CTRL.RELEASE")
+		if err != nil {
+			return sts, nil, err
+		}
+		if k < len(slots)-1 {
+			// The batches before k were judged on what was read behind
+			// their own releases: the caller may still use them.
+			return sts, places, &BusyError{Batch: k}
+		}
+		sts[k] = st
+		if places[k], err = s.ReadPlacement(ctx); err != nil {
+			return sts, nil, err
+		}
 	}
-	st, err := s.waitIdle(ctx, "CTRL.RELEASE")
-	if err != nil {
-		return st, nil, err
-	}
-	place, err = s.ReadPlacement(ctx)
-	return st, place, err
+	return sts, places, nil
 }
 
 // Placement is one PLACEMENT word: where the last RELEASE put a slot's
@@ -539,56 +591,159 @@ type State struct {
 	// Tags[g*P+q] is queue q of group g's tags, head first (fill level
 	// entries); nil when the tags were not read.
 	Tags [][]uint32
-	// TagTail[g*P+q] counts non-zero words past the fill level (they must
-	// read 0).
+	// TagTail[g*P+q] counts non-zero words past the fill level among
+	// those read (they must read 0).
 	TagTail []int
+	// TailRead[g*P+q] is how many QTAGS words past the fill level were
+	// read: FIFO_DEPTH - COUNT when the queue's whole window was.
+	TailRead []int
 }
 
 // ReadState reads OFFSET, ARB_INDEX and QSTAT (three bursts for P ≤ 16)
-// and, with tags, the QTAGS window (P²·depth words in bursts), in one
+// and, with tags, the whole QTAGS window (P²·depth words in bursts), in one
 // batch: on a UART bridge with a window the bursts follow one another
 // without a round trip between them.
 func (s *Switch) ReadState(ctx context.Context, tags bool) (State, error) {
+	p, depth := s.Build.Ports, s.Build.FIFODepth
+	st, b, words := s.stateBatch()
+	var all []uint32
+	if tags {
+		all = make([]uint32, p*p*depth)
+		b.ReadBurst(s.a.qtags, all)
+	}
+	if err := runState(ctx, b, "QTAGS"); err != nil {
+		return st, err
+	}
+	words()
+	if !tags {
+		return st, nil
+	}
+	read := make([]int, p*p)
+	for i := range read {
+		read[i] = depth
+	}
+	st.tagsFrom(all, read, depth)
+	return st, nil
+}
+
+// tagMergeGap is the most QTAGS words ReadStateFilled reads between two
+// queues' entries to keep them in one burst: a burst more costs a 12-byte
+// request and a 9-byte answer frame on a UART bridge, four words 16 bytes.
+const tagMergeGap = 4
+
+// ReadStateFilled reads what ReadState with tags does, but of the QTAGS
+// window only what the queues hold: OFFSET, ARB_INDEX and QSTAT in one
+// batch, then, in a second, each queue's words up to its fill level as
+// QSTAT.COUNT gives it, and the whole window of the queues full names
+// (nil: none), whose words past the fill level must read 0. On a UART
+// bridge the window is most of a full read-back's bytes, and queues are
+// mostly far from full, so this moves a fraction of them. Words between
+// two queues' entries are read too when that takes fewer bytes than one
+// burst more (tagMergeGap); they are checked as every word past a fill
+// level is (TagTail, TailRead).
+func (s *Switch) ReadStateFilled(ctx context.Context, full func(queue int) bool) (State, error) {
+	p, depth := s.Build.Ports, s.Build.FIFODepth
+	st, b, words := s.stateBatch()
+	if err := runState(ctx, b, ""); err != nil {
+		return st, err
+	}
+	words()
+	// Each queue's words to read are a prefix of its window: [0, want[i]).
+	want := make([]int, p*p)
+	for i, q := range st.Queues {
+		want[i] = min(q.Count, depth)
+		if full != nil && full(i) {
+			want[i] = depth
+		}
+	}
+	type span struct{ from, to int } // word indices into the window
+	var spans []span
+	for i, n := range want {
+		if n == 0 {
+			continue
+		}
+		from := i * depth
+		if k := len(spans) - 1; k >= 0 && from-spans[k].to <= tagMergeGap {
+			spans[k].to = from + n
+			continue
+		}
+		spans = append(spans, span{from, from + n})
+	}
+	// What each queue got read: its own prefix, and all of it when a
+	// merged burst ran past it.
+	read := slices.Clone(want)
+	for _, sp := range spans {
+		for i := sp.from / depth; i*depth < sp.to; i++ {
+			read[i] = max(read[i], min(depth, sp.to-i*depth))
+		}
+	}
+	all := make([]uint32, p*p*depth)
+	if len(spans) > 0 {
+		tb := s.Regs.Batch()
+		for _, sp := range spans {
+			tb.ReadBurst(s.a.qtags+4*uint64(sp.from), all[sp.from:sp.to])
+		}
+		if err := tb.Run(ctx); err != nil {
+			var be *drivers.BatchError
+			if errors.As(err, &be) {
+				return st, fmt.Errorf("reading QTAGS: %w", be.Err)
+			}
+			return st, err
+		}
+	}
+	st.tagsFrom(all, read, depth)
+	return st, nil
+}
+
+// stateBatch starts the batch reading OFFSET, ARB_INDEX and QSTAT; words,
+// once it ran, decodes them into the state.
+func (s *Switch) stateBatch() (State, *regmap.Batch, func()) {
 	p := s.Build.Ports
 	st := State{Offsets: make([]int, p), Arbiters: make([]int, p), Queues: make([]QueueStat, p*p)}
 	off, arb, w := make([]uint32, p), make([]uint32, p), make([]uint32, p*p)
 	b := s.Regs.Batch().ReadBurst(s.a.offset, off).ReadBurst(s.a.arb, arb).ReadBurst(s.a.qstat, w)
-	what := []string{"OFFSET", "ARB_INDEX", "QSTAT", "QTAGS"}
-	var all []uint32
-	if tags {
-		all = make([]uint32, p*p*s.Build.FIFODepth)
-		b.ReadBurst(s.a.qtags, all)
-	}
-	if err := b.Run(ctx); err != nil {
-		var be *drivers.BatchError
-		if errors.As(err, &be) && be.Index < len(what) {
-			return st, fmt.Errorf("reading %s: %w", what[be.Index], be.Err)
+	return st, b, func() {
+		for d := range p {
+			st.Offsets[d] = int(off[d])
+			st.Arbiters[d] = int(arb[d])
 		}
-		return st, err
+		for i := range w {
+			st.Queues[i] = DecodeQStat(w[i])
+		}
 	}
-	for d := range p {
-		st.Offsets[d] = int(off[d])
-		st.Arbiters[d] = int(arb[d])
+}
+
+// runState runs a state batch, naming the window a failure is about
+// (extra: what a fourth access reads).
+func runState(ctx context.Context, b *regmap.Batch, extra string) error {
+	err := b.Run(ctx)
+	if err == nil {
+		return nil
 	}
-	for i := range w {
-		st.Queues[i] = DecodeQStat(w[i])
+	what := []string{"OFFSET", "ARB_INDEX", "QSTAT", extra}
+	var be *drivers.BatchError
+	if errors.As(err, &be) && be.Index < len(what) {
+		return fmt.Errorf("reading %s: %w", what[be.Index], be.Err)
 	}
-	if !tags {
-		return st, nil
-	}
-	depth := s.Build.FIFODepth
-	st.Tags, st.TagTail = make([][]uint32, p*p), make([]int, p*p)
-	for i := range p * p {
-		words := all[i*depth : (i+1)*depth]
-		n := min(st.Queues[i].Count, depth)
-		st.Tags[i] = words[:n:n]
-		for _, x := range words[n:] {
+	return err
+}
+
+// tagsFrom fills Tags, TagTail and TailRead from the QTAGS words all, of
+// which read[i] words of queue i's window (from its head) were read.
+func (st *State) tagsFrom(all []uint32, read []int, depth int) {
+	n := len(st.Queues)
+	st.Tags, st.TagTail, st.TailRead = make([][]uint32, n), make([]int, n), make([]int, n)
+	for i := range n {
+		words := all[i*depth : i*depth+read[i]]
+		k := min(st.Queues[i].Count, depth)
+		st.Tags[i] = words[:k:k]
+		st.TailRead[i] = len(words) - k
+		for _, x := range words[k:] {
 			if x != 0 {
 				st.TagTail[i]++
 			}
 		}
 	}
-	return st, nil
 }
 
 // Entry is one queue entry read through QREAD.
@@ -640,15 +795,51 @@ func (s *Switch) Drain(ctx context.Context, cycles int) error {
 	return s.Command(ctx, CmdDrain)
 }
 
+// DrainEgress is Drain followed by ReadEgress in two batches: DRAIN_CYCLES,
+// CTRL.DRAIN, the status burst and EGRESS_COUNT in the first, the pops in
+// the second. When the status still shows BUSY (hardware that takes the
+// drain's cycles after the write), STATUS is polled as Drain does and
+// EGRESS_COUNT read again once the drain ended.
+func (s *Switch) DrainEgress(ctx context.Context, cycles int) ([][]uint32, error) {
+	if cycles < 1 || cycles >= 1<<24 {
+		return nil, fmt.Errorf("drain of %d cycles: DRAIN_CYCLES takes 1..%d", cycles, 1<<24-1)
+	}
+	sw, cnt := make([]uint32, len(statusNames)), make([]uint32, s.Build.Ports)
+	b := s.Regs.Batch().WriteAddr(s.a.drainCycles, uint32(cycles)).WriteAddr(s.a.ctrl, CmdDrain).
+		ReadBurst(s.a.status, sw).ReadBurst(s.a.egressCount, cnt)
+	if err := b.Run(ctx); err != nil {
+		var be *drivers.BatchError
+		if errors.As(err, &be) && be.Index < 4 {
+			what := []string{"DRAIN_CYCLES", fmt.Sprintf("CTRL = 0x%x", CmdDrain), "reading STATUS", "reading EGRESS_COUNT"}[be.Index]
+			return nil, fmt.Errorf("%s: %w", what, be.Err)
+		}
+		return nil, err
+	}
+	if sw[0]&StatusBusy != 0 {
+		if _, err := s.waitIdle(ctx, fmt.Sprintf("CTRL = 0x%x", CmdDrain)); err != nil {
+			return nil, err
+		}
+		if err := s.Regs.ReadBurst(ctx, s.a.egressCount, cnt); err != nil {
+			return nil, fmt.Errorf("reading EGRESS_COUNT: %w", err)
+		}
+	}
+	return s.popEgress(ctx, cnt)
+}
+
 // ReadEgress pops every port's egress FIFO: out[d] lists the tags that left
 // port d, oldest first. It reads EGRESS_COUNT in one burst, then each
 // non-empty FIFO in bursts from its block's base.
 func (s *Switch) ReadEgress(ctx context.Context) ([][]uint32, error) {
-	p := s.Build.Ports
-	cnt := make([]uint32, p)
+	cnt := make([]uint32, s.Build.Ports)
 	if err := s.Regs.ReadBurst(ctx, s.a.egressCount, cnt); err != nil {
 		return nil, fmt.Errorf("reading EGRESS_COUNT: %w", err)
 	}
+	return s.popEgress(ctx, cnt)
+}
+
+// popEgress pops cnt[d] tags from each port d's egress FIFO.
+func (s *Switch) popEgress(ctx context.Context, cnt []uint32) ([][]uint32, error) {
+	p := s.Build.Ports
 	out := make([][]uint32, p)
 	// Every non-empty FIFO's bursts, in one batch.
 	b := s.Regs.Batch()

@@ -378,7 +378,214 @@ func TestInsertDoesWhatTheCallsDo(t *testing.T) {
 	if !slices.Equal(s1.Offsets, s2.Offsets) || !slices.Equal(s1.Queues, s2.Queues) || fmt.Sprint(s1.Tags) != fmt.Sprint(s2.Tags) {
 		t.Fatal("the states differ after the same batches")
 	}
+	// ReadStateFilled reads the same entries, and past the fill levels
+	// only the queues it is asked for (and what a merged burst crosses).
+	queues := 16 * 16
+	for _, full := range []func(int) bool{nil, func(i int) bool { return i >= 64 && i < 96 }, func(int) bool { return true }} {
+		s3, err := batched.ReadStateFilled(ctx, full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(s1.Offsets, s3.Offsets) || !slices.Equal(s1.Arbiters, s3.Arbiters) || !slices.Equal(s1.Queues, s3.Queues) || fmt.Sprint(s1.Tags) != fmt.Sprint(s3.Tags) {
+			t.Fatal("ReadStateFilled and ReadState differ")
+		}
+		tail := 0
+		for i := range queues {
+			if s3.TagTail[i] != 0 {
+				t.Errorf("queue %d: %d words past the fill level read non-zero", i, s3.TagTail[i])
+			}
+			if all := 32 - s3.Queues[i].Count; full != nil && full(i) && s3.TailRead[i] != all {
+				t.Errorf("queue %d asked for in full: %d words past its fill level read, want %d", i, s3.TailRead[i], all)
+			}
+			tail += s3.TailRead[i]
+		}
+		if full == nil && tail > 4*queues {
+			t.Errorf("%d words past the fill levels read when none was asked for: more than the bursts' merging accounts for", tail)
+		}
+	}
+	// DrainEgress pops what Drain and ReadEgress do.
+	for _, cycles := range []int{5, 1024} {
+		if err := one.Drain(ctx, cycles); err != nil {
+			t.Fatal(err)
+		}
+		e1, err := one.ReadEgress(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e2, err := batched.DrainEgress(ctx, cycles)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(e1) != fmt.Sprint(e2) {
+			t.Fatalf("drain of %d cycles: Drain and ReadEgress popped %v, DrainEgress %v", cycles, e1, e2)
+		}
+	}
+	if _, err := batched.DrainEgress(ctx, 0); err == nil {
+		t.Error("a drain of 0 cycles accepted")
+	}
 	if _, _, err := batched.Insert(ctx, make([]tp.Slot, 17), make([]uint32, 17)); err == nil {
 		t.Error("17 slots for 16 ports accepted")
+	}
+}
+
+// staleTags is a bus whose QTAGS window shows a word past a queue's fill
+// level that is not 0: what a read-back with broken masking, or a
+// CLEAR_QUEUES that leaves the stored tags readable, would show.
+type staleTags struct {
+	drivers.RegisterBus
+	addr uint64 // the word that reads stale
+}
+
+func (s staleTags) ReadBurst(ctx context.Context, addr uint64, dst []uint32) error {
+	if err := s.RegisterBus.ReadBurst(ctx, addr, dst); err != nil {
+		return err
+	}
+	if s.addr >= addr && s.addr < addr+4*uint64(len(dst)) {
+		dst[(s.addr-addr)/4] = 0xDEAD
+	}
+	return nil
+}
+
+// A stale word past a fill level is seen by ReadState and by
+// ReadStateFilled when its queue is one asked for in full.
+func TestStaleTagsAreSeen(t *testing.T) {
+	const queue = 5*16 + 3 // empty after the reset
+	m := manifest(t)
+	r := regmap.New(nil, m, "")
+	qt, err := r.Lookup("QTAGS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := qt.Addr + 4*(queue*32+7)
+	sw, ctx := newRig(t, rigOpts{wrap: func(b drivers.RegisterBus) drivers.RegisterBus { return staleTags{b, stale} }})
+	if err := sw.Command(ctx, tp.CmdClearQueues); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sw.ReadState(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.TagTail[queue] != 1 || s.TailRead[queue] != 32 {
+		t.Errorf("ReadState: %d stale words of %d read past the fill level, want 1 of 32", s.TagTail[queue], s.TailRead[queue])
+	}
+	s, err = sw.ReadStateFilled(ctx, func(i int) bool { return i == queue })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.TagTail[queue] != 1 || s.TailRead[queue] != 32 {
+		t.Errorf("ReadStateFilled with the queue in full: %d stale words of %d read past the fill level, want 1 of 32", s.TagTail[queue], s.TailRead[queue])
+	}
+	s, err = sw.ReadStateFilled(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.TailRead[queue] != 0 {
+		t.Errorf("ReadStateFilled of an empty switch read %d words of queue %d", s.TailRead[queue], queue)
+	}
+}
+
+// InsertMany releases several batches in one batch of accesses and reads
+// what Insert reads for each, one after another.
+func TestInsertManyDoesWhatInsertDoes(t *testing.T) {
+	one, ctx := newRig(t, rigOpts{uart: true})
+	many, _ := newRig(t, rigOpts{uart: true})
+	for _, sw := range []*tp.Switch{one, many} {
+		if err := sw.Command(ctx, tp.CmdClearCounters|tp.CmdClearQueues|tp.CmdClearBatch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(4, 6))
+	for g := range 8 {
+		var slots [][]tp.Slot
+		var tags [][]uint32
+		for k := range 5 {
+			sl, tg := make([]tp.Slot, 16), make([]uint32, 16)
+			for i := range sl {
+				sl[i] = tp.Slot{Valid: rng.IntN(2) > 0, Dest: rng.IntN(4)}
+				tg[i] = uint32((5*g+k+1)<<8 | i)
+			}
+			slots, tags = append(slots, sl), append(tags, tg)
+		}
+		sts, pls, err := many.InsertMany(ctx, slots, tags)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range slots {
+			st, pl, err := one.Insert(ctx, slots[k], tags[k])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st != sts[k] || !slices.Equal(pl, pls[k]) {
+				t.Fatalf("group %d batch %d: Insert %+v %x, InsertMany %+v %x", g, k, st, pl, sts[k], pls[k])
+			}
+		}
+	}
+	if _, _, err := many.InsertMany(ctx, make([][]tp.Slot, 2), make([][]uint32, 1)); err == nil {
+		t.Error("two batches with one list of tags accepted")
+	}
+}
+
+// busyOnce is a bus whose STATUS reads BUSY once, at the first read after
+// the n-th write of CTRL.RELEASE: hardware still running a release.
+type busyOnce struct {
+	drivers.RegisterBus
+	ctrl, status uint64
+	n            int
+	releases     *int
+	shown        *bool
+}
+
+func (b busyOnce) Write32(ctx context.Context, addr uint64, v uint32) error {
+	if addr == b.ctrl && v == tp.CmdRelease {
+		*b.releases++
+	}
+	return b.RegisterBus.Write32(ctx, addr, v)
+}
+
+func (b busyOnce) ReadBurst(ctx context.Context, addr uint64, dst []uint32) error {
+	err := b.RegisterBus.ReadBurst(ctx, addr, dst)
+	if err == nil && addr == b.status && *b.releases == b.n && !*b.shown {
+		*b.shown = true
+		dst[0] |= tp.StatusBusy
+	}
+	return err
+}
+
+// A BUSY status behind a release inside a group is a BusyError naming that
+// batch; behind the last one it is waited out, as Insert does.
+func TestInsertManyBusy(t *testing.T) {
+	r := regmap.New(nil, manifest(t), "")
+	ctrl, err := r.Lookup("CTRL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, err := r.Lookup("STATUS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{2, 3} {
+		releases, shown := 0, false
+		sw, ctx := newRig(t, rigOpts{wrap: func(b drivers.RegisterBus) drivers.RegisterBus {
+			return busyOnce{RegisterBus: b, ctrl: ctrl.Addr, status: status.Addr, n: n, releases: &releases, shown: &shown}
+		}})
+		slots := make([][]tp.Slot, 3)
+		tags := make([][]uint32, 3)
+		for k := range slots {
+			slots[k], tags[k] = make([]tp.Slot, 16), make([]uint32, 16)
+			slots[k][k] = tp.Slot{Valid: true, Dest: 1}
+			tags[k][k] = uint32(k + 1)
+		}
+		sts, pls, err := sw.InsertMany(ctx, slots, tags)
+		var be *tp.BusyError
+		switch {
+		case !shown:
+			t.Fatalf("release %d: the bus never showed BUSY", n)
+		case n < 3 && (!errors.As(err, &be) || be.Batch != n-1):
+			t.Errorf("BUSY behind release %d of 3: %v, want a BusyError for batch %d", n, err, n-1)
+		case n < 3 && (len(pls) != 3 || tp.DecodePlacement(pls[0][0]) != (tp.Placement{Placed: true, Group: 1, Queue: 0})):
+			t.Errorf("BUSY behind release %d of 3: the placements before it were not returned: %x", n, pls)
+		case n == 3 && (err != nil || sts[2].Word&tp.StatusBusy != 0 || tp.DecodePlacement(pls[2][2]) != (tp.Placement{Placed: true, Group: 1, Queue: 2})):
+			t.Errorf("BUSY behind the last release: %v, status %+v, placements %x", err, sts, pls)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/labrunner/labrunner/boards"
 	_ "github.com/labrunner/labrunner/boards/emu/designs" // the emulated prr design
 	"github.com/labrunner/labrunner/boards/emu/emutest"
+	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/drivers/regmap"
 	"github.com/labrunner/labrunner/labconfig"
 	tp "github.com/labrunner/labrunner/traffic/prr"
@@ -22,6 +23,9 @@ import (
 type rigOpts struct {
 	uart   bool
 	faults []labconfig.Fault
+	// wrap, when set, stands between the driver and the board's bus (a
+	// test's way to show what no emulated fault does).
+	wrap func(drivers.RegisterBus) drivers.RegisterBus
 }
 
 func newRig(t testing.TB, o rigOpts) (*tp.Switch, context.Context) {
@@ -57,7 +61,11 @@ func newRig(t testing.TB, o rigOpts) (*tp.Switch, context.Context) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sw, err := tp.Open(ctx, regmap.New(board.Bus, m, board.Name))
+	bus := board.Bus
+	if o.wrap != nil {
+		bus = o.wrap(bus)
+	}
+	sw, err := tp.Open(ctx, regmap.New(bus, m, board.Name))
 	if err != nil {
 		t.Fatalf("open switch: %v", err)
 	}

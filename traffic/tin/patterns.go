@@ -300,7 +300,7 @@ func (s Streams) Writes(t *Topology) (map[string]Writes, map[string]int, error) 
 	return out, lens, nil
 }
 
-// Load applies per-board generator settings.
+// Load applies per-board generator settings, every board's at once.
 func (r *Rack) Load(ctx context.Context, ws map[string]Writes) error {
 	boards := make([]string, 0, len(ws))
 	for b := range ws {
@@ -311,9 +311,6 @@ func (r *Rack) Load(ctx context.Context, ws map[string]Writes) error {
 		if _, ok := r.regs[b]; !ok {
 			return fmt.Errorf("tin rack: traffic for %s, which is not a board of the rack", b)
 		}
-		if err := r.Apply(ctx, b, ws[b]); err != nil {
-			return err
-		}
 	}
-	return nil
+	return ForBoards(boards, func(_ int, b string) error { return r.Apply(ctx, b, ws[b]) })
 }

@@ -129,9 +129,17 @@ func (r *Rack) WriteAll(ctx context.Context, name string, v uint32) error {
 // the first board, in the topology's order, whose f failed, as going
 // through the boards one by one would.
 func (r *Rack) eachBoard(f func(i int, board string) error) error {
-	errs := make([]error, len(r.Topo.Boards))
+	return ForBoards(r.Topo.Boards, f)
+}
+
+// ForBoards runs f for each of boards at once, as eachBoard does for
+// every board of the rack: a test that reads several boards' logs or
+// counters reads them side by side, each board on its own bus. It returns
+// the error of the first board, in the order given, whose f failed.
+func ForBoards(boards []string, f func(i int, board string) error) error {
+	errs := make([]error, len(boards))
 	var wg sync.WaitGroup
-	for i, b := range r.Topo.Boards {
+	for i, b := range boards {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -230,17 +238,22 @@ func (r *Rack) writeCheck(ctx context.Context, board, name string, v uint32) err
 	return nil
 }
 
-// Sum adds a register over the given boards (every board when none given).
+// Sum adds a register over the given boards (every board when none
+// given), reading them at once.
 func (r *Rack) Sum(ctx context.Context, name string, boards ...string) (uint64, error) {
 	if len(boards) == 0 {
 		boards = r.Topo.Boards
 	}
+	vs := make([]uint32, len(boards))
+	if err := ForBoards(boards, func(i int, b string) error {
+		var err error
+		vs[i], err = r.Read(ctx, b, name)
+		return err
+	}); err != nil {
+		return 0, err
+	}
 	var s uint64
-	for _, b := range boards {
-		v, err := r.Read(ctx, b, name)
-		if err != nil {
-			return 0, err
-		}
+	for _, v := range vs {
 		s += uint64(v)
 	}
 	return s, nil
@@ -478,28 +491,43 @@ var ErrRunTooLong = errors.New("the run did not finish within its time bound")
 // refused (CONFIG_ERROR) or IDLE, or until maxUS of fabric time have gone
 // (0: no bound; the context's deadline still applies). A STALLED or refused
 // run is returned with its status, not as an error: the caller judges it.
+// Each run write goes in one batch with its budget before it and
+// TG_STATUS and TG_ELAPSED_US after it (one round trip on a UART bridge
+// with a window); when TG_STATUS still reads 0 (hardware whose write
+// returns at once) it is polled until the run slice ends.
 func (r *Rack) Run(ctx context.Context, maxUS uint32) (RunResult, error) {
 	t0 := time.Now()
 	var rr RunResult
 	ctrl := uint32(ctrlStart)
 	for {
-		if err := r.Write(ctx, r.Master, "TG_BUDGET_KEVENTS", min(max(r.Budget, 1), MaxBudget)); err != nil {
-			return rr, err
-		}
+		var st uint32
 		w0 := time.Now()
-		if err := r.Write(ctx, r.Master, "TG_CTRL", ctrl); err != nil {
-			return rr, fmt.Errorf("run write %d: %w", rr.Writes+1, err)
+		b := r.regs[r.Master].Batch().Write("TG_BUDGET_KEVENTS", min(max(r.Budget, 1), MaxBudget)).Write("TG_CTRL", ctrl).
+			Read("TG_STATUS", &st).Read("TG_ELAPSED_US", &rr.ElapsedUS)
+		actx, cancel := r.access(ctx, b.Len())
+		err := b.Run(actx)
+		cancel()
+		if err != nil {
+			var be *drivers.BatchError
+			if errors.As(err, &be) && be.Index >= 1 {
+				if be.Index == 1 {
+					return rr, fmt.Errorf("run write %d: %w", rr.Writes+1, be.Err)
+				}
+				rr.Writes++
+			}
+			return rr, unbatched(err)
 		}
 		rr.Writes++
-		st, err := r.settle(ctx)
-		if err != nil {
-			return rr, err
+		if st == 0 {
+			if st, err = r.settle(ctx); err != nil {
+				return rr, err
+			}
+			if rr.ElapsedUS, err = r.Read(ctx, r.Master, "TG_ELAPSED_US"); err != nil {
+				return rr, err
+			}
 		}
 		r.adapt(time.Since(w0))
 		rr.Status = st
-		if rr.ElapsedUS, err = r.Read(ctx, r.Master, "TG_ELAPSED_US"); err != nil {
-			return rr, err
-		}
 		if st&StatusLimit == 0 {
 			break
 		}
@@ -514,12 +542,12 @@ func (r *Rack) Run(ctx context.Context, maxUS uint32) (RunResult, error) {
 		}
 		ctrl = ctrlContinue
 	}
-	var err error
-	if rr.KEvents, err = r.Read(ctx, r.Master, "TG_KEVENTS"); err != nil {
-		return rr, err
-	}
-	if rr.OpsOpen, err = r.Read(ctx, r.Master, "TG_OPS_OPEN"); err != nil {
-		return rr, err
+	b := r.regs[r.Master].Batch().Read("TG_KEVENTS", &rr.KEvents).Read("TG_OPS_OPEN", &rr.OpsOpen)
+	actx, cancel := r.access(ctx, b.Len())
+	err := b.Run(actx)
+	cancel()
+	if err != nil {
+		return rr, unbatched(err)
 	}
 	rr.Wall = time.Since(t0)
 	r.Log.Debug("tin run", "status", rr.Describe(), "writes", rr.Writes, "kevents", rr.KEvents, "wall", rr.Wall)

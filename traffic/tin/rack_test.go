@@ -1,10 +1,12 @@
 package tin_test
 
 import (
+	"context"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/labrunner/labrunner/drivers"
 	gor "github.com/labrunner/labrunner/golden/ordering"
 	"github.com/labrunner/labrunner/labconfig"
 	tt "github.com/labrunner/labrunner/traffic/tin"
@@ -59,6 +61,57 @@ func TestRunSplitByContinueIsTheSameRun(t *testing.T) {
 	if len(a) != 320 || !reflect.DeepEqual(a, b) || few.ElapsedUS != many.ElapsedUS {
 		t.Errorf("%d samples in %d µs in %d writes, %d in %d µs in %d writes: splitting changed the run",
 			len(a), few.ElapsedUS, few.Writes, len(b), many.ElapsedUS, many.Writes)
+	}
+}
+
+// lateStatus is a bus on which TG_STATUS reads 0 (running) the first
+// reads after each TG_CTRL write, as on hardware whose run write returns
+// at once and whose run then takes a while.
+type lateStatus struct {
+	drivers.RegisterBus
+	ctrl, status uint64
+	zeros        int
+	left         *int
+}
+
+func (l lateStatus) Write32(ctx context.Context, addr uint64, v uint32) error {
+	if addr == l.ctrl {
+		*l.left = l.zeros
+	}
+	return l.RegisterBus.Write32(ctx, addr, v)
+}
+
+func (l lateStatus) Read32(ctx context.Context, addr uint64) (uint32, error) {
+	if addr == l.status && *l.left > 0 {
+		*l.left--
+		return 0, nil
+	}
+	return l.RegisterBus.Read32(ctx, addr)
+}
+
+// Run reads TG_STATUS with its run write; when the status still reads 0
+// it polls until the slice ended, and the run comes out as it does where
+// the write returns at the end.
+func TestRunWaitsForAStatus(t *testing.T) {
+	run := func(zeros int) tt.RunResult {
+		left := 0
+		g := newWrappedRig(t, func(b string, bus drivers.RegisterBus) drivers.RegisterBus {
+			if b != boardName(0, 0) {
+				return bus
+			}
+			return lateStatus{RegisterBus: bus, ctrl: 0x0C0, status: 0x0C4, zeros: zeros, left: &left}
+		})
+		g.load(tt.UniformRandom{Load: 0.2, Bytes: 1500, Count: 10, Seed: 3}.Writes(g.topo, 100000))
+		rr := g.run()
+		if left != 0 {
+			t.Errorf("%d of %d zero statuses not read: the run did not poll TG_STATUS", left, zeros)
+		}
+		return rr
+	}
+	a, b := run(0), run(3)
+	if a.Status != b.Status || a.ElapsedUS != b.ElapsedUS || a.Writes != b.Writes || a.KEvents != b.KEvents {
+		t.Errorf("at once: %s in %d writes, %d kevents; after 3 polls: %s in %d writes, %d kevents",
+			a.Describe(), a.Writes, a.KEvents, b.Describe(), b.Writes, b.KEvents)
 	}
 }
 

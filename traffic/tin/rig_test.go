@@ -8,6 +8,7 @@ import (
 
 	_ "github.com/labrunner/labrunner/boards/emu/designs" // the emulated tin design (test only: the driver never imports the emulator)
 	"github.com/labrunner/labrunner/boards/emu/emutest"
+	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/drivers/regmap"
 	"github.com/labrunner/labrunner/labconfig"
 	tt "github.com/labrunner/labrunner/traffic/tin"
@@ -61,6 +62,13 @@ type rig struct {
 
 func newRig(t testing.TB, faults ...labconfig.Fault) *rig {
 	t.Helper()
+	return newWrappedRig(t, nil, faults...)
+}
+
+// newWrappedRig is newRig with wrap (when not nil) between the driver and
+// each board's bus.
+func newWrappedRig(t testing.TB, wrap func(board string, bus drivers.RegisterBus) drivers.RegisterBus, faults ...labconfig.Fault) *rig {
+	t.Helper()
 	order, nodes := docNodes()
 	cables := docCables()
 	spec := emutest.Rack{Name: "tin-driver-test", Seed: 11, Faults: faults, Design: "tin", Timeout: 2 * time.Minute}
@@ -76,6 +84,9 @@ func newRig(t testing.TB, faults ...labconfig.Fault) *rig {
 	regs := map[string]*regmap.Regs{}
 	for _, b := range er.Names {
 		regs[b] = er.Regs(b)
+		if wrap != nil {
+			regs[b] = regmap.New(wrap(b, er.Bus(b)), regs[b].Manifest(), b)
+		}
 	}
 	topo, err := tt.NewTopology(order, nodes, cables)
 	if err != nil {
