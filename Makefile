@@ -1,6 +1,7 @@
 # labrunner — build and test.
 #
-#   make test    the whole suite, as CI runs it (.ci/run calls this): gofmt, go vet, go test -race
+#   make test    the whole suite, as CI runs it (.ci/run calls this): gofmt, go vet, go test -race, and the
+#                end-to-end tests that take a share of their cases under -race once more without it (see unit)
 #   make build   the labrunner binary into bin/, its version from git describe
 #   make install the labrunner binary into $(go env GOBIN), else $(go env GOPATH)/bin
 #   make bench   the benchmarks of the hot paths (bus round trips, emulator and golden throughput, export)
@@ -39,8 +40,18 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
+# Two passes. The first runs every test with the race detector, which slows the in-process emulator and the
+# golden simulations five to twenty times: there the end-to-end tests that run a nightly per case (a design
+# fault, a plan of the default lab) and the 60-seed §5.1 reproduction take a share of their cases, in rotation
+# by day (LABRUNNER_FAULT_ROTATION=N repeats day N's share), and every code path still runs under the detector.
+# The second runs those tests again without it, every case: every design fault, every plan, all 60 seeds
+# (docs/ci.md, "The test suite"). GORACE's atexit_sleep_ms=0 drops the second each race-enabled test binary
+# waits at exit for late reports (races are reported per test as they happen).
+FULL_TESTS := 'TestNightlyCatchesInjectedFaults|TestManagementFaultsFailTheNightly|TestABadCableIsADesignFailure|Test(Shoal|TiN|PRR)PlanCatchesEmulatorFaults|TestNightlyReportDrawsEveryDescribedFigure|TestDefaultLabBandsHaveReasons|TestDefaultPlansCatchEveryDesignFault|TestGoldenInputsNeverComeFromTheBoard|TestWorstCaseLatencyReproducesSection51'
+
 unit: influxd rtl-tools
-	LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -race -count=1 -timeout 20m ./...
+	GORACE=atexit_sleep_ms=0 LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -race -count=1 -timeout 20m ./...
+	LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -count=1 -timeout 20m -run $(FULL_TESTS) ./selftest/all ./cmd/labrunner ./boards/emu/prr
 
 # InfluxDB 1.8 for the export tests (results/influx, cmd/labrunner): built once into .cache (about two
 # minutes), skipped when the binary is there. The tests start and stop their own servers on 127.0.0.1.

@@ -21,7 +21,15 @@ func TestDefaultLabBandsHaveReasons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(bs) < 100 {
+	// The whole lab judges with about 380 bands, its smallest plan (prr)
+	// with 26; under the race detector the run is one plan's
+	// (defaultNightlyPlan).
+	least := 100
+	if plan := defaultNightlyPlan(t); plan != "" {
+		least = 20
+		t.Logf("race detector on: the default lab's plan %s only (make test runs every plan without it)", plan)
+	}
+	if len(bs) < least {
 		t.Fatalf("%d bands in the default lab's run: expectations missing", len(bs))
 	}
 	off := bands.Offenders(bs)

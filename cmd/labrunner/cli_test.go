@@ -79,18 +79,42 @@ var defaultRun struct {
 	err  error
 }
 
+// defaultPlans are the default lab's plans and their designs, in the
+// order defaultNightlyPlan rotates through them.
+var defaultPlans = []struct{ plan, design string }{
+	{"exanet-mesh", "exanet"}, {"prr", "prr"}, {"shoal", "shoal"}, {"tin", "tin"},
+}
+
+// defaultNightlyPlan is the one plan defaultNightly runs under the race
+// detector, in rotation (successive days take each in turn), else ""
+// (every plan). make test runs the package without the race detector too,
+// on the whole default lab (see raceShare).
+func defaultNightlyPlan(t *testing.T) string {
+	t.Helper()
+	if !raceEnabled {
+		return ""
+	}
+	return defaultPlans[rotation(t)%len(defaultPlans)].plan
+}
+
 // defaultNightly runs the default lab's nightly once per test binary and
-// returns its exit code, run directory and output.
+// returns its exit code, run directory and output. Under the race detector
+// it runs defaultNightlyPlan's plan alone.
 func defaultNightly(t *testing.T) (code int, dir, out string) {
 	t.Helper()
+	plan := defaultNightlyPlan(t)
 	defaultRun.once.Do(func() {
 		// Not a test's TempDir: the run outlives the first test that asks.
 		if defaultRun.root, defaultRun.err = os.MkdirTemp("", "labrunner-default-run-"); defaultRun.err != nil {
 			return
 		}
 		var stdout, stderr syncBuf
-		defaultRun.code = run([]string{"labrunner", "--log-level", "error", "nightly", "--out", defaultRun.root,
-			"--locks", filepath.Join(defaultRun.root, "locks")}, &stdout, &stderr)
+		args := []string{"labrunner", "--log-level", "error", "nightly", "--out", defaultRun.root,
+			"--locks", filepath.Join(defaultRun.root, "locks")}
+		if plan != "" {
+			args = append(args, "--plan", plan)
+		}
+		defaultRun.code = run(args, &stdout, &stderr)
 		defaultRun.out = stdout.String() + stderr.String()
 	})
 	if defaultRun.err != nil {

@@ -113,7 +113,7 @@ func TestNightlyCatchesInjectedFaults(t *testing.T) {
 		{"dor-misroute@exa-00", 1, "dor_path", []string{"vc"}},
 		{"uart-corrupt@exa-00,rate=0.3", 3, "", []string{"corrupted bytes on the line", "exa-00"}},
 	}
-	for _, c := range cases {
+	for _, c := range raceShare(t, cases) {
 		t.Run(c.fault, func(t *testing.T) {
 			code, dir := nightly(t, "--fault", c.fault)
 			if code != c.code {

@@ -102,7 +102,7 @@ func TestShoalPlanCatchesEmulatorFaults(t *testing.T) {
 		// A NIC board whose clock leaves the rack's lock after the sync.
 		{"clock-drift@shoal-nic1", "sync.guard_band", []string{"outside the 6.4 ns guard band (SW_MISALIGNED)", "drifted"}},
 	}
-	for _, c := range cases {
+	for _, c := range raceShare(t, cases) {
 		t.Run(c.fault, func(t *testing.T) {
 			code, vs := shoalNightly(t, "--fault", c.fault)
 			if code != 1 {

@@ -86,6 +86,33 @@ func rotation(t *testing.T) int {
 	return int(time.Now().UTC().Unix() / 86400)
 }
 
+// defaultPlans are the default lab's plans, in the order racePlan rotates
+// through them.
+var defaultPlans = []string{"exanet-mesh", "prr", "shoal", "tin"}
+
+// racePlan is the one plan of the default lab that this package's
+// end-to-end tests run under the race detector (raceEnabled), in rotation:
+// successive days take each in turn. Without the race detector it is ""
+// and they run every plan; make test runs the package both ways (see the
+// Makefile's unit target), so the race pass checks each plan's code paths
+// for data races over four days, and every run checks every plan and fault.
+func racePlan(t *testing.T) string {
+	if !raceEnabled {
+		return ""
+	}
+	rot := rotation(t)
+	return defaultPlans[rot%len(defaultPlans)]
+}
+
+// onlyPlan is racePlan as a labRun's plans: nil (every plan) without the
+// race detector.
+func onlyPlan(t *testing.T) []string {
+	if p := racePlan(t); p != "" {
+		return []string{p}
+	}
+	return nil
+}
+
 // Every design fault of the default lab's designs makes its plan fail
 // with exit 1 (design) on the board or cable the rotation gives it, with
 // only design failures, through the tests that should catch it; a benign
@@ -106,6 +133,22 @@ func TestDefaultPlansCatchEveryDesignFault(t *testing.T) {
 		}
 		return runLab(t, cat, o)
 	}
+	// Every fault; under the race detector one fault of racePlan's plan,
+	// in rotation (successive days take the plan's faults in turn).
+	faults := designFaults
+	if plan := racePlan(t); plan != "" {
+		var ofPlan []faultCase
+		for _, fc := range designFaults {
+			if fc.plan == plan {
+				ofPlan = append(ofPlan, fc)
+			}
+		}
+		faults = []faultCase{ofPlan[rot/len(defaultPlans)%len(ofPlan)]}
+		t.Logf("race detector on: fault %s of plan %s only (make test runs every fault without it)", faults[0].fault, plan)
+	}
+	needs := func(plan string) bool {
+		return slices.ContainsFunc(faults, func(fc faultCase) bool { return fc.plan == plan })
+	}
 	// The plans' cases without a fault: those of the default lab's clean
 	// run (shared with TestGoldenInputsNeverComeFromTheBoard, which fails
 	// it unless it passed), and the TiN plan's, which runs only tinTests.
@@ -117,13 +160,21 @@ func TestDefaultPlansCatchEveryDesignFault(t *testing.T) {
 				clean[plan] = append(clean[plan], c)
 			}
 		}
+		if needs(plan) && len(clean[plan]) == 0 {
+			t.Fatalf("plan %s: no case in the default lab's clean run", plan)
+		}
 	}
-	r := run("tin")
-	if r.out.ExitCode != labrun.ExitPass {
-		t.Fatalf("plan tin without a fault: exit %d", r.out.ExitCode)
+	if needs("tin") {
+		r := run("tin")
+		if r.out.ExitCode != labrun.ExitPass {
+			t.Fatalf("plan tin without a fault: exit %d", r.out.ExitCode)
+		}
+		clean["tin"] = caseNames(t, r.dir)
 	}
-	clean["tin"] = caseNames(t, r.dir)
-	for i, fc := range designFaults {
+	for _, fc := range faults {
+		// The target rotates with the fault's place in designFaults, so
+		// that a race run and a run without it agree on the day's targets.
+		i := slices.IndexFunc(designFaults, func(d faultCase) bool { return d.fault == fc.fault })
 		target := fc.targets[(rot+i)%len(fc.targets)]
 		fault := fc.fault + "@" + target
 		t.Run(fault, func(t *testing.T) {

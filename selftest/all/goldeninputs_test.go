@@ -37,8 +37,13 @@ func TestGoldenInputsNeverComeFromTheBoard(t *testing.T) {
 	}
 	t.Parallel()
 	cat := bitstreams.Default()
+	// Every plan; under the race detector racePlan's alone.
+	plan := racePlan(t)
+	if plan != "" {
+		t.Logf("race detector on: plan %s only (make test runs every plan without it)", plan)
+	}
 	clean := cleanDefaultLab(t, cat)
-	bad := runDefaultLab(t, cat, true)
+	bad := runDefaultLab(t, cat, onlyPlan(t), true)
 
 	ce, be := expectations(t, clean), expectations(t, bad)
 	if len(ce) == 0 {
@@ -59,7 +64,7 @@ func TestGoldenInputsNeverComeFromTheBoard(t *testing.T) {
 		t.Fatalf("%d expectations differ (%d clean, %d corrupted): a golden input came from a board's register", len(onlyClean)+len(onlyBad), len(ce), len(be))
 	}
 
-	checkBudgets(t, clean)
+	checkBudgets(t, clean, plan)
 
 	cv, bv := configVerdicts(t, clean), configVerdicts(t, bad)
 	if len(cv) == 0 || len(cv) != len(bv) {
@@ -75,30 +80,37 @@ func TestGoldenInputsNeverComeFromTheBoard(t *testing.T) {
 		}
 		designs[v.Design] = true
 	}
-	for _, d := range []string{"exanet", "prr", "shoal", "tin"} {
-		if !designs[d] {
+	for p, d := range map[string]string{"exanet-mesh": "exanet", "prr": "prr", "shoal": "shoal", "tin": "tin"} {
+		if (plan == "" || plan == p) && !designs[d] {
 			t.Errorf("no registers.config verdict for design %s", d)
 		}
 	}
 }
 
-// selftestBands are the metrics whose expectations the plan tests build
-// themselves (from golden simulations, the paper's bounds, or what the
-// runner asked for); golden models' own expectations get their budgets
-// from golden/.
-var selftestBands = []string{
-	"exanet.dor_path",
-	"prr.latency.avg", "prr.latency.max", "prr.sim_throughput", "prr.drop_rate",
-	"shoal.incast.fct_us", "shoal.incast.max_queue", "shoal.max_queue", "shoal.permutation.throughput", "shoal.failed_slots.fraction",
-	"shoal.corruption.corrupt_cells",
-	"ordering.fallbacks", "tin.ip.rtsq_hwm", "tin.rma.latency_alone", "tin.rma.hipri_ratio", "tin.rma.lopri_ratio",
+// selftestBands are, by plan, the metrics whose expectations the plan
+// tests build themselves (from golden simulations, the paper's bounds, or
+// what the runner asked for); golden models' own expectations get their
+// budgets from golden/.
+var selftestBands = map[string][]string{
+	"exanet-mesh": {"exanet.dor_path"},
+	"prr":         {"prr.latency.avg", "prr.latency.max", "prr.sim_throughput", "prr.drop_rate"},
+	"shoal": {"shoal.incast.fct_us", "shoal.incast.max_queue", "shoal.max_queue", "shoal.permutation.throughput", "shoal.failed_slots.fraction",
+		"shoal.corruption.corrupt_cells"},
+	"tin": {"ordering.fallbacks", "tin.ip.rtsq_hwm", "tin.rma.latency_alone", "tin.rma.hipri_ratio", "tin.rma.lopri_ratio"},
 }
 
 // checkBudgets: every expectation the plan tests build says what its
 // width is made of (Budget), and one wider than ±10%, one-sided, or
-// reaching 0 says why (Wide). Each metric of selftestBands must appear.
-func checkBudgets(t *testing.T, dir string) {
+// reaching 0 says why (Wide). Each metric of selftestBands must appear:
+// those of every plan, or of plan alone when the run had only that one.
+func checkBudgets(t *testing.T, dir, plan string) {
 	t.Helper()
+	var bands []string
+	for p, ms := range selftestBands {
+		if plan == "" || plan == p {
+			bands = append(bands, ms...)
+		}
+	}
 	f, err := os.Open(filepath.Join(dir, results.ExpectationsFile))
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +124,7 @@ func checkBudgets(t *testing.T, dir string) {
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Contains(selftestBands, e.Metric) {
+		if !slices.Contains(bands, e.Metric) {
 			continue
 		}
 		seen[e.Metric] = true
@@ -124,19 +136,19 @@ func checkBudgets(t *testing.T, dir string) {
 			t.Errorf("%s: band -%.0f%% +%.0f%% (%s) without a reason", e.Key(), 100*below, 100*above, e.Describe())
 		}
 	}
-	for _, m := range selftestBands {
+	for _, m := range bands {
 		if !seen[m] {
 			t.Errorf("no expectation of %s in the default lab's run", m)
 		}
 	}
 }
 
-// runDefaultLab runs the default lab's nightly in process and returns its
-// run directory. With corrupt, reads of the declared configuration fields
+// runDefaultLab runs the default lab's nightly in process (only plans,
+// when not empty) and returns its run directory. With corrupt, reads of the declared configuration fields
 // come back with their lowest bit flipped.
-func runDefaultLab(t *testing.T, cat *bitstreams.Catalogue, corrupt bool) string {
+func runDefaultLab(t *testing.T, cat *bitstreams.Catalogue, plans []string, corrupt bool) string {
 	t.Helper()
-	r := runLab(t, cat, labRun{corrupt: corrupt})
+	r := runLab(t, cat, labRun{plans: plans, corrupt: corrupt})
 	if !corrupt && r.out.ExitCode != 0 {
 		t.Fatalf("clean run: exit %d (%s)", r.out.ExitCode, r.out.Status)
 	}
@@ -155,15 +167,17 @@ var cleanRun struct {
 
 // cleanDefaultLab runs the default lab's nightly without a fault once per
 // test binary and returns its run directory; it fails the test unless the
-// run passed.
+// run passed. Under the race detector the nightly runs racePlan's plan
+// alone.
 func cleanDefaultLab(t *testing.T, cat *bitstreams.Catalogue) string {
 	t.Helper()
+	plans := onlyPlan(t)
 	cleanRun.once.Do(func() {
 		// Not a test's TempDir: the run outlives the first test that asks.
 		if cleanRun.root, cleanRun.err = os.MkdirTemp("", "labrunner-clean-default-"); cleanRun.err != nil {
 			return
 		}
-		cleanRun.dir, cleanRun.out, cleanRun.err = runLabIn(cleanRun.root, cat, labRun{})
+		cleanRun.dir, cleanRun.out, cleanRun.err = runLabIn(cleanRun.root, cat, labRun{plans: plans})
 	})
 	if cleanRun.err != nil {
 		t.Fatal(cleanRun.err)

@@ -88,24 +88,50 @@ type simKey struct {
 	seed                       uint64
 }
 
+// simCache holds golden replicas by configuration. The simulation is a
+// pure function of its simKey (the build, the traffic, the run length and
+// the seeds), so one cache serves the whole process: a process that runs
+// the plan more than once (a fault campaign, the end-to-end tests: a
+// clean run, then one per fault) simulates each configuration once. A
+// configuration read differently from a board is another key, simulated
+// anew.
 type simCache struct {
 	mu   sync.Mutex
-	runs map[simKey][]gp.SimResult
+	runs map[simKey]*simEntry
 }
+
+type simEntry struct {
+	once sync.Once
+	rs   []gp.SimResult
+	err  error
+}
+
+func newSimCache() *simCache { return &simCache{runs: map[simKey]*simEntry{}} }
+
+// goldenCache is the process's cache of golden replicas.
+var goldenCache = newSimCache()
 
 // goldenRuns simulates the proposal (golden/prr, FPGA'20 §5.1) with the
 // hardware run's configuration, replicas times with different seeds.
-func goldenRuns(env *selftest.Env, k simKey) ([]gp.SimResult, error) {
-	c, _ := env.Shared["prr.golden"].(*simCache)
-	if c == nil {
-		c = &simCache{runs: map[simKey][]gp.SimResult{}}
-		env.Shared["prr.golden"] = c
-	}
+func goldenRuns(k simKey) ([]gp.SimResult, error) {
+	return goldenCache.get(k)
+}
+
+// get returns the replicas of k, simulating them on the first request
+// (requests for other keys do not wait for it).
+func (c *simCache) get(k simKey) ([]gp.SimResult, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if rs, ok := c.runs[k]; ok {
-		return rs, nil
+	e := c.runs[k]
+	if e == nil {
+		e = &simEntry{}
+		c.runs[k] = e
 	}
+	c.mu.Unlock()
+	e.once.Do(func() { e.rs, e.err = simulate(k) })
+	return e.rs, e.err
+}
+
+func simulate(k simKey) ([]gp.SimResult, error) {
 	cfgs := make([]gp.SimConfig, k.replicas)
 	for i := range cfgs {
 		cfgs[i] = gp.SimConfig{P: k.p, Alg: gp.PRR, Traffic: gp.Traffic(k.traffic), Load: float64(k.load) / tp.One,
@@ -116,7 +142,6 @@ func goldenRuns(env *selftest.Env, k simKey) ([]gp.SimResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("golden/prr simulation (%d ports, depth %d, %s, load %g, %d cycles): %w", k.p, k.depth, k.traffic, float64(k.load)/tp.One, k.cycles, err)
 	}
-	c.runs[k] = rs
 	return rs, nil
 }
 
@@ -154,7 +179,7 @@ func runAtRate(ctx context.Context, env *selftest.Env, b *selftest.Board, sw *tp
 	}
 	key := simKey{p: sw.Build.Ports, depth: sw.Build.FIFODepth, cycles: tps.cycles, replicas: tps.replicas,
 		traffic: traffic, load: load, seed: boardSeed(env, "golden", traffic)}
-	g, err := goldenRuns(env, key)
+	g, err := goldenRuns(key)
 	if err != nil {
 		return rateRun{}, err
 	}

@@ -121,10 +121,20 @@ func ExampleConfig() {
 // queue wait + 1, FIFOs that never drop (4096 deep: "infinite depth"), one
 // run length for all three, 24,000 cycles, seeds 1-60. The emulator gives
 // 366, 2921 and 319: all within 5%.
+//
+// Under the race detector (raceEnabled) it runs seeds 1-2 of each model,
+// with the same drop check, and compares nothing with §5.1: a mean over two
+// runs is not the paper's figure. make test runs the package without the
+// race detector too, all 60 seeds and the comparison.
 func TestWorstCaseLatencyReproducesSection51(t *testing.T) {
 	cfg := catalogueConfig(t)
 	cfg.FIFODepth = 4096
-	const cycles, seeds = 24000, 60
+	const cycles = 24000
+	seeds := 60
+	if raceEnabled {
+		seeds = 2
+		t.Logf("race detector on: seeds 1-%d only, no comparison with §5.1 (make test runs all 60 without it)", seeds)
+	}
 	for _, c := range []struct {
 		name  string
 		model uint32
@@ -134,8 +144,8 @@ func TestWorstCaseLatencyReproducesSection51(t *testing.T) {
 			// The three models are independent rigs: they run side by side.
 			t.Parallel()
 			// A rig per model, 1.4e6 cycles of a 16-port switch inside its
-			// writes: about 3 s of CPU, 30 s under the race detector, more on
-			// a loaded machine.
+			// writes: about 3 s of CPU (the race detector would make it a
+			// minute: it runs two seeds then), more on a loaded machine.
 			g := newRig(t, rigOpts{cfg: &cfg, timeout: 15 * time.Minute})
 			sum := 0.0
 			for s := 1; s <= seeds; s++ {
@@ -149,7 +159,10 @@ func TestWorstCaseLatencyReproducesSection51(t *testing.T) {
 				}
 				sum += float64(g.r("TG_WAIT_MAX") + 1)
 			}
-			got := sum / seeds
+			if raceEnabled {
+				return
+			}
+			got := sum / float64(seeds)
 			t.Logf("%s: mean worst-case latency %.0f cycles over %d runs of %d cycles; paper %.0f (%+.1f%%)", c.name, got, seeds, cycles, c.paper, 100*(got/c.paper-1))
 			if math.Abs(got/c.paper-1) > 0.05 {
 				t.Errorf("%s: mean worst-case latency %.0f cycles, §5.1 gives %.0f: more than 5%% apart", c.name, got, c.paper)
