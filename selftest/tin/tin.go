@@ -140,6 +140,11 @@ func init() {
 	selftest.Register(selftest.Test{Name: "rob_occupancy", Design: design, Run: runROB,
 		Params: map[string]string{selftest.TargetsParam: selftest.TargetsDoc, "target": "one board (older form of targets)", "sources": "2", "streams": "4", "length": "40", "jitter_ns": "200", "gap_ns": "link", "buffer_packets": "20", "seed": "plan seed"},
 		Doc:    "reorder-buffer occupancy under reordering stays within golden/ordering's skew-sized capacity (§IV-D), the skew taken from golden/tin's path latencies of this Clique plus the injected jitter"})
+	selftest.Register(selftest.Test{Name: "rob_skew", Design: design, Run: runROBSkew,
+		Params: map[string]string{selftest.TargetsParam: selftest.TargetsDoc, "target": "one board (older form of targets)", "sources": "2",
+			"drop_every": "the declared window (ORD_MAX_OUTSTANDING)", "length": "2 x drop_every - 1 (one discarded REQ per stream)", "seed": "plan seed"},
+		Doc: "§IV-D's reorder buffer under a skew the runner sets: the target discards SEQ w-1 of each source's fast stream (w the declared window) so each holds w-1 REQs " +
+			"for a timeout; the peak occupancy, the NACKs for a full buffer and the fall-backs to slow mode are golden/ordering.Run's with the declared 50-entry buffer (48, 0, 0 with two sources)"})
 	selftest.Register(selftest.Test{Name: "trace_path", Design: design, Run: runTracePath,
 		Params: map[string]string{selftest.TargetsParam: selftest.TargetsDoc + " (each a source)", "src": "one source board instead (default: every board)",
 			"dst": "the destination (default: seeded, per source)", "bytes": "1500", "seed": "plan seed"},
