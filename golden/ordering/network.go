@@ -100,3 +100,77 @@ func (s *Script) Next(inFlight []Packet, timers []Timer) Action {
 	a, _ := drain(inFlight, timers)
 	return a
 }
+
+// DropEvery is the Network of a target that discards the first arrival of
+// SEQ N-1, 2N-1, ... of every stream (SEQs from 0) over a network whose
+// round trip is short beside the sources' timeout: packets arrive oldest
+// first, and a timeout fires when nothing is left in flight — a lost REQ's
+// first, a REQ held in the reorder buffer's only when no lost one is left.
+// A lost REQ thus holds back the rest of its stream's window in the reorder
+// buffer for a whole timeout, and the holds of streams that run side by
+// side add up: a reorder-buffer skew a runner controls with a drop pattern.
+// N = 0 drops nothing.
+//
+// Patience bounds a lost REQ's wait while packets keep moving (REQs NACKed
+// for a full buffer and resent at once would otherwise keep the network
+// busy for ever): its timer fires after that many further actions (0:
+// 1000, more than two streams of a 25-REQ window exchange in a hold).
+type DropEvery struct {
+	N, Patience int
+	// Dropped counts the REQs discarded so far.
+	Dropped int
+	step    int
+	arrived map[[2]int]bool // {stream, SEQ} of REQs that reached the target
+	due     map[[2]int]int  // {stream, SEQ} of a lost REQ's timer -> the step it became due
+}
+
+// Next implements Network.
+func (d *DropEvery) Next(inFlight []Packet, timers []Timer) Action {
+	if d.arrived == nil {
+		d.arrived, d.due = map[[2]int]bool{}, map[[2]int]int{}
+	}
+	d.step++
+	patience := d.Patience
+	if patience <= 0 {
+		patience = 1000
+	}
+	lost := -1
+	due := map[[2]int]int{} // only the timers still listed keep their age
+	for i, tm := range timers {
+		if tm.Held {
+			continue
+		}
+		k := [2]int{tm.Stream, tm.Seq}
+		since, ok := d.due[k]
+		if !ok {
+			since = d.step
+		}
+		due[k] = since
+		if lost < 0 && (len(inFlight) == 0 || d.step-since >= patience) {
+			lost = i
+		}
+	}
+	d.due = due
+	if lost >= 0 {
+		tm := timers[lost]
+		delete(d.due, [2]int{tm.Stream, tm.Seq})
+		return Action{Fire, lost}
+	}
+	if len(inFlight) > 0 {
+		p := inFlight[0]
+		if p.Kind == REQ {
+			k := [2]int{p.Stream, p.Seq}
+			first := !d.arrived[k]
+			d.arrived[k] = true
+			if first && d.N > 0 && (p.Seq+1)%d.N == 0 {
+				d.Dropped++
+				return Action{Drop, 0}
+			}
+		}
+		return Action{Deliver, 0}
+	}
+	if len(timers) > 0 {
+		return Action{Fire, 0}
+	}
+	return Action{Op: Stop}
+}

@@ -67,6 +67,9 @@ type Result struct {
 	// Peaks at the target: reorder buffer occupancy, open connections,
 	// replay buffer entries; Replays counts duplicates answered from them.
 	MaxROB, MaxConns, MaxReplay, Replays int
+	// FullNACKs counts the REQs the target NACKed for a full reorder
+	// buffer (§IV-D: "the buffer fills up and packets are dropped").
+	FullNACKs int
 	// Anomalies: target states the protocol should never reach (a REQ still
 	// buffered at FIN, a slow REQ overtaking a buffered one, a connection
 	// left open). A correct reference run has none.
@@ -296,6 +299,7 @@ func (r *runner) result() Result {
 	t := r.tgt
 	res.Execs = t.Execs
 	res.MaxROB, res.MaxConns, res.MaxReplay, res.Replays = t.MaxROB, t.MaxConns, t.MaxReplay, t.Replays
+	res.FullNACKs = t.FullNACKs
 	res.Anomalies = slices.Clone(t.Anomalies)
 	res.Steps = r.steps
 	for _, s := range r.src {

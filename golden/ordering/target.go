@@ -38,6 +38,7 @@ type Target struct {
 	replayUsed                  int
 	MaxROB, MaxConns, MaxReplay int
 	Replays                     int // duplicates answered from a replay buffer
+	FullNACKs                   int // REQs NACKed for a full reorder buffer (§IV-D)
 	Execs                       []Exec
 	Anomalies                   []string
 }
@@ -83,6 +84,9 @@ func (t *Target) resp(p Packet, k Kind) Packet {
 func (t *Target) nack(p Packet, r Reason) []Packet {
 	n := t.resp(p, NACK)
 	n.Reason = r
+	if r == Full {
+		t.FullNACKs++
+	}
 	return []Packet{n}
 }
 

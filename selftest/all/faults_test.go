@@ -61,6 +61,7 @@ var designFaults = []faultCase{
 	{"shoal-node-down", shoalBoards, "shoal", []string{"sync.slots"}, ""},
 	{"tin-adaptive-stuck", tinBoards, "tin", []string{"routes.adaptive"}, ""},
 	{"tin-rob-early-release", tinBoards, "tin", []string{"fallback.log"}, ""},
+	{"tin-rob-small", tinBoards, "tin", []string{"rob_skew.occupancy", "rob_skew.nacks", "rob_skew.fallbacks"}, ""},
 	{"tin-rts-overtake", tinBoards, "tin", []string{"flow_order"}, ""},
 	{"tin-credit-leak", tinCables, "tin", []string{"credits", "links.credits"}, ""},
 	// The cable fails during each run (after_ns into it), so it is up at
@@ -71,7 +72,7 @@ var designFaults = []faultCase{
 // tinTests are the TiN plan's tests this campaign runs (the whole plan
 // takes long; these are the ones its faults are caught by, and every
 // board is a target of each).
-var tinTests = []string{"links", "flow_order", "routes", "fallback", "credits"}
+var tinTests = []string{"links", "flow_order", "routes", "fallback", "rob_skew", "credits"}
 
 // rotation is where tonight's targets start: $LABRUNNER_FAULT_ROTATION, or
 // the day number, so that successive runs cover every board and cable.

@@ -500,3 +500,115 @@ func robOn(ctx context.Context, env *selftest.Env, c *clique, target string) err
 		Text: fmt.Sprintf("%d REQs waited in the buffer", inserts)}, e)
 	return nil
 }
+
+// runROBSkew drives a reorder-buffer skew the runner controls to every
+// target: each source runs one fast stream of 2w-1 REQs (w the declared
+// window, ORD_MAX_OUTSTANDING) and the target discards the first arrival
+// of SEQ w-1 of each (ORD_DROP_EVERY = w), so every stream holds the w-1
+// REQs behind it in the reorder buffer until its timeout resends it — with
+// two sources 48 REQs at once, a skew the declared 50-entry buffer absorbs
+// (SC'18 §IV-D: "a reorder buffer of 50 packets", Fig. 12c's window of
+// half of it). golden/ordering.Run plays the same streams against the
+// declared buffer and window (DropEvery) and gives the peak occupancy, the
+// NACKs for a full buffer and the streams that fall back to slow mode
+// (reading O61).
+func runROBSkew(ctx context.Context, env *selftest.Env) error {
+	c, err := cliqueOf(env)
+	if err != nil {
+		return err
+	}
+	rot, err := targetsOf(env, c)
+	if err != nil {
+		return err
+	}
+	for _, target := range rot.Boards {
+		if err := robSkewOn(ctx, env, c, target); err != nil {
+			env.Error(env.Test.Name, target, results.Params{"target": target}, err)
+		}
+	}
+	return nil
+}
+
+// robSkewOn runs the test towards one target.
+func robSkewOn(ctx context.Context, env *selftest.Env, c *clique, target string) error {
+	srcs, seed, err := streamSources(env, c, target, 2)
+	if err != nil {
+		return err
+	}
+	// The reference plays the declared reorder buffer and window (the
+	// registers test judges each board's ORD_ROB_ENTRIES and
+	// ORD_MAX_OUTSTANDING against them, reading O60).
+	rob, window := int(c.decl["rob_entries"]), int(c.decl["max_outstanding"])
+	every, err := env.Test.Params.Int("drop_every", window)
+	if err != nil {
+		return err
+	}
+	length, err := env.Test.Params.Int("length", 2*every-1)
+	if err != nil {
+		return err
+	}
+	if every < 1 || length < every {
+		return fmt.Errorf("%s: drop_every %d, length %d: want drop_every >= 1 and length >= drop_every (a stream must reach its dropped REQ)", env.Test.Pos, every, length)
+	}
+	gs := make([]gor.Stream, len(srcs))
+	for i := range gs {
+		gs[i] = gor.Stream{Src: i, Mode: gor.Fast, N: length}
+	}
+	net := &gor.DropEvery{N: every}
+	ref, err := gor.Run(gor.Config{Target: gor.TargetConfig{ROB: rob}, Window: window}, gs, net)
+	if err != nil {
+		return err
+	}
+	if ref.Stalled != "" {
+		return fmt.Errorf("golden/ordering.Run with a %d-REQ buffer, window %d, drop every %d: %s", rob, window, every, ref.Stalled)
+	}
+	sum := gor.Summarize(ref)
+	if err := c.fresh(ctx); err != nil {
+		return err
+	}
+	p := results.Params{"target": target, "sources": strconv.Itoa(len(srcs)), "drop_every": strconv.Itoa(every), "length": strconv.Itoa(length)}
+	sr, err := runStreams(ctx, c, tt.Streams{Target: target, Sources: srcs, PerSource: 1, Lengths: []int{length}, Bytes: 64, Concurrent: 1, Seed: seed},
+		map[string]tt.Writes{target: {tt.Set("ORD_DROP_EVERY", uint32(every))}})
+	if err != nil {
+		return err
+	}
+	runStatus(env, "rob_skew", sr.rr, p, "fast streams each holding a window behind a dropped REQ")
+	judgeLog(env, c, "rob_skew.log", sr, p, len(srcs))
+	src := fmt.Sprintf("SC'18 §III-D2, §IV-D (golden/ordering.Run: %d-REQ buffer, window %d, DropEvery %d)", rob, window, every)
+	setup := fmt.Sprintf("%d sources, one fast stream of %d REQs each, the first arrival of SEQ %d, %d, ... discarded at the target", len(srcs), length, every-1, 2*every-1)
+	dropped, err := c.r.Read(ctx, target, "ORD_DROPPED_REQ")
+	if err != nil {
+		return err
+	}
+	// The skew the runner asked for: without the drops nothing is held.
+	env.Record("rob_skew.dropped", results.Measurement{Board: target, Params: p, Metric: "tin.ord.dropped_req", Value: float64(dropped), Unit: "REQs"},
+		results.Expectation{Metric: "tin.ord.dropped_req", Value: float64(net.Dropped), Unit: "REQs", Source: src,
+			Budget: "exact: a count of REQs, the target's ORD_DROPPED_REQ (ORD_DROP_EVERY, docs/tin.md)",
+			Note:   setup})
+	hwm, err := c.r.Read(ctx, target, "ORD_ROB_HWM")
+	if err != nil {
+		return err
+	}
+	env.Record("rob_skew.occupancy", results.Measurement{Board: target, Params: p, Metric: "tin.ord.rob_hwm", Value: float64(hwm), Unit: "REQs"},
+		results.Expectation{Metric: "tin.ord.rob_hwm", Value: float64(ref.MaxROB), Unit: "REQs", Source: src,
+			Budget: fmt.Sprintf("exact: a count of REQs, the target's ORD_ROB_HWM; each stream holds at most window-1 = %d (Fig. 12c) and holds that many for a whole ORD_TIMEOUT_NS (25 us at reset), "+
+				"far longer than the window takes to arrive, so the holds of streams started together overlap", window-1),
+			Note: fmt.Sprintf("%s: %d streams x %d REQs held behind their dropped one", setup, len(srcs), window-1)})
+	full, err := c.r.Read(ctx, target, "ORD_NACK_ROBFULL")
+	if err != nil {
+		return err
+	}
+	env.Record("rob_skew.nacks", results.Measurement{Board: target, Params: p, Metric: "tin.ord.nack_robfull", Value: float64(full), Unit: "NACKs"},
+		results.Expectation{Metric: "tin.ord.nack_robfull", Value: float64(ref.FullNACKs), Unit: "NACKs", Source: src,
+			Budget: "exact: a count of NACKs, the target's ORD_NACK_ROBFULL",
+			Note:   fmt.Sprintf("%s: a peak of %d REQs in a %d-REQ buffer", setup, ref.MaxROB, rob)})
+	fell, err := c.r.Sum(ctx, "ORD_FALLBACKS", srcs...)
+	if err != nil {
+		return err
+	}
+	env.Record("rob_skew.fallbacks", results.Measurement{Board: target, Params: p, Metric: "ordering.fallbacks", Value: float64(fell), Unit: "streams"},
+		results.Expectation{Metric: "ordering.fallbacks", Value: float64(sum.FellBack), Unit: "streams", Source: src,
+			Budget: "exact: a count of streams, the sources' ORD_FALLBACKS summed",
+			Note:   setup + ": a stream falls back to slow mode only on a NACK (§III-C)"})
+	return nil
+}

@@ -144,6 +144,11 @@ func init() {
 		Doc:    "reorder-buffer occupancy under reordering stays within golden/ordering's skew-sized capacity (§IV-D), the skew taken from golden/tin's path latencies of this Clique plus the injected jitter"})
 	selftest.Register(selftest.Test{Name: "conservation", Design: design, Run: runConservation,
 		Doc: "every cell each cabled cage sent over the plan's finished runs reached its peer's input FIFO (TX_CELLS against the peer's RX_CELLS, added up run by run): §3.1's links lose none; put it after the traffic tests"})
+	selftest.Register(selftest.Test{Name: "rob_skew", Design: design, Run: runROBSkew,
+		Params: map[string]string{selftest.TargetsParam: selftest.TargetsDoc, "target": "one board (older form of targets)", "sources": "2",
+			"drop_every": "the declared window (ORD_MAX_OUTSTANDING)", "length": "2 x drop_every - 1 (one discarded REQ per stream)", "seed": "plan seed"},
+		Doc: "§IV-D's reorder buffer under a skew the runner sets: the target discards SEQ w-1 of each source's fast stream (w the declared window) so each holds w-1 REQs " +
+			"for a timeout; the peak occupancy, the NACKs for a full buffer and the fall-backs to slow mode are golden/ordering.Run's with the declared 50-entry buffer (48, 0, 0 with two sources)"})
 	selftest.Register(selftest.Test{Name: "trace_path", Design: design, Run: runTracePath,
 		Params: map[string]string{selftest.TargetsParam: selftest.TargetsDoc + " (each a source)", "src": "one source board instead (default: every board)",
 			"dst": "the destination (default: seeded, per source)", "bytes": "1500", "seed": "plan seed"},
