@@ -443,3 +443,23 @@ func Percentile(samples []float64, q float64) float64 {
 
 // joinNames renders names for messages.
 func joinNames(names []string) string { return strings.Join(names, ", ") }
+
+// State is a typed slot of Env.Shared: what a design's setup computed for
+// its tests (its rack, topology, tallies), set once and fetched by every
+// test without a type assertion of its own. Key must be unique across
+// designs: the design's name, or name.what.
+type State[T any] struct{ Key string }
+
+// Get returns the value the setup stored, and whether there is one.
+func (s State[T]) Get(env *Env) (T, bool) {
+	v, ok := env.Shared[s.Key].(T)
+	return v, ok
+}
+
+// Set stores v for the plan's later tests.
+func (s State[T]) Set(env *Env, v T) {
+	if env.Shared == nil {
+		env.Shared = map[string]any{}
+	}
+	env.Shared[s.Key] = v
+}

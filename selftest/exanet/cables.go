@@ -33,6 +33,9 @@ type end struct {
 	link  int
 }
 
+// badState is the cables the plan found bad, for the tests after.
+var badState = selftest.State[badCables]{Key: "exanet.bad"}
+
 func (e end) String() string { return e.board + ":" + linkPorts[e.link] }
 
 // cable is one cabled APElink between two plan boards.
@@ -113,10 +116,10 @@ func (t *topo) pathCables(src, dst string) ([]cable, error) {
 type badCables map[string]string
 
 func badOf(env *selftest.Env) badCables {
-	b, ok := env.Shared["exanet.bad"].(badCables)
+	b, ok := badState.Get(env)
 	if !ok {
 		b = badCables{}
-		env.Shared["exanet.bad"] = b
+		badState.Set(env, b)
 	}
 	return b
 }

@@ -34,6 +34,9 @@ type topo struct {
 	names []string
 }
 
+// topoState is the mesh the setup brought up, for every test.
+var topoState = selftest.State[*topo]{Key: "exanet"}
+
 func (t *topo) gcoord(board string) gx.Coord {
 	c := t.coord[board]
 	return gx.Coord{X: c[0], Y: c[1], Z: c[2]}
@@ -51,7 +54,7 @@ func (t *topo) missing(nodes []gx.Coord) string {
 }
 
 func topoOf(env *selftest.Env) (*topo, error) {
-	t, ok := env.Shared["exanet"].(*topo)
+	t, ok := topoState.Get(env)
 	if !ok {
 		return nil, fmt.Errorf("exanet setup did not run")
 	}
@@ -143,7 +146,7 @@ func setup(ctx context.Context, env *selftest.Env) error {
 			return fmt.Errorf("board %s: configuring the router: %w", b.Name, err)
 		}
 	}
-	env.Shared["exanet"] = t
+	topoState.Set(env, t)
 	return nil
 }
 

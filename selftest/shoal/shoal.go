@@ -37,8 +37,8 @@ import (
 
 const design = "shoal"
 
-// sharedKey is where setup leaves the rack for the tests.
-const sharedKey = "shoal"
+// rackState is the rack the setup brought up, for every test.
+var rackState = selftest.State[*rack]{Key: "shoal"}
 
 // rack is what setup learnt and built, for the tests.
 type rack struct {
@@ -75,7 +75,7 @@ func (k *rack) settings(extra map[string]string) map[string]string {
 }
 
 func rackOf(env *selftest.Env) (*rack, error) {
-	k, ok := env.Shared[sharedKey].(*rack)
+	k, ok := rackState.Get(env)
 	if !ok {
 		return nil, drivers.Setup("", "shoal tests", "see the setup error above", fmt.Errorf("the shoal rack was not brought up"))
 	}
@@ -220,7 +220,7 @@ func setup(ctx context.Context, env *selftest.Env) error {
 	if err := k.bringUp(ctx); err != nil {
 		return err
 	}
-	env.Shared[sharedKey] = k
+	rackState.Set(env, k)
 	return nil
 }
 

@@ -36,8 +36,8 @@ import (
 
 const design = "tin"
 
-// sharedKey is where setup leaves the Clique for the tests.
-const sharedKey = "tin"
+// cliqueState is the Clique the setup brought up, for every test.
+var cliqueState = selftest.State[*clique]{Key: "tin"}
 
 // clique is what setup learnt and built, for the tests.
 type clique struct {
@@ -96,7 +96,7 @@ func (c *clique) goldenPlan(extra map[string]string) (*gt.Plan, error) {
 }
 
 func cliqueOf(env *selftest.Env) (*clique, error) {
-	c, ok := env.Shared[sharedKey].(*clique)
+	c, ok := cliqueState.Get(env)
 	if !ok {
 		return nil, drivers.Setup("", "tin tests", "see the setup error above", fmt.Errorf("the TiN Clique was not brought up"))
 	}
@@ -251,7 +251,7 @@ func setup(ctx context.Context, env *selftest.Env) error {
 	if _, err := c.goldenPlan(nil); err != nil {
 		return err
 	}
-	env.Shared[sharedKey] = c
+	cliqueState.Set(env, c)
 	return nil
 }
 
