@@ -1,9 +1,12 @@
 package shoal
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/labrunner/labrunner/internal/edgecolour"
 )
 
 // Topology is one channel's two-stage leaf-spine fabric of k-port circuit
@@ -215,7 +218,11 @@ func (t Topology) Decompose(s *Schedule, slot, channel int) ([]SwitchSlot, error
 			us[e], vs[e] = srcs[e]/n, dsts[e]/n
 		}
 		var err error
-		if spine, err = colourEdges(t.Leaves(), n, us, vs); err != nil {
+		if spine, err = edgecolour.Bipartite(t.Leaves(), n, us, vs); err != nil {
+			var over *edgecolour.OverloadError
+			if errors.As(err, &over) {
+				return nil, fmt.Errorf("decompose slot %d channel %d: leaf %d or %d carries more than %d circuits in one slot", slot, channel, over.U, over.V, over.Colours)
+			}
 			return nil, fmt.Errorf("decompose slot %d channel %d: %w", slot, channel, err)
 		}
 	}
@@ -236,80 +243,6 @@ func (t Topology) Decompose(s *Schedule, slot, channel int) ([]SwitchSlot, error
 		cfg[lv].Out[n+sp] = pv
 	}
 	return cfg, nil
-}
-
-// colourEdges colours the edges (us[e] -> vs[e]) of a bipartite multigraph
-// with `colours` colours so that no two edges at a vertex share one. Every
-// vertex must have degree ≤ colours.
-func colourEdges(vertices, colours int, us, vs []int) ([]int, error) {
-	left := make([]int, vertices*colours)
-	right := make([]int, vertices*colours)
-	for i := range left {
-		left[i], right[i] = -1, -1
-	}
-	col := make([]int, len(us))
-	free := func(tab []int, v int) int {
-		for c := 0; c < colours; c++ {
-			if tab[v*colours+c] < 0 {
-				return c
-			}
-		}
-		return -1
-	}
-	var path []int
-	for e := range us {
-		u, v := us[e], vs[e]
-		a, b := free(left, u), free(right, v)
-		if a < 0 || b < 0 {
-			return nil, fmt.Errorf("leaf %d or %d carries more than %d circuits in one slot", u, v, colours)
-		}
-		if right[v*colours+a] >= 0 {
-			// a is busy at v: swap a and b along the path from v that
-			// alternates a, b, a, ... It cannot reach u (a is free there).
-			path = path[:0]
-			x, atRight, c := v, true, a
-			for {
-				var ed int
-				if atRight {
-					ed = right[x*colours+c]
-				} else {
-					ed = left[x*colours+c]
-				}
-				if ed < 0 {
-					break
-				}
-				path = append(path, ed)
-				if atRight {
-					x = us[ed]
-				} else {
-					x = vs[ed]
-				}
-				atRight = !atRight
-				if c == a {
-					c = b
-				} else {
-					c = a
-				}
-			}
-			for _, ed := range path {
-				left[us[ed]*colours+col[ed]] = -1
-				right[vs[ed]*colours+col[ed]] = -1
-			}
-			for _, ed := range path {
-				if col[ed] == a {
-					col[ed] = b
-				} else {
-					col[ed] = a
-				}
-				left[us[ed]*colours+col[ed]] = ed
-				right[vs[ed]*colours+col[ed]] = ed
-			}
-		}
-		col[e] = a
-		left[u*colours+a] = e
-		right[v*colours+a] = e
-	}
-	return col, nil
 }
 
 // Compose follows every node's cell through one slot's switch configurations

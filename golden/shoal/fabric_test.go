@@ -198,24 +198,3 @@ func TestSwitchIDs(t *testing.T) {
 		t.Error("9 nodes on 4-port switches accepted")
 	}
 }
-
-// The edge colouring handles demands the canonical rule cannot: any
-// bipartite multigraph of degree ≤ colours.
-func TestColourEdges(t *testing.T) {
-	us := []int{0, 0, 1, 1, 2, 2, 0, 1, 2}
-	vs := []int{0, 1, 0, 2, 1, 2, 2, 1, 0}
-	col, err := colourEdges(3, 3, us, vs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for a := range us {
-		for b := a + 1; b < len(us); b++ {
-			if col[a] == col[b] && (us[a] == us[b] || vs[a] == vs[b]) {
-				t.Fatalf("edges %d and %d share colour %d at a vertex", a, b, col[a])
-			}
-		}
-	}
-	if _, err := colourEdges(3, 2, us, vs); err == nil {
-		t.Error("degree 3 with 2 colours accepted")
-	}
-}
