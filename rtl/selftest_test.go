@@ -98,7 +98,7 @@ func registersOn(t *testing.T, baud int, prep func(ctx context.Context, r *regma
 			snap[r.Name] = v
 		}
 	}
-	env.Shared[selftest.ResetSnapshotKey] = map[string]map[string]uint32{b.Name: snap}
+	selftest.ResetSnapshot.Set(env, map[string]map[string]uint32{b.Name: snap})
 	test, ok := selftest.Lookup(m.Name, "registers")
 	if !ok {
 		t.Fatal("no registers test")

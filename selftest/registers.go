@@ -12,10 +12,10 @@ import (
 	"github.com/labrunner/labrunner/results"
 )
 
-// resetSnapshot is where the runner keeps, per board, the values the
+// ResetSnapshot is where the runner keeps, per board, the values the
 // design's writable registers had right after programming (before setup
 // changed them), for the reset-value check.
-var resetSnapshot = State[map[string]map[string]uint32]{Key: "reset-snapshot"}
+var ResetSnapshot = State[map[string]map[string]uint32]{Key: "reset-snapshot"}
 
 // scratchPatterns exercise every data line both ways: all zeros and ones,
 // alternating bits in both phases, and a walking one.
@@ -47,7 +47,7 @@ func snapshotResets(ctx context.Context, env *Env) {
 		}
 		snap[b.Name] = readEach(ctx, env, b, names)
 	}
-	resetSnapshot.Set(env, snap)
+	ResetSnapshot.Set(env, snap)
 }
 
 // readEach reads every register named, in order, in batches (one round
@@ -123,7 +123,7 @@ func init() {
 
 func runRegisters(ctx context.Context, env *Env) error {
 	m := env.Design
-	snap, _ := resetSnapshot.Get(env)
+	snap, _ := ResetSnapshot.Get(env)
 	for _, b := range env.Boards {
 		// Identity.
 		for _, id := range []struct {
