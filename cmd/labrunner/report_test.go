@@ -1,6 +1,7 @@
 package main
 
 import (
+	"html"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -34,7 +35,7 @@ func TestNightlyReportDrawsEveryDescribedFigure(t *testing.T) {
 	}
 	figures := map[string]bool{}
 	for _, m := range regexp.MustCompile(`<h4>([^<]*)</h4>`).FindAllSubmatch(page, -1) {
-		figures[string(m[1])] = true
+		figures[html.UnescapeString(string(m[1]))] = true
 	}
 	plan := defaultNightlyPlan(t)
 	if plan != "" {
