@@ -44,14 +44,20 @@ vet:
 # golden simulations five to twenty times: there the end-to-end tests that run a nightly per case (a design
 # fault, a plan of the default lab) and the 60-seed §5.1 reproduction take a share of their cases, in rotation
 # by day (LABRUNNER_FAULT_ROTATION=N repeats day N's share), and every code path still runs under the detector.
-# The second runs those tests again without it, every case: every design fault, every plan, all 60 seeds
-# (docs/ci.md, "The test suite"). GORACE's atexit_sleep_ms=0 drops the second each race-enabled test binary
-# waits at exit for late reports (races are reported per test as they happen).
-FULL_TESTS := 'TestNightlyCatchesInjectedFaults|TestManagementFaultsFailTheNightly|TestABadCableIsADesignFailure|Test(Shoal|TiN|PRR)PlanCatchesEmulatorFaults|TestNightlyReportDrawsEveryDescribedFigure|TestDefaultLabBandsHaveReasons|TestDefaultPlansCatchEveryDesignFault|TestGoldenInputsNeverComeFromTheBoard|TestWorstCaseLatencyReproducesSection51'
+# The second runs those tests again without it, every case: every design fault, every plan, all 60 seeds, every
+# pinned Shoal simulation digest (docs/ci.md, "The test suite"). GORACE's atexit_sleep_ms=0 drops the second
+# each race-enabled test binary waits at exit for late reports (races are reported per test as they happen).
+FULL_TESTS := 'TestNightlyCatchesInjectedFaults|TestManagementFaultsFailTheNightly|TestABadCableIsADesignFailure|Test(Shoal|TiN|PRR)PlanCatchesEmulatorFaults|TestNightlyReportDrawsEveryDescribedFigure|TestDefaultLabBandsHaveReasons|TestDefaultPlansCatchEveryDesignFault|TestGoldenInputsNeverComeFromTheBoard|TestWorstCaseLatencyReproducesSection51|TestSimulationDigests'
+FULL_PKGS  := ./selftest/all ./cmd/labrunner ./boards/emu/prr ./golden/shoal
 
+# Both passes run, whatever the first gave; unit fails when either did.
 unit: influxd rtl-tools
-	GORACE=atexit_sleep_ms=0 LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -race -count=1 -timeout 20m ./...
-	LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -count=1 -timeout 20m -run $(FULL_TESTS) ./selftest/all ./cmd/labrunner ./boards/emu/prr
+	@race=0; full=0; \
+	echo "GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -timeout 20m ./..."; \
+	GORACE=atexit_sleep_ms=0 LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -race -count=1 -timeout 20m ./... || race=$$?; \
+	echo "$(GO) test -count=1 -timeout 20m -run $(FULL_TESTS) $(FULL_PKGS)"; \
+	LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -count=1 -timeout 20m -run $(FULL_TESTS) $(FULL_PKGS) || full=$$?; \
+	if [ $$race -ne 0 ] || [ $$full -ne 0 ]; then echo "unit: the race pass exited $$race, the pass without it $$full"; exit 1; fi
 
 # InfluxDB 1.8 for the export tests (results/influx, cmd/labrunner): built once into .cache (about two
 # minutes), skipped when the binary is there. The tests start and stop their own servers on 127.0.0.1.
