@@ -285,20 +285,7 @@ func judgeLog(env *selftest.Env, c *clique, name string, sr *streamsRun, p resul
 // golden/ordering.Run predicts for the same streams, the log stays
 // correct, and the target never holds more than its connections.
 func runFallback(ctx context.Context, env *selftest.Env) error {
-	c, err := cliqueOf(env)
-	if err != nil {
-		return err
-	}
-	rot, err := targetsOf(env, c)
-	if err != nil {
-		return err
-	}
-	for _, target := range rot.Boards {
-		if err := fallbackOn(ctx, env, c, target); err != nil {
-			env.Error(env.Test.Name, target, results.Params{"target": target}, err)
-		}
-	}
-	return nil
+	return eachTarget(ctx, env, fallbackOn)
 }
 
 // fallbackOn runs the test towards one target.
@@ -385,20 +372,7 @@ func fallbackOn(ctx context.Context, env *selftest.Env, c *clique, target string
 // REQ may take from a source to the target, plus the jitter; a packet's
 // time is an OREQ cell's serialization on a link.
 func runROB(ctx context.Context, env *selftest.Env) error {
-	c, err := cliqueOf(env)
-	if err != nil {
-		return err
-	}
-	rot, err := targetsOf(env, c)
-	if err != nil {
-		return err
-	}
-	for _, target := range rot.Boards {
-		if err := robOn(ctx, env, c, target); err != nil {
-			env.Error(env.Test.Name, target, results.Params{"target": target}, err)
-		}
-	}
-	return nil
+	return eachTarget(ctx, env, robOn)
 }
 
 // robOn runs the test towards one target.
@@ -513,20 +487,7 @@ func robOn(ctx context.Context, env *selftest.Env, c *clique, target string) err
 // NACKs for a full buffer and the streams that fall back to slow mode
 // (reading O61).
 func runROBSkew(ctx context.Context, env *selftest.Env) error {
-	c, err := cliqueOf(env)
-	if err != nil {
-		return err
-	}
-	rot, err := targetsOf(env, c)
-	if err != nil {
-		return err
-	}
-	for _, target := range rot.Boards {
-		if err := robSkewOn(ctx, env, c, target); err != nil {
-			env.Error(env.Test.Name, target, results.Params{"target": target}, err)
-		}
-	}
-	return nil
+	return eachTarget(ctx, env, robSkewOn)
 }
 
 // robSkewOn runs the test towards one target.
@@ -610,5 +571,24 @@ func robSkewOn(ctx context.Context, env *selftest.Env, c *clique, target string)
 		results.Expectation{Metric: "ordering.fallbacks", Value: float64(sum.FellBack), Unit: "streams", Source: src,
 			Budget: "exact: a count of streams, the sources' ORD_FALLBACKS summed",
 			Note:   setup + ": a stream falls back to slow mode only on a NACK (§III-C)"})
+	return nil
+}
+
+// eachTarget runs a test towards each of tonight's targets (targetsOf):
+// trouble with one target is recorded on it, and the others go on.
+func eachTarget(ctx context.Context, env *selftest.Env, on func(context.Context, *selftest.Env, *clique, string) error) error {
+	c, err := cliqueOf(env)
+	if err != nil {
+		return err
+	}
+	rot, err := targetsOf(env, c)
+	if err != nil {
+		return err
+	}
+	for _, target := range rot.Boards {
+		if err := on(ctx, env, c, target); err != nil {
+			env.Error(env.Test.Name, target, results.Params{"target": target}, err)
+		}
+	}
 	return nil
 }
