@@ -30,16 +30,22 @@ func (c *clique) countCells(ctx context.Context) {
 		t = &cellTally{sent: map[tt.Cage]uint64{}, got: map[tt.Cage]uint64{}}
 		c.cells = t
 	}
-	ccs := map[string]tt.CageCells{}
-	for _, b := range c.topo.Boards {
-		cc, err := c.r.Cells(ctx, b)
-		if err != nil {
-			if t.broken == "" {
-				t.broken = fmt.Sprintf("run %d: %v", t.runs+1, err)
-			}
-			return
+	// Every board's counters at once: each has its own line.
+	bs := c.topo.Boards
+	got := make([]tt.CageCells, len(bs))
+	if err := tt.ForBoards(bs, func(i int, b string) error {
+		var err error
+		got[i], err = c.r.Cells(ctx, b)
+		return err
+	}); err != nil {
+		if t.broken == "" {
+			t.broken = fmt.Sprintf("run %d: %v", t.runs+1, err)
 		}
-		ccs[b] = cc
+		return
+	}
+	ccs := map[string]tt.CageCells{}
+	for i, b := range bs {
+		ccs[b] = got[i]
 	}
 	for _, b := range c.topo.Boards {
 		for k, pt := range c.topo.Ports[b] {
