@@ -1,6 +1,10 @@
 package tin
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/labrunner/labrunner/internal/eventq"
+)
 
 // Time is simulated time in picoseconds. Whole picoseconds keep the
 // fabric's figures exact where they are exact in the papers (a 160-byte
@@ -23,7 +27,7 @@ type event struct {
 
 // calQueue is a calendar (bucket) queue of events keyed by time, one bucket
 // per nanosecond over a ring of calSpan nanoseconds, and a binary heap for
-// the rare event further ahead (a Poisson arrival at low load). Events pop
+// the rare event further ahead (a Poisson arrival at low load; internal/eventq). Events pop
 // in time order and, at equal times, in the order they were pushed, so a
 // run is a function of its seed.
 //
@@ -34,12 +38,11 @@ type event struct {
 // time).
 type calQueue struct {
 	buckets [][]event
-	cur     int64 // the nanosecond of the bucket being served
-	pos     int   // next event of that bucket
-	sorted  bool  // the served bucket's remainder is in time order
-	ring    int   // events in the ring
-	far     farHeap
-	farSeq  uint64
+	cur     int64               // the nanosecond of the bucket being served
+	pos     int                 // next event of that bucket
+	sorted  bool                // the served bucket's remainder is in time order
+	ring    int                 // events in the ring
+	far     eventq.Queue[event] // beyond the ring: time, then push order
 	// spare holds the arrays of emptied buckets: a bucket borrows one when
 	// it gets its first event, so memory follows the buckets in use (the
 	// few hundred ns ahead that events reach), not the ring's span times
@@ -57,7 +60,7 @@ func newCalQueue() *calQueue {
 }
 
 // Len returns the number of pending events.
-func (q *calQueue) Len() int { return q.ring + len(q.far.e) }
+func (q *calQueue) Len() int { return q.ring + q.far.Len() }
 
 func (q *calQueue) push(e event) {
 	b := e.t / Ns
@@ -65,8 +68,7 @@ func (q *calQueue) push(e event) {
 		panic("tin: event scheduled in the past")
 	}
 	if b-q.cur >= calSpan {
-		q.farSeq++
-		q.far.push(farEvent{e, q.farSeq})
+		q.far.Push(e.t, e)
 		return
 	}
 	q.ring++
@@ -112,23 +114,24 @@ func (q *calQueue) pop() (event, bool) {
 		}
 		q.pos, q.sorted = 0, false
 		if q.ring == 0 {
-			if len(q.far.e) == 0 {
+			t, ok := q.far.Next()
+			if !ok {
 				return event{}, false
 			}
-			q.cur = q.far.e[0].e.t / Ns // jump over the empty stretch
+			q.cur = t / Ns // jump over the empty stretch
 		} else {
 			q.cur++
 		}
 		// Events that come within the ring's span join it before any
 		// event pushed from now on for the same nanosecond (they were
 		// pushed earlier), in their own order.
-		for len(q.far.e) > 0 && q.far.e[0].e.t/Ns-q.cur < calSpan {
-			fe := q.far.pop()
-			b := fe.e.t / Ns
+		for t, ok := q.far.Next(); ok && t/Ns-q.cur < calSpan; t, ok = q.far.Next() {
+			_, e := q.far.Pop()
+			b := e.t / Ns
 			if q.buckets[b&calMask] == nil {
 				q.buckets[b&calMask] = q.borrow()
 			}
-			q.buckets[b&calMask] = append(q.buckets[b&calMask], fe.e)
+			q.buckets[b&calMask] = append(q.buckets[b&calMask], e)
 			q.ring++
 		}
 	}
@@ -151,53 +154,4 @@ func cmpEventTime(a, b event) int {
 		return 1
 	}
 	return 0
-}
-
-type farEvent struct {
-	e   event
-	seq uint64
-}
-
-type farHeap struct{ e []farEvent }
-
-func (h *farHeap) less(i, j int) bool {
-	a, b := &h.e[i], &h.e[j]
-	return a.e.t < b.e.t || (a.e.t == b.e.t && a.seq < b.seq)
-}
-
-func (h *farHeap) push(x farEvent) {
-	h.e = append(h.e, x)
-	i := len(h.e) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
-			break
-		}
-		h.e[i], h.e[p] = h.e[p], h.e[i]
-		i = p
-	}
-}
-
-func (h *farHeap) pop() farEvent {
-	top := h.e[0]
-	n := len(h.e) - 1
-	h.e[0] = h.e[n]
-	h.e = h.e[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && h.less(r, l) {
-			m = r
-		}
-		if !h.less(m, i) {
-			break
-		}
-		h.e[i], h.e[m] = h.e[m], h.e[i]
-		i = m
-	}
-	return top
 }
