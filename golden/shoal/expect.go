@@ -183,25 +183,13 @@ type IncastBand struct {
 // NewIncastBand simulates the flows in the three timing cases.
 func NewIncastBand(c Config, flows []Flow) (IncastBand, error) {
 	b := IncastBand{FCT: map[string][3]float64{}}
-	// Long enough for any incast: three times the epochs its cells need
-	// through the destination's N-1 slots per epoch, plus the default.
-	var cells int64
-	for _, f := range flows {
-		cells += f.Cells
+	rs, err := simulateTimings(c, flows)
+	if err != nil {
+		return b, fmt.Errorf("incast band: %w", err)
 	}
-	until := float64(1000+3*(cells/int64(c.Nodes-1)+int64(len(flows))+10)) * c.EpochNS()
-	for k, dp := range []float64{-1, 0, 1} {
-		cc := c
-		cc.PropNS = math.Max(0, c.PropNS+dp*c.SlotNS)
-		r, err := Simulate(cc, flows, SimOptions{UntilNS: until + 2*cc.PropNS})
-		if err != nil {
-			return b, fmt.Errorf("incast band: %w", err)
-		}
+	for k, r := range rs {
 		fastest, slowest, mean := math.Inf(1), 0.0, 0.0
 		for i, fr := range r.Flows {
-			if !fr.Done {
-				return b, fmt.Errorf("incast band: flow %d>%d did not complete in %.0f ns", flows[i].Src, flows[i].Dst, r.EndNS)
-			}
 			t := fr.FCTNS(flows[i])
 			fastest, slowest, mean = math.Min(fastest, t), math.Max(slowest, t), mean+t/float64(len(flows))
 		}
@@ -266,31 +254,18 @@ func (b NodeQueueBand) Lo() int { return min(b.Sim[0], b.Sim[1], b.Sim[2]) }
 // peak may pass its bound: golden breaking its own bound is golden's error.
 func NewNodeQueueBands(c Config, flows []Flow) ([]NodeQueueBand, error) {
 	specs := make([]FlowSpec, len(flows))
-	var cells int64
 	for i, f := range flows {
 		specs[i] = FlowSpec{Src: f.Src, Dst: f.Dst}
-		cells += f.Cells
 	}
 	bands := make([]NodeQueueBand, c.Nodes)
 	for j := range bands {
 		bands[j].Bound = NodeQueueBound(specs, c.Nodes, j)
 	}
-	// Long enough for the flows at one cell per subflow per feedback loop:
-	// three times their cells over a node's N-1 slots an epoch, plus the
-	// simulation's default margin.
-	until := float64(1000+3*(cells/int64(c.Nodes-1)+int64(len(flows))+10)) * c.EpochNS()
-	for k, dp := range []float64{-1, 0, 1} {
-		cc := c
-		cc.PropNS = math.Max(0, c.PropNS+dp*c.SlotNS)
-		r, err := Simulate(cc, flows, SimOptions{UntilNS: until + 2*cc.PropNS})
-		if err != nil {
-			return nil, fmt.Errorf("node queue band: %w", err)
-		}
-		for i, fr := range r.Flows {
-			if !fr.Done {
-				return nil, fmt.Errorf("node queue band: flow %d>%d did not complete in %.0f ns", flows[i].Src, flows[i].Dst, r.EndNS)
-			}
-		}
+	rs, err := simulateTimings(c, flows)
+	if err != nil {
+		return nil, fmt.Errorf("node queue band: %w", err)
+	}
+	for k, r := range rs {
 		for j := range bands {
 			bands[j].Sim[k] = r.NodeMaxQueue[j]
 			if r.NodeMaxQueue[j] > bands[j].Bound {
@@ -330,4 +305,34 @@ func NodeQueueExpectation(bands []NodeQueueBand, nodes []int, params results.Par
 		e.Wide = "the upper end is the paper's bound for these flows, not a prediction; the lower end is what a NIC that queues the flows' cells at all must reach (reading S62)"
 	}
 	return e, nil
+}
+
+// simulateTimings simulates the flows with cells and feedback acted on one
+// slot earlier, at the reading's slot and one slot later (reading S2: the
+// paper fixes that timing only to within a slot), each run long enough for
+// the flows at one cell per subflow per feedback loop: three times their
+// cells over a node's N-1 slots an epoch, plus the simulation's default
+// margin. Every flow must complete in each case.
+func simulateTimings(c Config, flows []Flow) ([3]*SimResult, error) {
+	var rs [3]*SimResult
+	var cells int64
+	for _, f := range flows {
+		cells += f.Cells
+	}
+	until := float64(1000+3*(cells/int64(c.Nodes-1)+int64(len(flows))+10)) * c.EpochNS()
+	for k, dp := range []float64{-1, 0, 1} {
+		cc := c
+		cc.PropNS = math.Max(0, c.PropNS+dp*c.SlotNS)
+		r, err := Simulate(cc, flows, SimOptions{UntilNS: until + 2*cc.PropNS})
+		if err != nil {
+			return rs, err
+		}
+		for i, fr := range r.Flows {
+			if !fr.Done {
+				return rs, fmt.Errorf("flow %d>%d did not complete in %.0f ns", flows[i].Src, flows[i].Dst, r.EndNS)
+			}
+		}
+		rs[k] = r
+	}
+	return rs, nil
 }
