@@ -74,9 +74,19 @@ func (t Timing) Check() error {
 // of one switch to its reaching the output of the next, flight included.
 func (t Timing) HopLatency(k LinkKind) float64 {
 	if k == Global {
-		return t.HopNs + t.FECNs + t.GlobalPropNs
+		return t.HopLatencyOver(k, t.GlobalPropNs)
 	}
-	return t.HopNs + t.LocalPropNs
+	return t.HopLatencyOver(k, t.LocalPropNs)
+}
+
+// HopLatencyOver is HopLatency over one cable of propNs flight time (the
+// lab's own cable rather than the kind's mean): §3.1's per-hop latency,
+// plus §3.2's FEC on a global link.
+func (t Timing) HopLatencyOver(k LinkKind, propNs float64) float64 {
+	if k == Global {
+		return t.HopNs + t.FECNs + propNs
+	}
+	return t.HopNs + propNs
 }
 
 // LinkBytesPerNs is a link's data rate: FEC takes its share of a global

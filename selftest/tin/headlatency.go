@@ -21,12 +21,13 @@ import (
 // A28); timestamps are whole ns. What it catches: a switch or a link
 // slower than the build declares (a pipeline stage more, a slower PCS),
 // which the loaded RTT bands, made for queueing, are too wide to see.
-func judgeHeadLatency(env *selftest.Env, c *clique, pl *gt.Plan, src string, p results.Params, cell string, cp *tt.CellPath) {
+func judgeHeadLatency(env *selftest.Env, c *clique, src string, p results.Params, cell string, cp *tt.CellPath) {
 	if cp == nil || !cp.Complete || len(cp.Records) < 2 {
 		return
 	}
 	pp := p.Clone()
 	pp["cell"] = cell
+	pl := c.plan
 	clockNs := pl.Timing.SwitchClockNs
 	var want float64
 	var hops []string
@@ -41,10 +42,11 @@ func judgeHeadLatency(env *selftest.Env, c *clique, pl *gt.Plan, src string, p r
 			return
 		}
 		port := ps[r.Out]
-		h := pl.Timing.HopNs + port.LatencyNS
+		kind := gt.Local
 		if port.Role == tt.RoleGlobal {
-			h += pl.Timing.FECNs
+			kind = gt.Global
 		}
+		h := pl.Timing.HopLatencyOver(kind, port.LatencyNS)
 		got := float64(next.ArriveNS - r.ArriveNS)
 		want += h
 		hops = append(hops, fmt.Sprintf("%s->%s %g ns (golden %g)", b, port.Peer, got, h))

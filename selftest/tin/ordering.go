@@ -407,10 +407,7 @@ func robOn(ctx context.Context, env *selftest.Env, c *clique, target string) err
 	rmaTC := int(c.decl["rma_tc_ord"]) // declared, reading A60
 	const reqBytes = 64
 	oreq := int(c.timing.CellMax-c.timing.OReqMax) + reqBytes // 24 B of header and REQ fields + data
-	pl, err := c.goldenPlan(nil)
-	if err != nil {
-		return err
-	}
+	pl := c.plan
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range srcs {
 		rs, err := pl.Clique.Routes(goldenAddr(c.topo.Node[s].Addr()), goldenAddr(c.topo.Node[target].Addr()), gt.FullyAdaptive, rmaTC)

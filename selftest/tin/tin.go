@@ -59,6 +59,9 @@ type clique struct {
 	seed  uint64
 	// cells adds up the cells of every finished run (conservation).
 	cells *cellTally
+	// plan is golden/tin's parsed configuration of the Clique (set), for
+	// the tests that ask golden/tin for routes and latencies.
+	plan *gt.Plan
 }
 
 // golden returns golden/tin's predictions for the Clique with extra
@@ -248,9 +251,11 @@ func setup(ctx context.Context, env *selftest.Env) error {
 	if w := topo.Wiring(); w != "" {
 		c.set["wiring"] = w
 	}
-	if _, err := c.goldenPlan(nil); err != nil {
+	pl, err := c.goldenPlan(nil)
+	if err != nil {
 		return err
 	}
+	c.plan = pl
 	cliqueState.Set(env, c)
 	return nil
 }
