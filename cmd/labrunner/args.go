@@ -312,6 +312,16 @@ func forgiving(cmds []*cli.Command) {
 		if c.Action != nil {
 			before := c.Before
 			c.Before = func(ctx *cli.Context) error {
+				if sub := ctx.Args().First(); sub != "" && c.Command(sub) != nil {
+					// urfave/cli runs a parent's Before before it hands
+					// over to the subcommand (faults -> faults campaign),
+					// which still has its flags to parse: parseMu stays
+					// held until the subcommand's own Before.
+					if before != nil {
+						return before(ctx)
+					}
+					return nil
+				}
 				if f, ok := ctx.App.Metadata[parsedKey].(func()); ok {
 					f()
 				}

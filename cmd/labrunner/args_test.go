@@ -114,3 +114,25 @@ func TestBitstreamsListPaths(t *testing.T) {
 		t.Errorf("bitstreams list:\n%s", out)
 	}
 }
+
+// run() holds parseMu until the command that runs has parsed its flags
+// (urfave/cli writes package-level help flags while parsing): a parent
+// command whose Before runs on the way to a subcommand (faults -> faults
+// campaign) must not release it, or two runs in one process race.
+func TestParseLockHeldUntilTheLeafParsed(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"faults", "campaign", "--lab", "does-not-exist.yaml"},
+		{"lab", "check", "--lab", "does-not-exist.yaml"},
+	} {
+		app := newApp(io.Discard, io.Discard)
+		calls := 0
+		app.Metadata = map[string]any{parsedKey: func() { calls++ }}
+		if err := app.Run(append([]string{"labrunner"}, args...)); err == nil {
+			t.Errorf("%v: no error for a missing lab file", args)
+		}
+		if calls != 1 {
+			t.Errorf("%v: the parse lock was released %d times, want once (by the command that runs)", args, calls)
+		}
+	}
+}

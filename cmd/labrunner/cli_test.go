@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/labrunner/labrunner/internal/raceshare"
 )
 
 // syncBuf is a bytes.Buffer safe for the CLI's goroutines (progress, logs
@@ -88,13 +90,10 @@ var defaultPlans = []struct{ plan, design string }{
 // defaultNightlyPlan is the one plan defaultNightly runs under the race
 // detector, in rotation (successive days take each in turn), else ""
 // (every plan). make test runs the package without the race detector too,
-// on the whole default lab (see raceShare).
+// on the whole default lab (see internal/raceshare).
 func defaultNightlyPlan(t *testing.T) string {
 	t.Helper()
-	if !raceEnabled {
-		return ""
-	}
-	return defaultPlans[rotation(t)%len(defaultPlans)].plan
+	return raceshare.One(t, defaultPlans).plan
 }
 
 // defaultNightly runs the default lab's nightly once per test binary and

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrunner/labrunner/internal/raceshare"
 	"github.com/labrunner/labrunner/results"
 )
 
@@ -113,7 +114,7 @@ func TestNightlyCatchesInjectedFaults(t *testing.T) {
 		{"dor-misroute@exa-00", 1, "dor_path", []string{"vc"}},
 		{"uart-corrupt@exa-00,rate=0.3", 3, "", []string{"corrupted bytes on the line", "exa-00"}},
 	}
-	for _, c := range raceShare(t, cases) {
+	for _, c := range raceshare.Cases(t, cases) {
 		t.Run(c.fault, func(t *testing.T) {
 			code, dir := nightly(t, "--fault", c.fault)
 			if code != c.code {

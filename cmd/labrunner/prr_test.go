@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/labrunner/labrunner/internal/raceshare"
 	"github.com/labrunner/labrunner/results"
 )
 
@@ -61,7 +62,7 @@ func TestPRRPlanCatchesEmulatorFaults(t *testing.T) {
 		{"sort-unstable@prr-0", "placement", []string{"permuted", "equal keys in input order"}},
 		{"arbiter-out-of-step@prr-0", "placement.state", []string{"ARB_INDEX[0] reads 1, golden 0", "output arbiter of port 0 is out of step"}},
 	}
-	for _, c := range raceShare(t, cases) {
+	for _, c := range raceshare.Cases(t, cases) {
 		t.Run(c.fault, func(t *testing.T) {
 			code, vs := prrNightly(t, "--fault", c.fault)
 			if code != 1 {

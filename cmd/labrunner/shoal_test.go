@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/labrunner/labrunner/internal/raceshare"
 	"github.com/labrunner/labrunner/results"
 )
 
@@ -102,7 +103,7 @@ func TestShoalPlanCatchesEmulatorFaults(t *testing.T) {
 		// A NIC board whose clock leaves the rack's lock after the sync.
 		{"clock-drift@shoal-nic1", "sync.guard_band", []string{"outside the 6.4 ns guard band (SW_MISALIGNED)", "drifted"}},
 	}
-	for _, c := range raceShare(t, cases) {
+	for _, c := range raceshare.Cases(t, cases) {
 		t.Run(c.fault, func(t *testing.T) {
 			code, vs := shoalNightly(t, "--fault", c.fault)
 			if code != 1 {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/labrunner/labrunner/internal/raceshare"
 	"github.com/labrunner/labrunner/results"
 )
 
@@ -81,7 +82,7 @@ func TestTiNPlanCatchesEmulatorFaults(t *testing.T) {
 		// A target whose reorder buffer lets REQs out before their predecessors.
 		{"tin-rob-early-release@tin-p1b3", "ordering", []string{"tin-p1b3's delivery log breaks SC'18 §III", "executed REQ", "released from the reorder buffer before their predecessors"}},
 	}
-	for _, c := range raceShare(t, cases) {
+	for _, c := range raceshare.Cases(t, cases) {
 		t.Run(c.fault, func(t *testing.T) {
 			code, vs := tinNightly(t, "--fault", c.fault)
 			if code != 1 {

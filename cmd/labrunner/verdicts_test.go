@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/labrunner/labrunner/internal/raceshare"
 	"github.com/labrunner/labrunner/results"
 )
 
@@ -85,7 +86,7 @@ func TestManagementFaultsFailTheNightly(t *testing.T) {
 		{"mos-link-cut@exa-00:sfp0", 3, "exa-00", "CHANNEL_UP 0", true},
 		{"mos-lossy@exa-00:sfp0,rate=0.6", 3, "", "exa-00:sfp0", true},
 	}
-	for _, c := range raceShare(t, cases) {
+	for _, c := range raceshare.Cases(t, cases) {
 		t.Run(c.fault, func(t *testing.T) {
 			code, dir := nightly(t, "--fault", c.fault)
 			if code != c.code {
@@ -121,7 +122,7 @@ func TestManagementFaultsFailTheNightly(t *testing.T) {
 // enough credit to stall the link for good.
 func TestABadCableIsADesignFailure(t *testing.T) {
 	t.Parallel()
-	for _, fault := range raceShare(t, []string{"credit-leak@exa-10:sfp0", "link-down@exa-00:sfp0"}) {
+	for _, fault := range raceshare.Cases(t, []string{"credit-leak@exa-10:sfp0", "link-down@exa-00:sfp0"}) {
 		t.Run(fault, func(t *testing.T) {
 			out := t.TempDir()
 			code := runCode(t, "--log-level", "error", "nightly", "--plan", "exanet-mesh", "--out", out, "--fault", fault)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/labrunner/labrunner/internal/raceshare"
 )
 
 // simDigest is a SHA-256 of everything a simulation reports: every
@@ -161,7 +163,7 @@ func digestCases() []digestCase {
 // make test runs every quick case without it.
 func TestSimulationDigests(t *testing.T) {
 	cases := digestCases()
-	if raceEnabled && !*figures {
+	if raceshare.Enabled && !*figures {
 		rot := int(time.Now().UTC().Unix() / 86400)
 		if s := os.Getenv("LABRUNNER_FAULT_ROTATION"); s != "" {
 			n, err := strconv.Atoi(s)

@@ -7,12 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/internal/raceshare"
 	"github.com/labrunner/labrunner/labrun"
 	"github.com/labrunner/labrunner/results"
 )
@@ -74,35 +73,18 @@ var designFaults = []faultCase{
 // board is a target of each).
 var tinTests = []string{"links", "flow_order", "routes", "fallback", "rob_skew", "credits"}
 
-// rotation is where tonight's targets start: $LABRUNNER_FAULT_ROTATION, or
-// the day number, so that successive runs cover every board and cable.
-func rotation(t *testing.T) int {
-	if s := os.Getenv("LABRUNNER_FAULT_ROTATION"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 {
-			t.Fatalf("LABRUNNER_FAULT_ROTATION=%q: want a number from 0", s)
-		}
-		return n
-	}
-	return int(time.Now().UTC().Unix() / 86400)
-}
-
 // defaultPlans are the default lab's plans, in the order racePlan rotates
 // through them.
 var defaultPlans = []string{"exanet-mesh", "prr", "shoal", "tin"}
 
 // racePlan is the one plan of the default lab that this package's
-// end-to-end tests run under the race detector (raceEnabled), in rotation:
+// end-to-end tests run under the race detector (raceshare.Enabled), in rotation:
 // successive days take each in turn. Without the race detector it is ""
 // and they run every plan; make test runs the package both ways (see the
 // Makefile's unit target), so the race pass checks each plan's code paths
 // for data races over four days, and every run checks every plan and fault.
 func racePlan(t *testing.T) string {
-	if !raceEnabled {
-		return ""
-	}
-	rot := rotation(t)
-	return defaultPlans[rot%len(defaultPlans)]
+	return raceshare.One(t, defaultPlans)
 }
 
 // onlyPlan is racePlan as a labRun's plans: nil (every plan) without the
@@ -125,7 +107,7 @@ func TestDefaultPlansCatchEveryDesignFault(t *testing.T) {
 	}
 	t.Parallel()
 	cat := bitstreams.Default()
-	rot := rotation(t)
+	rot := raceshare.Rotation(t)
 	t.Logf("rotation %d (set LABRUNNER_FAULT_ROTATION=%d to repeat it)", rot, rot)
 	run := func(plan string, faults ...string) labResult {
 		o := labRun{plans: []string{plan}, faults: faults}

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/labrunner/labrunner/internal/raceshare"
 )
 
 // table1 is Table 1 of §4.2: for each P, the pipeline latency in cycles for
@@ -122,7 +124,7 @@ func ExampleConfig() {
 // run length for all three, 24,000 cycles, seeds 1-60. The emulator gives
 // 366, 2921 and 319: all within 5%.
 //
-// Under the race detector (raceEnabled) it runs seeds 1-2 of each model,
+// Under the race detector (raceshare.Enabled) it runs seeds 1-2 of each model,
 // with the same drop check, and compares nothing with §5.1: a mean over two
 // runs is not the paper's figure. make test runs the package without the
 // race detector too, all 60 seeds and the comparison.
@@ -131,7 +133,7 @@ func TestWorstCaseLatencyReproducesSection51(t *testing.T) {
 	cfg.FIFODepth = 4096
 	const cycles = 24000
 	seeds := 60
-	if raceEnabled {
+	if raceshare.Enabled {
 		seeds = 2
 		t.Logf("race detector on: seeds 1-%d only, no comparison with §5.1 (make test runs all 60 without it)", seeds)
 	}
@@ -159,7 +161,7 @@ func TestWorstCaseLatencyReproducesSection51(t *testing.T) {
 				}
 				sum += float64(g.r("TG_WAIT_MAX") + 1)
 			}
-			if raceEnabled {
+			if raceshare.Enabled {
 				return
 			}
 			got := sum / float64(seeds)

@@ -1,0 +1,6 @@
+//go:build race
+
+package raceshare
+
+// Enabled says the binary runs under the race detector.
+const Enabled = true

@@ -1,0 +1,74 @@
+// Package raceshare decides which share of an expensive end-to-end test
+// table a test binary runs. Under the race detector the in-process emulator
+// and the golden simulations run five to twenty times slower, so a test
+// that runs a nightly per case takes one case a run, in rotation by day;
+// make test runs the same packages again without the race detector, every
+// case (see docs/ci.md).
+package raceshare
+
+import (
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// EnvRotation names the variable that fixes the rotation, to repeat a
+// run's share.
+const EnvRotation = "LABRUNNER_FAULT_ROTATION"
+
+var rotation struct {
+	once sync.Once
+	n    int
+	err  string
+}
+
+// Rotation is where this run's share starts: $LABRUNNER_FAULT_ROTATION, or
+// the day number when the test binary first asked. It is read once per
+// process: a suite that runs across midnight must not take one day's share
+// in one test and the next day's in the test that checks it.
+func Rotation(tb testing.TB) int {
+	tb.Helper()
+	rotation.once.Do(func() {
+		if s := os.Getenv(EnvRotation); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 {
+				rotation.err = EnvRotation + "=" + strconv.Quote(s) + ": want a number from 0"
+				return
+			}
+			rotation.n = n
+			return
+		}
+		rotation.n = int(time.Now().UTC().Unix() / 86400)
+	})
+	if rotation.err != "" {
+		tb.Fatal(rotation.err)
+	}
+	return rotation.n
+}
+
+// Cases is the share of cases this run takes: every one, or under the race
+// detector the one the rotation points at.
+func Cases[C any](tb testing.TB, cases []C) []C {
+	tb.Helper()
+	if !Enabled || len(cases) < 2 {
+		return cases
+	}
+	rot := Rotation(tb)
+	i := rot % len(cases)
+	tb.Logf("race detector on: case %d of %d only (rotation %d; %s=%d repeats it; make test runs every case without it)",
+		i+1, len(cases), rot, EnvRotation, rot)
+	return cases[i : i+1]
+}
+
+// One is, under the race detector, the one of items the rotation points at;
+// without it, the zero value (meaning all of them).
+func One[C any](tb testing.TB, items []C) C {
+	tb.Helper()
+	var zero C
+	if !Enabled || len(items) == 0 {
+		return zero
+	}
+	return items[Rotation(tb)%len(items)]
+}
