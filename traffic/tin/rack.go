@@ -609,14 +609,21 @@ func (r *Rack) Abort(ctx context.Context) error {
 // deadline grows with it (Access per pop).
 const popBatch = 256
 
-// pop reads n records of words words from a pop register, every word a
-// read of it, in batches.
+// fifoBlockWords is the words of one block of the logs window (version
+// 1.2 of the design, catalogue tin.yaml): every word of a block pops its
+// FIFO, so a burst of up to this many words pops that many.
+const fifoBlockWords = 0x400 / 4
+
+// fifoBatch is how many bursts go in one batch (16 blocks: 4096 words).
+const fifoBatch = 16
+
+// pop reads n records of words words from a FIFO: in bursts through its
+// block of the logs window (fifoReg, the dataReg's _FIFO twin) when the
+// build has one, else a read of dataReg per word. On a UART bridge a burst
+// of 256 words is one request of about a kilobyte on the line where 256
+// single reads are 256 requests and about seven.
 func (r *Rack) pop(ctx context.Context, board, countReg, dataReg string, words int) ([][]uint32, error) {
 	n, err := r.Read(ctx, board, countReg)
-	if err != nil {
-		return nil, err
-	}
-	loc, err := r.regs[board].Lookup(dataReg)
 	if err != nil {
 		return nil, err
 	}
@@ -625,21 +632,37 @@ func (r *Rack) pop(ctx context.Context, board, countReg, dataReg string, words i
 	for i := range out {
 		out[i] = flat[i*words : (i+1)*words]
 	}
-	for start := 0; start < len(flat); start += popBatch {
-		end := min(start+popBatch, len(flat))
-		b := r.regs[board].Batch()
-		for k := start; k < end; k++ {
-			b.ReadAddr(loc.Addr, flat[k:k+1])
+	regs := r.regs[board]
+	fifo, err := regs.Lookup(strings.Replace(dataReg, "_DATA", "_FIFO", 1))
+	burst := err == nil
+	if !burst {
+		if fifo, err = regs.Lookup(dataReg); err != nil {
+			return nil, err
+		}
+	}
+	per, chunk := 1, popBatch // words per access, accesses per batch
+	if burst {
+		per, chunk = fifoBlockWords, fifoBatch
+	}
+	for start := 0; start < len(flat); start += per * chunk {
+		end := min(start+per*chunk, len(flat))
+		b := regs.Batch()
+		for k := start; k < end; k += per {
+			if burst {
+				b.ReadBurst(fifo.Addr, flat[k:min(k+per, end)])
+			} else {
+				b.ReadAddr(fifo.Addr, flat[k:k+1])
+			}
 		}
 		actx, cancel := r.access(ctx, end-start)
 		err := b.Run(actx)
 		cancel()
 		if err != nil {
-			// The records before the failing word are whole.
+			// The records before the failing access are whole.
 			i := start / words
 			var be *drivers.BatchError
 			if errors.As(err, &be) {
-				i = (start + be.Index) / words
+				i = (start + be.Index*per) / words
 				err = be.Err
 			}
 			return out[:i], fmt.Errorf("%s: popping %s record %d of %d: %w", board, dataReg, i+1, n, err)

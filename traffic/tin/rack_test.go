@@ -3,9 +3,11 @@ package tin_test
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/drivers"
 	gor "github.com/labrunner/labrunner/golden/ordering"
 	"github.com/labrunner/labrunner/labconfig"
@@ -219,5 +221,82 @@ func TestCreditLeakShowsAtRest(t *testing.T) {
 	}
 	if len(short) != 1 || short["tin-p0b2:sfp2"] == nil {
 		t.Errorf("cages short of credit: %v, want only tin-p0b2:sfp2 (cabled to the leaking tin-p0b1:sfp0)", short)
+	}
+}
+
+// countingBus counts a bus's single-word reads and read bursts (and is no
+// Batcher, so a batch reaches it access by access).
+type countingBus struct {
+	drivers.RegisterBus
+	reads, bursts *int
+}
+
+func (c countingBus) Read32(ctx context.Context, addr uint64) (uint32, error) {
+	*c.reads++
+	return c.RegisterBus.Read32(ctx, addr)
+}
+
+func (c countingBus) ReadBurst(ctx context.Context, addr uint64, dst []uint32) error {
+	*c.bursts++
+	return c.RegisterBus.ReadBurst(ctx, addr, dst)
+}
+
+// withoutLogsWindow is a manifest of version 1.1 of the design: the FIFOs
+// only behind their _DATA registers.
+func withoutLogsWindow(m *bitstreams.Manifest) *bitstreams.Manifest {
+	old := *m
+	old.Registers = nil
+	for _, r := range m.Registers {
+		if !strings.HasSuffix(r.Name, "_FIFO") {
+			old.Registers = append(old.Registers, r)
+		}
+	}
+	old.Windows = nil
+	for _, w := range m.Windows {
+		if w.Name != "logs" {
+			old.Windows = append(old.Windows, w)
+		}
+	}
+	return &old
+}
+
+// The latency samples pop in bursts through the logs window: a request per
+// 256 words, not one per word; a build without the window (1.1) is read
+// word by word, and both give the same samples.
+func TestLogsPopInBursts(t *testing.T) {
+	run := func(old bool) (samples []float64, reads, bursts int) {
+		var build func(*bitstreams.Manifest) *bitstreams.Manifest
+		if old {
+			build = withoutLogsWindow
+		}
+		g := newBuildRig(t, func(b string, bus drivers.RegisterBus) drivers.RegisterBus {
+			c := countingBus{RegisterBus: bus, reads: new(int), bursts: new(int)}
+			if b == boardName(1, 2) {
+				c.reads, c.bursts = &reads, &bursts
+			}
+			return c
+		}, build)
+		g.load(tt.UniformRandom{Load: 0.2, Bytes: 1500, Count: 40, Reply: true, ReplyBytes: 64, Seed: 2}.Writes(g.topo, 100000))
+		g.run()
+		reads, bursts = 0, 0
+		s, err := g.rack.Samples(g.ctx, boardName(1, 2), tt.LatIP)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, reads, bursts
+	}
+	s, reads, bursts := run(false)
+	if len(s) < 20 {
+		t.Fatalf("%d samples on the board: too few to tell bursts from words", len(s))
+	}
+	if bursts != (len(s)+255)/256 || reads != 1 {
+		t.Errorf("%d samples popped in %d bursts and %d single reads (the count), want %d bursts and 1 read", len(s), bursts, reads, (len(s)+255)/256)
+	}
+	s11, reads11, bursts11 := run(true)
+	if bursts11 != 0 || reads11 != len(s11)+1 {
+		t.Errorf("1.1 build: %d samples popped in %d bursts and %d single reads, want none and %d", len(s11), bursts11, reads11, len(s11)+1)
+	}
+	if !reflect.DeepEqual(s, s11) {
+		t.Errorf("the window and the _DATA register give different samples: %v and %v", s, s11)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrunner/labrunner/bitstreams"
 	_ "github.com/labrunner/labrunner/boards/emu/designs" // the emulated tin design (test only: the driver never imports the emulator)
 	"github.com/labrunner/labrunner/boards/emu/emutest"
 	"github.com/labrunner/labrunner/drivers"
@@ -69,6 +70,15 @@ func newRig(t testing.TB, faults ...labconfig.Fault) *rig {
 // each board's bus.
 func newWrappedRig(t testing.TB, wrap func(board string, bus drivers.RegisterBus) drivers.RegisterBus, faults ...labconfig.Fault) *rig {
 	t.Helper()
+	return newBuildRig(t, wrap, nil, faults...)
+}
+
+// newBuildRig is newWrappedRig with the driver given build(manifest) for
+// each board (when build is not nil): another build of the design on the
+// same emulated boards.
+func newBuildRig(t testing.TB, wrap func(board string, bus drivers.RegisterBus) drivers.RegisterBus,
+	build func(*bitstreams.Manifest) *bitstreams.Manifest, faults ...labconfig.Fault) *rig {
+	t.Helper()
 	order, nodes := docNodes()
 	cables := docCables()
 	spec := emutest.Rack{Name: "tin-driver-test", Seed: 11, Faults: faults, Design: "tin", Timeout: 2 * time.Minute}
@@ -84,8 +94,15 @@ func newWrappedRig(t testing.TB, wrap func(board string, bus drivers.RegisterBus
 	regs := map[string]*regmap.Regs{}
 	for _, b := range er.Names {
 		regs[b] = er.Regs(b)
+		bus, m := er.Bus(b), regs[b].Manifest()
 		if wrap != nil {
-			regs[b] = regmap.New(wrap(b, er.Bus(b)), regs[b].Manifest(), b)
+			bus = wrap(b, bus)
+		}
+		if build != nil {
+			m = build(m)
+		}
+		if wrap != nil || build != nil {
+			regs[b] = regmap.New(bus, m, b)
 		}
 	}
 	topo, err := tt.NewTopology(order, nodes, cables)

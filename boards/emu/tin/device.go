@@ -216,6 +216,8 @@ func (d *device) Read32(addr uint32) (uint32, error) {
 		e := &d.rt[p][rest/rtWords]
 		k := int(rest%rtWords) * 4
 		return uint32(e[k]) | uint32(e[k+1])<<8 | uint32(e[k+2])<<16 | uint32(e[k+3])<<24, nil
+	case addr >= logsBase && addr < logsEnd:
+		return d.popLog(int(addr-logsBase) / logsBlock), nil
 	}
 	return 0, fmt.Errorf("%w (0x%x is outside the tin register map)", emu.ErrBusError, addr)
 }
@@ -237,8 +239,25 @@ func (d *device) Write32(addr, v uint32) error {
 			e[k+j] = uint8(v >> (8 * j))
 		}
 		return nil
+	case addr >= logsBase && addr < logsEnd:
+		return errRO(addr)
 	}
 	return fmt.Errorf("%w (0x%x is outside the tin register map)", emu.ErrBusError, addr)
+}
+
+// popLog pops the next word of the FIFO behind block b of the logs window.
+func (d *device) popLog(b int) uint32 {
+	switch b {
+	case logsTrace:
+		return d.trace.pop()
+	case logsDLog:
+		return d.dlog.pop()
+	case logsORec:
+		return d.orec.pop()
+	case logsIPLog:
+		return d.iplog.pop()
+	}
+	return d.lat[b-logsLat].pop()
 }
 
 func errRO(addr uint32) error { return fmt.Errorf("%w (0x%x)", emu.ErrReadOnly, addr) }

@@ -169,13 +169,27 @@ const (
 
 	ctrlEnd = 0x1000
 
+	// The logs window: the collector, the logs and the latency samples
+	// again, one block each, every word of a block popping its FIFO, so
+	// that a burst read pops many words (one word per request through
+	// TRACE_DATA and the others costs a request each on a UART bridge).
+	logsBase   = 0x20000
+	logsBlock  = 0x400
+	logsTrace  = 0 // block numbers
+	logsDLog   = 1
+	logsORec   = 2
+	logsIPLog  = 3
+	logsLat    = 4 // [latClasses]
+	logsBlocks = logsLat + latClasses
+	logsEnd    = logsBase + logsBlocks*logsBlock
+
 	rtBase   = 0x10000 // routing tables
 	rtWords  = nRoute / 4
 	rtStride = rtWords * 4                   // bytes per (input port, destination)
 	rtEnd    = rtBase + nPorts*nDst*rtStride // 0x13000
 
 	designID          = 0x54494E31 // "TIN1"
-	designVersionWord = 0x00010100 // 1.1.0: data cells without a tag (RPTR in the header), cut-through switching
+	designVersionWord = 0x00010200 // 1.2.0: 1.1 (data cells without a tag, RPTR in the header, cut-through switching) with the logs window
 	capsWord          = 3<<24 | 3<<20 | nTC<<16 | nVC<<8 | (nPorts-nExt)<<4 | nExt
 	cellFormatWord    = RespTag<<24 | DataTag<<20 | HeaderSize<<16 | MaxCell<<8 | MinCell
 	cellPayloadWord   = MaxPacketCells<<24 | MaxOReqData<<16 | RespData<<8 | DataPerCell

@@ -3,6 +3,7 @@ package tin
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,7 +62,10 @@ func TestManifestMatchesConstants(t *testing.T) {
 		"OREC_COUNT": regORecCount, "OREC_DATA": regORecData, "OREC_OVERFLOW": regORecOverflow,
 		"IPLOG_COUNT": regIPLogCount, "IPLOG_DATA": regIPLogData, "IPLOG_OVERFLOW": regIPLogOverflw,
 		"LAT_COUNT": regLatCount, "LAT_DATA": regLatData, "LAT_OVERFLOW": regLatOverflow, "LAT_MAX_NS": regLatMaxNS,
-		"LAT_TOTAL": regLatTotal,
+		"LAT_TOTAL":  regLatTotal,
+		"TRACE_FIFO": logsBase + logsTrace*logsBlock, "DLOG_FIFO": logsBase + logsDLog*logsBlock,
+		"OREC_FIFO": logsBase + logsORec*logsBlock, "IPLOG_FIFO": logsBase + logsIPLog*logsBlock,
+		"LAT_FIFO": logsBase + logsLat*logsBlock,
 	}
 	sw := []string{"SW_CELLS", "SW_BYTES", "SW_NO_ROUTE", "SW_HOP_EXPIRED", "SW_VC_OVERFLOW", "AR_MINIMAL",
 		"AR_NONMINIMAL", "AR_DETERMINISTIC", "SW_EJECTED", "SW_INJECTED"}
@@ -233,7 +237,7 @@ func TestRegisterSemantics(t *testing.T) {
 			}
 		}
 	}
-	for _, a := range []uint64{0x1000, rtBase - 4, rtEnd, 0x20000} {
+	for _, a := range []uint64{0x1000, rtBase - 4, rtEnd, logsBase - 4, logsEnd} {
 		if _, err := bus.Read32(tr.Ctx, a); !errors.Is(err, emu.ErrBusError) {
 			t.Errorf("read 0x%x: err = %v, want ErrBusError", a, err)
 		}
@@ -288,5 +292,46 @@ func TestCountersClearAndPops(t *testing.T) {
 	}
 	if tr.Read(a, "CREDITS[0]") != resetVCFifo {
 		t.Errorf("COUNTERS_CLEAR touched credits: CREDITS[0] = %d", tr.Read(a, "CREDITS[0]"))
+	}
+}
+
+// The logs window pops the same FIFOs as the _DATA registers, one word
+// per address of a block, so a burst reads a record stream: two racks
+// given the same run give the same words through either path.
+func TestLogsWindowPopsTheSameFIFOs(t *testing.T) {
+	words := func(window bool) (iplog, lat []uint32) {
+		tr := newTestRack(t, rackOpts{})
+		tr.ur(10000, 1000, 20, ipgLog)
+		if st := tr.run(); st != tgDone {
+			t.Fatalf("TG_STATUS = %#x, want DONE", st)
+		}
+		const board = "tin-p0b0"
+		read := func(countReg, dataReg, fifoReg string, per int) []uint32 {
+			n := int(tr.Read(board, countReg)) * per
+			if n == 0 || n > logsBlock/4 {
+				t.Fatalf("%s: %d words waiting, want 1..%d for this test", countReg, n, logsBlock/4)
+			}
+			out := make([]uint32, n)
+			for i := range out {
+				if window {
+					out[i] = tr.ReadAddr(board, tr.Addr(fifoReg)+uint64(4*i))
+				} else {
+					out[i] = tr.Read(board, dataReg)
+				}
+			}
+			if c := tr.Read(board, countReg); c != 0 {
+				t.Errorf("%s = %d after popping every word", countReg, c)
+			}
+			return out
+		}
+		return read("IPLOG_COUNT", "IPLOG_DATA", "IPLOG_FIFO", iplogWords), read("LAT_COUNT[0]", "LAT_DATA[0]", "LAT_FIFO[0]", 1)
+	}
+	ipData, latData := words(false)
+	ipWin, latWin := words(true)
+	if !slices.Equal(ipData, ipWin) {
+		t.Errorf("IP delivery log: %d words through IPLOG_DATA, %d through the window, not the same", len(ipData), len(ipWin))
+	}
+	if !slices.Equal(latData, latWin) {
+		t.Errorf("latency samples: %v through LAT_DATA[0], %v through the window", latData, latWin)
 	}
 }
