@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/boards/emu"
 	"github.com/labrunner/labrunner/internal/raceshare"
 	"github.com/labrunner/labrunner/labrun"
 	"github.com/labrunner/labrunner/results"
@@ -30,6 +31,11 @@ type faultCase struct {
 	benign string
 }
 
+// wholeTiNPlan are the TiN faults whose case runs every test of the plan
+// rather than tinTests: one cell in 10^4 lost (tin-cell-drop) shows only
+// in the cells of every traffic test of the plan added up (conservation).
+var wholeTiNPlan = map[string]bool{"tin-cell-drop": true}
+
 var (
 	exanetBoards = []string{"exa-00", "exa-10", "exa-01", "exa-11"}
 	exanetCables = []string{"exa-00:sfp0", "exa-01:sfp0", "exa-00:sfp1", "exa-10:sfp1", "exa-10:sfp0", "exa-11:sfp0", "exa-01:sfp1", "exa-11:sfp1"}
@@ -41,7 +47,8 @@ var (
 	tinCables    = []string{"tin-p0b0:sfp0", "tin-p0b1:sfp1", "tin-p0b2:sfp0", "tin-p0b3:sfp3", "tin-p1b0:sfp2", "tin-p1b1:sfp0", "tin-p1b2:sfp3", "tin-p1b3:sfp1"}
 )
 
-// designFaults is every fault `labrunner faults` lists for the four designs.
+// designFaults is every fault `labrunner faults` lists for the four designs
+// (TestDesignFaultsCoverTheRegistry holds it to the registry).
 var designFaults = []faultCase{
 	{"arbiter-starve", exanetBoards, "exanet-mesh", []string{"bandwidth"}, ""},
 	{"dor-misroute", exanetBoards, "exanet-mesh", []string{"dor_path"}, ""},
@@ -49,15 +56,26 @@ var designFaults = []faultCase{
 	{"link-down", exanetCables, "exanet-mesh", []string{"links.up"}, ""},
 	{"header-bit-flip", exanetCables, "exanet-mesh", nil, "exanet.link.ecc_corrected"},
 	{"exa-xcvr-slow", exanetCables, "exanet-mesh", []string{"hop_latency"}, ""},
+	{"exa-arb-slow", exanetBoards, "exanet-mesh", []string{"bandwidth"}, ""},
+	{"exa-link-gap", exanetCables, "exanet-mesh", []string{"bandwidth"}, ""},
+	{"exa-rx-fifo-short", exanetCables, "exanet-mesh", []string{"bandwidth.credits", "links.credits"}, ""},
 	{"arbiter-out-of-step", []string{"prr-0"}, "prr", []string{"placement.state", "latency.order"}, ""},
 	{"offset-skip", []string{"prr-0"}, "prr", []string{"placement"}, ""},
 	{"sort-unstable", []string{"prr-0"}, "prr", []string{"placement"}, ""},
+	{"prr-arbiter-bubble", []string{"prr-0"}, "prr", []string{"throughput.line"}, ""},
+	{"prr-extra-stage", []string{"prr-0"}, "prr", []string{"pipeline_latency"}, ""},
+	{"prr-fifo-short", []string{"prr-0"}, "prr", []string{"placement"}, ""},
+	{"prr-silent-drop", []string{"prr-0"}, "prr", []string{"latency.conservation"}, ""},
 	{"wrong-slot", shoalSwitch, "shoal", []string{"schedule.trace"}, ""},
 	{"clock-drift", shoalBoards, "shoal", []string{"sync.guard_band", "sync.slots"}, ""},
 	{"ignore-rate-limit", shoalNICs, "shoal", []string{"queue_bound.queue"}, ""},
 	{"shoal-ready-leak", shoalNICs, "shoal", []string{"outcast.source"}, ""},
 	{"shoal-link-down", shoalCables, "shoal", []string{"sync.slots"}, ""},
 	{"shoal-node-down", shoalBoards, "shoal", []string{"sync.slots"}, ""},
+	{"shoal-cell-drop", shoalCables, "shoal", []string{"queue_bound.complete", "permutation", "sync.slots"}, ""},
+	{"shoal-feedback-late", shoalNICs, "shoal", []string{"corruption.delivered"}, ""},
+	{"shoal-guard-short", shoalBoards, "shoal", []string{"corruption.delivered", "failure.detect", "sync.guard_band"}, ""},
+	{"shoal-slot-long", shoalBoards, "shoal", []string{"corruption.delivered", "failure.detect", "sync.guard_band"}, ""},
 	{"tin-adaptive-stuck", tinBoards, "tin", []string{"routes.adaptive"}, ""},
 	{"tin-rob-early-release", tinBoards, "tin", []string{"fallback.log"}, ""},
 	{"tin-rob-small", tinBoards, "tin", []string{"rob_skew.occupancy", "rob_skew.nacks", "rob_skew.fallbacks"}, ""},
@@ -66,12 +84,15 @@ var designFaults = []faultCase{
 	// The cable fails during each run (after_ns into it), so it is up at
 	// rest: the tests whose traffic crosses it catch it.
 	{"tin-link-down", tinCables, "tin", []string{"links.up", "credits", "flow_order.delivered"}, ""},
+	{"tin-cell-drop", tinCables, "tin", []string{"conservation"}, ""}, // wholeTiNPlan
+	{"tin-few-credits", tinCables, "tin", []string{"credits", "links.credits"}, ""},
+	{"tin-slow-fallthrough", tinBoards, "tin", []string{"trace_path.head_latency"}, ""},
 }
 
 // tinTests are the TiN plan's tests this campaign runs (the whole plan
 // takes long; these are the ones its faults are caught by, and every
 // board is a target of each).
-var tinTests = []string{"links", "flow_order", "routes", "fallback", "rob_skew", "credits"}
+var tinTests = []string{"links", "flow_order", "routes", "fallback", "rob_skew", "trace_path", "credits"}
 
 // defaultPlans are the default lab's plans, in the order racePlan rotates
 // through them.
@@ -109,9 +130,9 @@ func TestDefaultPlansCatchEveryDesignFault(t *testing.T) {
 	cat := bitstreams.Default()
 	rot := raceshare.Rotation(t)
 	t.Logf("rotation %d (set LABRUNNER_FAULT_ROTATION=%d to repeat it)", rot, rot)
-	run := func(plan string, faults ...string) labResult {
+	run := func(plan string, whole bool, faults ...string) labResult {
 		o := labRun{plans: []string{plan}, faults: faults}
-		if plan == "tin" {
+		if plan == "tin" && !whole {
 			o.tests = map[string][]string{"tin": tinTests}
 		}
 		return runLab(t, cat, o)
@@ -134,21 +155,26 @@ func TestDefaultPlansCatchEveryDesignFault(t *testing.T) {
 	}
 	// The plans' cases without a fault: those of the default lab's clean
 	// run (shared with TestGoldenInputsNeverComeFromTheBoard, which fails
-	// it unless it passed), and the TiN plan's, which runs only tinTests.
+	// it unless it passed; key "tin/whole" for the whole TiN plan), and the
+	// TiN plan's with only tinTests.
 	clean := map[string][]string{}
 	all := caseNames(t, cleanDefaultLab(t, cat))
-	for _, plan := range []string{"exanet-mesh", "prr", "shoal"} {
+	for _, plan := range []string{"exanet-mesh", "prr", "shoal", "tin"} {
+		key := plan
+		if plan == "tin" {
+			key = "tin/whole"
+		}
 		for _, c := range all {
 			if strings.HasPrefix(c, plan+".") {
-				clean[plan] = append(clean[plan], c)
+				clean[key] = append(clean[key], c)
 			}
 		}
-		if needs(plan) && len(clean[plan]) == 0 {
+		if needs(plan) && len(clean[key]) == 0 {
 			t.Fatalf("plan %s: no case in the default lab's clean run", plan)
 		}
 	}
 	if needs("tin") {
-		r := run("tin")
+		r := run("tin", false)
 		if r.out.ExitCode != labrun.ExitPass {
 			t.Fatalf("plan tin without a fault: exit %d", r.out.ExitCode)
 		}
@@ -163,7 +189,7 @@ func TestDefaultPlansCatchEveryDesignFault(t *testing.T) {
 		t.Run(fault, func(t *testing.T) {
 			// Each fault has its own rack and run directory.
 			t.Parallel()
-			r := run(fc.plan, fault)
+			r := run(fc.plan, wholeTiNPlan[fc.fault], fault)
 			vs := verdictsOf(t, r.dir)
 			var failed []string
 			for _, v := range vs {
@@ -197,7 +223,11 @@ func TestDefaultPlansCatchEveryDesignFault(t *testing.T) {
 				}
 			}
 			got := caseNames(t, r.dir)
-			if missing, extra := diff(clean[fc.plan], got), diff(got, clean[fc.plan]); len(missing)+len(extra) > 0 {
+			key := fc.plan
+			if wholeTiNPlan[fc.fault] {
+				key += "/whole"
+			}
+			if missing, extra := diff(clean[key], got), diff(got, clean[key]); len(missing)+len(extra) > 0 {
 				t.Errorf("the fault changed the plan's cases: %d missing (%s), %d new (%s)", len(missing), firstOf(missing), len(extra), firstOf(extra))
 			}
 		})
@@ -258,4 +288,31 @@ func firstOf(s []string) string {
 		return strings.Join(s[:4], "; ") + fmt.Sprintf("; ... %d in all", len(s))
 	}
 	return strings.Join(s, "; ")
+}
+
+// Every fault the emulator registers for one of the default lab's designs
+// has a case in designFaults, so a new fault is caught (or shown benign)
+// by the default plans in make test, not only in a campaign someone runs.
+func TestDesignFaultsCoverTheRegistry(t *testing.T) {
+	listed := map[string]bool{}
+	for _, fc := range designFaults {
+		if listed[fc.fault] {
+			t.Errorf("%s: two cases in designFaults", fc.fault)
+		}
+		listed[fc.fault] = true
+	}
+	designs := map[string]bool{"exanet": true, "prr": true, "shoal": true, "tin": true}
+	n := 0
+	for _, fi := range emu.Faults() {
+		if !designs[fi.Design] {
+			continue
+		}
+		n++
+		if !listed[fi.Name] {
+			t.Errorf("fault %s of design %s has no case in designFaults: add the tests that catch it (labrunner faults campaign --faults %s --targets all shows them)", fi.Name, fi.Design, fi.Name)
+		}
+	}
+	if n == 0 {
+		t.Fatal("the emulator registers no fault for the default lab's designs")
+	}
 }
