@@ -226,7 +226,12 @@ func typeName(f ParamField) string {
 }
 
 func limitsText(f ParamField) string {
-	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	num := func(x float64) string {
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			return strconv.FormatFloat(x, 'f', -1, 64) // 16777216, not 1.6777216e+07
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
 	var parts []string
 	switch {
 	case f.min != nil && f.max != nil:

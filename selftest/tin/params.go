@@ -29,9 +29,9 @@ func (t orderingTargets) orderingTargets() orderingTargets { return t }
 type targetedOrdering interface{ orderingTargets() orderingTargets }
 
 type creditsParams struct {
-	Load  float64 `param:"load" doc:"offered uniform-random load"`
-	Bytes int     `param:"bytes" doc:"packet size in bytes"`
-	Count int     `param:"count" doc:"packets per board"`
+	Load  float64 `param:"load" above:"0" max:"1" doc:"offered load per sending board, a fraction of the injection rate (INJECT_MBPS)"`
+	Bytes int     `param:"bytes" min:"1" max:"16383" doc:"IP packet size in bytes"`
+	Count int     `param:"count" min:"1" doc:"packets each board sends"`
 	seedParam
 }
 
@@ -43,35 +43,35 @@ type cellificationParams struct {
 }
 
 type flowOrderParams struct {
-	Load  float64 `param:"load" doc:"offered uniform-random load"`
-	Bytes int     `param:"bytes" doc:"packet size in bytes"`
-	Count int     `param:"count" doc:"packets per flow"`
-	Flows int     `param:"flows" doc:"flows per board"`
+	Load  float64 `param:"load" above:"0" max:"1" doc:"offered load per sending board, a fraction of the injection rate (INJECT_MBPS)"`
+	Bytes int     `param:"bytes" min:"1" max:"16383" doc:"IP packet size in bytes"`
+	Count int     `param:"count" min:"1" doc:"packets each board sends"`
+	Flows int     `param:"flows" doc:"flow labels per destination"`
 	seedParam
 }
 
 type routesParams struct {
 	Modes []string `param:"modes" doc:"routing modes, one run each"`
-	Load  float64  `param:"load" doc:"offered uniform-random load"`
-	Count int      `param:"count" doc:"packets per board and mode"`
-	Bytes int      `param:"bytes" doc:"packet size in bytes (several cells, so that adaptive modes leave the minimal route)"`
+	Load  float64  `param:"load" above:"0" max:"1" doc:"offered load per sending board, a fraction of the injection rate (INJECT_MBPS)"`
+	Count int      `param:"count" min:"1" doc:"packets each board sends per mode"`
+	Bytes int      `param:"bytes" min:"1" max:"16383" doc:"IP packet size in bytes (several cells, so that adaptive modes leave the minimal route)"`
 	seedParam
 }
 
 type rttParams struct {
-	Loads    []float64 `param:"loads" doc:"offered uniform-random loads, one run each"`
-	Bytes    int       `param:"bytes" doc:"request size in bytes"`
+	Loads    []float64 `param:"loads" above:"0" max:"1" doc:"offered loads per sending board, fractions of the injection rate (INJECT_MBPS), one run each"`
+	Bytes    int       `param:"bytes" min:"1" max:"16383" doc:"request size in bytes"`
 	Reply    int       `param:"reply" doc:"reply size in bytes"`
-	Count    int       `param:"count" doc:"requests per board and load"`
+	Count    int       `param:"count" min:"1" doc:"requests each board sends per load"`
 	Replicas int       `param:"replicas" doc:"golden simulation replicas"`
 	seedParam
 }
 
 type rmaParams struct {
-	QPS         int     `param:"qps" doc:"1RMA reads per second per board"`
-	Bytes       int     `param:"bytes" doc:"bytes per read"`
-	Reads       int     `param:"reads" doc:"reads per board and case"`
-	BulkLoad    float64 `param:"bulk_load" doc:"load of the bulk IP traffic"`
+	QPS         int     `param:"qps" min:"1" doc:"1RMA reads per second per sending board"`
+	Bytes       int     `param:"bytes" min:"1" max:"1048575" doc:"bytes per read"`
+	Reads       int     `param:"reads" min:"1" doc:"reads each board issues per scenario"`
+	BulkLoad    float64 `param:"bulk_load" above:"0" max:"1" doc:"load of the bulk IP traffic, a fraction of the injection rate"`
 	BulkBytes   int     `param:"bulk_bytes" min:"1" doc:"bulk IP packet size in bytes (at most 32 cells of this build)"`
 	HipriWeight int     `param:"hipri_weight" doc:"weight of the high-priority class"`
 	Slack       float64 `param:"slack" min:"1" doc:"how much the high-priority tail beside bulk may exceed the tail alone"`
@@ -130,6 +130,6 @@ type traceParams struct {
 	selftest.Targets
 	Src   *string `param:"src" default:"none" doc:"one source board instead of targets"`
 	Dst   *string `param:"dst" default:"seeded, per source" doc:"the destination"`
-	Bytes int     `param:"bytes" doc:"packet size in bytes"`
+	Bytes int     `param:"bytes" min:"1" max:"16383" doc:"IP packet size in bytes"`
 	seedParam
 }
