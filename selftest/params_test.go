@@ -25,6 +25,9 @@ func TestRegisterRefusesParamsThatAreNotAParameterStruct(t *testing.T) {
 		{&countParams{}, "Params is a struct value holding the defaults, got *selftest.countParams"},
 		{map[string]string{"count": "1"}, "Params is a struct value holding the defaults"},
 		{struct{ N int }{}, `needs a param:"name" tag`},
+		{struct {
+			T []string `param:"targets" doc:"boards"`
+		}{}, "declare targets by embedding selftest.Targets"},
 	} {
 		tc := Test{Name: "bad-params", Design: "params-test", Run: noop, Params: c.params}
 		msg := mustPanic(t, func() { Register(tc) })

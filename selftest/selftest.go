@@ -334,7 +334,7 @@ func ParamsOf[P any](env *Env) (P, error) {
 	}
 	p, ok := v.(P)
 	if !ok {
-		return zero, fmt.Errorf("test %s reads parameters as %T but declares %T", env.Test.Name, zero, v)
+		return zero, fmt.Errorf("test %s reads parameters as %v but declares %T", env.Test.Name, reflect.TypeFor[P](), v)
 	}
 	return p, nil
 }
@@ -373,8 +373,14 @@ func Register(t Test) {
 		if reflect.TypeOf(t.Params).Kind() != reflect.Struct {
 			panic(fmt.Sprintf("selftest.Register at %s: test %s: Params is a struct value holding the defaults, got %T", where, t.Name, t.Params))
 		}
-		if _, err := labconfig.ParamFields(t.Params); err != nil {
+		fs, err := labconfig.ParamFields(t.Params)
+		if err != nil {
 			panic(fmt.Sprintf("selftest.Register at %s: test %s: %v", where, t.Name, err))
+		}
+		for _, f := range fs {
+			if _, ok := t.Params.(targeted); f.Name == TargetsParam && !ok {
+				panic(fmt.Sprintf("selftest.Register at %s: test %s: declare %s by embedding selftest.Targets (Env.Targets reads it there)", where, t.Name, TargetsParam))
+			}
 		}
 	}
 	tests.add(testKey(t.Design, t.Name), t, where)

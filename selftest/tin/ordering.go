@@ -120,7 +120,7 @@ func targetsOf(env *selftest.Env, c *clique) (selftest.Rotation, error) {
 	if err != nil {
 		return selftest.Rotation{}, err
 	}
-	if v := prm.orderingTargets().Target; v != nil {
+	if v := prm.ordering().Target; v != nil {
 		t, err := boardParam(env, c, "target", v, "")
 		if err != nil {
 			return selftest.Rotation{}, err
@@ -140,7 +140,7 @@ func streamSources(env *selftest.Env, c *clique, target string) ([]string, uint6
 	if err != nil {
 		return nil, 0, err
 	}
-	n := prm.orderingTargets().Sources
+	n := prm.ordering().Sources
 	seed, err := c.seedOf(env)
 	if err != nil {
 		return nil, 0, err

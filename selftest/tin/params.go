@@ -10,10 +10,10 @@ type seedParam struct {
 	Seed *int `param:"seed" default:"the plan's seed" doc:"seed of the test's traffic"`
 }
 
-func (s seedParam) seedParam() *int { return s.Seed }
+func (s seedParam) seedValue() *int { return s.Seed }
 
 // seeded is a parameter struct that embeds seedParam.
-type seeded interface{ seedParam() *int }
+type seeded interface{ seedValue() *int }
 
 // orderingTargets are the boards an ordering test targets, and how many
 // sources send to each.
@@ -23,10 +23,10 @@ type orderingTargets struct {
 	Sources int     `param:"sources" doc:"boards sending streams to each target"`
 }
 
-func (t orderingTargets) orderingTargets() orderingTargets { return t }
+func (t orderingTargets) ordering() orderingTargets { return t }
 
 // targetedOrdering is a parameter struct that embeds orderingTargets.
-type targetedOrdering interface{ orderingTargets() orderingTargets }
+type targetedOrdering interface{ ordering() orderingTargets }
 
 type creditsParams struct {
 	Load  float64 `param:"load" above:"0" max:"1" doc:"offered load per sending board, a fraction of the injection rate (INJECT_MBPS)"`

@@ -344,8 +344,8 @@ func (c *clique) seedOf(env *selftest.Env) (uint64, error) {
 		return 0, err
 	}
 	s := int(c.seed)
-	if p.seedParam() != nil {
-		s = *p.seedParam()
+	if p.seedValue() != nil {
+		s = *p.seedValue()
 	}
 	return uint64(s), nil
 }
