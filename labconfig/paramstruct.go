@@ -1,6 +1,7 @@
 package labconfig
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -34,6 +35,23 @@ import (
 // a value of the wrong type or outside its limits is an error naming the
 // file:line, the key, the value and what it takes. Check before any board
 // is touched (`lab check`, the nightly) decodes every entry.
+
+// ParamsChecker is a parameter struct with limits that tie its fields
+// together (a warm-up shorter than the run, one of two keys given):
+// Decode calls CheckParams once every field decoded, and reports the error
+// it returns (a *ParamError says at which key).
+type ParamsChecker interface {
+	CheckParams() error
+}
+
+// ParamError is a problem CheckParams found: what is wrong, the fix, and
+// the key it is reported at (that key's line; the entry's first line when
+// the plan does not set it).
+type ParamError struct {
+	Key, Msg, Fix string
+}
+
+func (e *ParamError) Error() string { return e.Key + ": " + e.Msg }
 
 // ParamField describes one parameter of a parameter struct.
 type ParamField struct {
@@ -342,11 +360,37 @@ func (ps Params) Decode(into any) error {
 			errs = append(errs, *e)
 		}
 	}
+	if c, ok := into.(ParamsChecker); ok && len(errs) == 0 {
+		if err := c.CheckParams(); err != nil {
+			errs = append(errs, ps.checkError(err))
+		}
+	}
 	if len(errs) == 0 {
 		return nil
 	}
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Pos.Line < errs[j].Pos.Line })
 	return &Errors{List: errs}
+}
+
+// checkError places an error of CheckParams: at its key's line when the
+// plan sets the key, else at the entry's first line (no line when the
+// entry is empty: the caller knows the entry's).
+func (ps Params) checkError(err error) Error {
+	e := Error{Msg: err.Error()}
+	var pe *ParamError
+	if errors.As(err, &pe) {
+		e.Field, e.Msg, e.Fix = pe.Key, pe.Msg, pe.Fix
+	}
+	if p, ok := ps[e.Field]; ok {
+		e.Pos = p.Pos
+		return e
+	}
+	for _, p := range ps {
+		if e.Pos.Line == 0 || p.Pos.Line < e.Pos.Line {
+			e.Pos = p.Pos
+		}
+	}
+	return e
 }
 
 func decodeField(dst reflect.Value, f ParamField, key string, p Param) *Error {

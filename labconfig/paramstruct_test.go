@@ -165,6 +165,52 @@ func TestDecodeParamsReportsEveryProblemInLineOrder(t *testing.T) {
 	}
 }
 
+// runParams ties two fields together.
+type runParams struct {
+	Cycles int `param:"cycles" min:"1" doc:"run length"`
+	Warmup int `param:"warmup" min:"1" doc:"cycles before the window"`
+}
+
+func (p runParams) CheckParams() error {
+	if p.Warmup >= p.Cycles {
+		return &labconfig.ParamError{Key: "warmup", Msg: fmt.Sprintf("warmup %d leaves no window in %d cycles", p.Warmup, p.Cycles), Fix: "write less"}
+	}
+	return nil
+}
+
+func TestDecodeParamsChecksWhatTiesFieldsTogether(t *testing.T) {
+	for _, c := range []struct {
+		lines []string
+		want  string // "" when it decodes
+	}{
+		{[]string{"cycles: 100", "warmup: 10"}, ""},
+		{[]string{"cycles: 100", "warmup: 100"}, "lab.yaml:16: warmup: warmup 100 leaves no window in 100 cycles (write less)"},
+		// The key is not set: the problem is placed at the entry's first line.
+		{[]string{"cycles: 5"}, "lab.yaml:15: warmup: warmup 64 leaves no window in 5 cycles (write less)"},
+		// A field's own problem first: the struct is not checked half decoded.
+		{[]string{"cycles: 0", "warmup: 100"}, "lab.yaml:15: cycles: 0 is outside at least 1 (write an integer, at least 1)"},
+	} {
+		p := runParams{Cycles: 1000, Warmup: 64}
+		err := entry(t, c.lines...).Decode(&p)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%v: %v", c.lines, err)
+			}
+			continue
+		}
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%v: got %v, want %q", c.lines, err, c.want)
+		}
+	}
+	// An entry without params that the check refuses has no line of its
+	// own: the caller places it at the test entry.
+	p := runParams{Cycles: 10, Warmup: 64}
+	var errs *labconfig.Errors
+	if err := (labconfig.Params{}).Decode(&p); !errors.As(err, &errs) || errs.List[0].Pos.Line != 0 || errs.List[0].Field != "warmup" {
+		t.Errorf("defaults that fail the check: %v", err)
+	}
+}
+
 func TestDecodeParamsWithoutParameters(t *testing.T) {
 	var none struct{}
 	err := entry(t, "batches: 3").Decode(&none)

@@ -342,6 +342,14 @@ func ParamsOf[P any](env *Env) (P, error) {
 // paramsError marks a plan entry's parameters that do not decode as a
 // setup error at the entry.
 func paramsError(t labconfig.Test, err error) error {
+	var errs *labconfig.Errors
+	if errors.As(err, &errs) {
+		for i := range errs.List {
+			if errs.List[i].Pos.Line == 0 {
+				errs.List[i].Pos = t.Pos // a problem of the entry as a whole
+			}
+		}
+	}
 	return drivers.Setup("", t.Pos.String(), "fix the test's params", fmt.Errorf("test %s: %w", t.Name, err))
 }
 

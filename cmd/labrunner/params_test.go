@@ -30,6 +30,9 @@ func TestLabCheckRefusesParameterValues(t *testing.T) {
 		{"params: {path: router, payloads: [32, 64, 128, 256, 512], packets: 2000}", "params: {path: routr, payloads: [32, 64, 128, 256, 512], packets: abc}"},
 		{"params: {pairs: 16}", "params: {pairs: [16, 32]}"},
 		{"params: {batches: 2000}", "params: {batches: -5}"},
+		{"params: {cycles: 30000, traffic: [uniform, bursty, nonuniform]}\n", "params: {cycles: 30000, warmup: 30000, traffic: [uniform, bursty, nonuniform]}\n"},
+		{`params: {link: "shoal-sw0:sfp2"}`, `params: {link: "shoal-sw0:sfp2", node: 3}`},
+		{"params: {modes: [fully-adaptive, minimal-adaptive,", "params: {modes: [fully-adaptive, maximal-adaptive,"},
 	} {
 		if !strings.Contains(src, r[0]) {
 			t.Fatalf("the default lab no longer has %q", r[0])
@@ -49,6 +52,11 @@ func TestLabCheckRefusesParameterValues(t *testing.T) {
 		fmt.Sprintf(`%s:%d: plans[0].tests[2].params.packets: test bandwidth: "abc" is not an integer (write an integer)`, lab, lineOf(t, src, "path: routr")),
 		fmt.Sprintf(`%s:%d: plans[0].tests[6].params.pairs: test hop_latency: got a list [16, 32] where an integer, 1..256 goes`, lab, lineOf(t, src, "pairs: [16, 32]")),
 		fmt.Sprintf(`%s:%d: plans[1].tests[1].params.batches: test placement: -5 is outside 1..1000000 (write an integer, 1..1000000)`, lab, lineOf(t, src, "batches: -5")),
+		fmt.Sprintf(`%s:%d: plans[1].tests[3].params.warmup: test throughput: warmup 30000 leaves no line-rate window in a run of 30000 cycles (write a warmup of 1..29999, or more cycles)`, lab, lineOf(t, src, "warmup: 30000")),
+		fmt.Sprintf(`%s:%d: plans[2].tests[`, lab, lineOf(t, src, "node: 3}")),
+		`.params.link: test failure: give exactly one of link (a cable to fail) or node (a node to fail)`,
+		fmt.Sprintf(`%s:%d: plans[3].tests[`, lab, lineOf(t, src, "maximal-adaptive")),
+		`.params.modes: test routes: `,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lab check does not say\n%s\n in:\n%s", want, out)

@@ -30,6 +30,7 @@ import (
 
 	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/labconfig"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/selftest"
 	tp "github.com/labrunner/labrunner/traffic/prr"
@@ -74,10 +75,31 @@ type throughputParams struct {
 	Warmup int `param:"warmup" min:"1" doc:"cycles before the line-rate window; more than the pipeline latency, fewer than cycles"`
 }
 
+// CheckParams refuses a warm-up that leaves no line-rate window.
+func (p throughputParams) CheckParams() error {
+	if p.Warmup >= p.Cycles {
+		return &labconfig.ParamError{Key: "warmup", Msg: fmt.Sprintf("warmup %d leaves no line-rate window in a run of %d cycles", p.Warmup, p.Cycles),
+			Fix: fmt.Sprintf("write a warmup of 1..%d, or more cycles", p.Cycles-1)}
+	}
+	return nil
+}
+
 // dropRateParams are the drop_rate test's parameters.
 type dropRateParams struct {
 	runParams
 	Loads []float64 `param:"loads" above:"0" max:"1" doc:"input rates, one run each"`
+}
+
+// CheckParams refuses a load the traffic generator's fixed-point rate
+// rounds to 0.
+func (p dropRateParams) CheckParams() error {
+	for _, l := range p.Loads {
+		if f, err := tp.Fixed(l); err != nil || f == 0 {
+			return &labconfig.ParamError{Key: "loads", Msg: fmt.Sprintf("load %g rounds to an input rate of 0 (the traffic generator's rate is a fraction of 2^32)", l),
+				Fix: "write a larger load"}
+		}
+	}
+	return nil
 }
 
 func init() {

@@ -138,10 +138,19 @@ type outcastParams struct {
 // failureParams are the failure test's parameters.
 type failureParams struct {
 	Link         string `param:"link" default:"none" doc:"board:port of the cable to fail (give link or node)"`
-	Node         *int   `param:"node" default:"none" doc:"the node to fail (give link or node)"`
+	Node         *int   `param:"node" min:"0" default:"none" doc:"the node to fail (give link or node)"`
 	SettleEpochs int    `param:"settle_epochs" min:"1" doc:"epochs for the failure to be detected"`
 	Epochs       int    `param:"epochs" min:"1" doc:"epochs measured after it"`
 	Cells        int    `param:"cells" min:"1" doc:"cells per flow of the traffic that continues"`
+}
+
+// CheckParams wants exactly one failure: a link or a node.
+func (p failureParams) CheckParams() error {
+	if (p.Link == "") == (p.Node == nil) {
+		return &labconfig.ParamError{Key: "link", Msg: "give exactly one of link (a cable to fail) or node (a node to fail)",
+			Fix: `write link: "board:port" or node: N`}
+	}
+	return nil
 }
 
 // corruptionParams are the corruption test's parameters.

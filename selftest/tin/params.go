@@ -1,6 +1,11 @@
 package tin
 
-import "github.com/labrunner/labrunner/selftest"
+import (
+	"fmt"
+
+	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/selftest"
+)
 
 // The parameters each TiN test takes from its plan entry (field tags:
 // labconfig.ParamFields), with their defaults where the tests register.
@@ -132,4 +137,25 @@ type traceParams struct {
 	Dst   *string `param:"dst" default:"seeded, per source" doc:"the destination"`
 	Bytes int     `param:"bytes" min:"1" max:"16383" doc:"IP packet size in bytes"`
 	seedParam
+}
+
+// CheckParams refuses a routing mode the design has no ROUTE_MODE value for.
+func (p routesParams) CheckParams() error {
+	if _, err := parseRouteModes(p.Modes); err != nil {
+		return &labconfig.ParamError{Key: "modes", Msg: err.Error()} // the message lists the modes
+	}
+	return nil
+}
+
+// CheckParams wants a stream to reach its dropped REQ (the declared
+// window, the default drop_every, is checked when the test runs).
+func (p robSkewParams) CheckParams() error {
+	if p.DropEvery != nil && *p.DropEvery < 1 {
+		return &labconfig.ParamError{Key: "drop_every", Msg: fmt.Sprintf("drop_every %d: the target must discard a REQ", *p.DropEvery), Fix: "write drop_every: 1 or more"}
+	}
+	if p.DropEvery != nil && p.Length != nil && *p.Length < *p.DropEvery {
+		return &labconfig.ParamError{Key: "length", Msg: fmt.Sprintf("length %d is shorter than drop_every %d: no stream reaches its dropped REQ", *p.Length, *p.DropEvery),
+			Fix: "write a length of at least drop_every"}
+	}
+	return nil
 }
