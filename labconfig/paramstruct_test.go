@@ -323,6 +323,15 @@ func FuzzDecodeParams(f *testing.F) {
 			return
 		}
 		ps := lab.Plans[0].Tests[0].Params
+		rp := runParams{Cycles: 1000, Warmup: 64}
+		if err := ps.Decode(&rp); err == nil && (rp.Warmup >= rp.Cycles || rp.Warmup < 1) {
+			t.Fatalf("accepted %+v", rp)
+		} else if err != nil {
+			var errs *labconfig.Errors
+			if !errors.As(err, &errs) || len(errs.List) == 0 || (len(ps) > 0 && errs.List[0].Pos.Line < 1) {
+				t.Fatalf("check error without a line: %v", err)
+			}
+		}
 		p, err := decode(ps)
 		if err != nil {
 			var errs *labconfig.Errors
