@@ -33,8 +33,9 @@ type Fault struct {
 // Options says what the lab is checked against.
 type Options struct {
 	Catalogue *bitstreams.Catalogue
-	// CheckTest checks the parameters of a plan's test entry against the
-	// ones the design's test takes (selftest.Test.CheckParams); known is
+	// CheckTest decodes the parameters of a plan's test entry into the
+	// design's test's parameter struct (selftest.Test.CheckParams): unknown
+	// keys, values of the wrong type or outside their limits; known is
 	// false when the design has no such test (labconfig reports that).
 	CheckTest func(design, test string, ps labconfig.Params) (known bool, err error)
 	// Faults are the faults the emulated rack can inject, by name.

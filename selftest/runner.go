@@ -427,6 +427,15 @@ func (pr *planRun) tests(ctx context.Context) bool {
 			// Interrupted: leave the rest for --resume.
 			break
 		}
+		params, err := test.DecodeParams(t.Params)
+		if err != nil {
+			// lab check and the nightly's check refuse this before any
+			// board is touched; a plan run another way still records it.
+			env.Error(t.Name, "", nil, paramsError(t, err))
+			pr.rec.MarkDone(env.step, results.KindTest)
+			continue
+		}
+		env.params = params
 		r.progress(plan.Name, t.Name)
 		dl := r.Lab.Deadlines.Test
 		if t.Deadline > 0 {
@@ -436,11 +445,12 @@ func (pr *planRun) tests(ctx context.Context) bool {
 		before, _ := env.Verdicts()
 		t0 := time.Now()
 		env.startTest(tctx)
-		err := runGuarded(tctx, test, env)
+		err = runGuarded(tctx, test, env)
 		if err != nil {
 			env.Error(t.Name, "", nil, err)
 		}
 		env.endTest()
+		env.params = nil
 		cancel()
 		after, _ := env.Verdicts()
 		if err == nil && after == before && len(env.Boards) > 0 {

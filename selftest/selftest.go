@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -58,6 +59,8 @@ type Env struct {
 	fails    int
 	// parent, for an Env made by WithDesign, is told of every verdict too.
 	parent *Env
+	// params is the running test's decoded parameter struct (ParamsOf).
+	params any
 	// testCtx is the running test's context and testFails how many
 	// verdicts had not passed when it started (see Error).
 	testCtx   context.Context
@@ -269,27 +272,85 @@ type Test struct {
 	// Design the test belongs to; "" means any design (generic checks).
 	Design string
 	Doc    string
-	// Params lists every parameter the test reads (from the plan's test
-	// entry), each with its default, and nothing else: `lab check` and the
-	// nightly refuse, before touching a board, any parameter not listed
-	// (CheckParams), so a typo such as "batchs" is an error, never a
-	// silently ignored setting. A test without Params takes none.
-	Params map[string]string
+	// Params is the test's parameter struct, holding the defaults: every
+	// parameter the test reads from its plan entry is a field of it (tags:
+	// labconfig.ParamFields), and nothing else. `lab check` and the nightly
+	// decode every plan entry into it before touching a board
+	// (DecodeParams), so a typo ("batchs"), a value of the wrong type or
+	// outside its limits is a configuration error, never a silently ignored
+	// setting or a failure on the rack. The test reads the decoded value
+	// with ParamsOf. A test without Params takes none.
+	Params any
 	// Run measures and records verdicts through env. An error returned is
 	// recorded as an error verdict for the test as a whole (nothing else
 	// recorded it): use it for infrastructure and setup trouble.
 	Run func(ctx context.Context, env *Env) error
 }
 
-// CheckParams refuses every parameter of a plan's test entry that the test
-// does not list in Params, with file:line and the nearest name it takes.
-func (t Test) CheckParams(ps labconfig.Params) error {
-	allowed := make([]string, 0, len(t.Params))
-	for k := range t.Params {
-		allowed = append(allowed, k)
+// DecodeParams decodes a plan's test entry into a copy of the test's
+// parameter struct (its defaults, overridden by the entry): every unknown
+// key, and every value of the wrong type or outside its limits, is
+// reported with file:line as *labconfig.Errors. A test without Params
+// refuses every key.
+func (t Test) DecodeParams(ps labconfig.Params) (any, error) {
+	if t.Params == nil {
+		return nil, ps.Check()
 	}
-	sort.Strings(allowed)
-	return ps.Check(allowed...)
+	p := reflect.New(reflect.TypeOf(t.Params))
+	p.Elem().Set(reflect.ValueOf(t.Params))
+	if err := ps.Decode(p.Interface()); err != nil {
+		return nil, err
+	}
+	return p.Elem().Interface(), nil
+}
+
+// CheckParams refuses a plan's test entry that does not decode into the
+// test's parameters (DecodeParams).
+func (t Test) CheckParams(ps labconfig.Params) error {
+	_, err := t.DecodeParams(ps)
+	return err
+}
+
+// ParamsOf returns the running test's parameters, decoded from its plan
+// entry into its parameter struct P (the runner decodes them before the
+// test runs). An Env the runner did not prepare (a unit test's) decodes
+// env.Test.Params with the registered test's defaults.
+func ParamsOf[P any](env *Env) (P, error) {
+	var zero P
+	v := env.params
+	if v == nil {
+		design := ""
+		if env.Design != nil {
+			design = env.Design.Name
+		}
+		t, ok := Lookup(design, env.Test.Name)
+		if !ok {
+			return zero, fmt.Errorf("test %s: no such test registered for design %q", env.Test.Name, design)
+		}
+		var err error
+		if v, err = t.DecodeParams(env.Test.Params); err != nil {
+			return zero, paramsError(env.Test, err)
+		}
+	}
+	p, ok := v.(P)
+	if !ok {
+		return zero, fmt.Errorf("test %s reads parameters as %v but declares %T", env.Test.Name, reflect.TypeFor[P](), v)
+	}
+	return p, nil
+}
+
+// paramsError marks a plan entry's parameters that do not decode as a
+// setup error at the entry.
+func paramsError(t labconfig.Test, err error) error {
+	var errs *labconfig.Errors
+	if errors.As(err, &errs) {
+		for i := range errs.List {
+			if errs.List[i].Pos.Line == 0 {
+				errs.List[i].Pos = t.Pos // a problem of the entry as a whole
+			}
+		}
+	}
+	return drivers.Setup("", t.Pos.String(), "fix the test's params", fmt.Errorf("test %s: %w", t.Name, err))
 }
 
 // Setup prepares boards after programming, before a design's tests run
@@ -315,6 +376,20 @@ func Register(t Test) {
 	where := caller(1)
 	if t.Name == "" || t.Run == nil {
 		panic(fmt.Sprintf("selftest.Register at %s: a test needs a Name and a Run (got name %q)", where, t.Name))
+	}
+	if t.Params != nil {
+		if reflect.TypeOf(t.Params).Kind() != reflect.Struct {
+			panic(fmt.Sprintf("selftest.Register at %s: test %s: Params is a struct value holding the defaults, got %T", where, t.Name, t.Params))
+		}
+		fs, err := labconfig.ParamFields(t.Params)
+		if err != nil {
+			panic(fmt.Sprintf("selftest.Register at %s: test %s: %v", where, t.Name, err))
+		}
+		for _, f := range fs {
+			if _, ok := t.Params.(targeted); f.Name == TargetsParam && !ok {
+				panic(fmt.Sprintf("selftest.Register at %s: test %s: declare %s by embedding selftest.Targets (Env.Targets reads it there)", where, t.Name, TargetsParam))
+			}
+		}
 	}
 	tests.add(testKey(t.Design, t.Name), t, where)
 }

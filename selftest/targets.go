@@ -15,8 +15,17 @@ import (
 // only ever targets the plan's last board.
 const TargetsParam = "targets"
 
-// TargetsDoc documents TargetsParam for Test.Params.
-const TargetsDoc = "all (every board), k (k boards a night in rotation: every board within ceil(n/k) nights), or board names"
+// Targets is the targets parameter (TargetsParam): a per-target test
+// embeds it in its parameter struct, and Env.Targets reads it. Left unset
+// it means every board.
+type Targets struct {
+	Targets []string `param:"targets" default:"all" doc:"all (every board), k (k boards a night in rotation: every board within ceil(n/k) nights), or board names"`
+}
+
+func (t Targets) targetList() []string { return t.Targets }
+
+// targeted is a parameter struct that embeds Targets.
+type targeted interface{ targetList() []string }
 
 // Rotation is the set of boards a per-target test covers tonight.
 type Rotation struct {
@@ -39,9 +48,13 @@ func (r Rotation) String() string {
 // now decides tonight's share of a rotation (days since the Unix epoch,
 // UTC).
 func (e *Env) Targets(all []string, now time.Time) (Rotation, error) {
-	v, err := e.Test.Params.Strings(TargetsParam, []string{"all"})
-	if err != nil {
-		return Rotation{}, err
+	tp, ok := e.params.(targeted)
+	if !ok {
+		return Rotation{}, fmt.Errorf("test %s: its parameters (%T) do not embed selftest.Targets", e.Test.Name, e.params)
+	}
+	v := tp.targetList()
+	if len(v) == 0 {
+		v = []string{"all"}
 	}
 	if len(all) == 0 {
 		return Rotation{}, fmt.Errorf("%s: test %s: no board to target", e.Test.Pos, e.Test.Name)

@@ -16,7 +16,11 @@ func TestTargetsCoverEveryBoardOverTheRotation(t *testing.T) {
 		if len(v) > 0 {
 			ps[TargetsParam] = labconfig.Param{Values: v, List: len(v) > 1}
 		}
-		return &Env{Test: labconfig.Test{Name: "t", Params: ps}, Log: slog.New(slog.DiscardHandler)}
+		var p Targets
+		if err := ps.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		return &Env{Test: labconfig.Test{Name: "t", Params: ps}, Log: slog.New(slog.DiscardHandler), params: p}
 	}
 	day := time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC)
 	r, err := env().Targets(all, day)

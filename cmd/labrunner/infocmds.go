@@ -306,16 +306,32 @@ func labDefault(c *cli.Context) error {
 	return err
 }
 
-// labTests lists the tests plans can name, per design.
+// labTests lists the tests plans can name, per design, each with the
+// parameters its plan entry may set (from the test's parameter struct):
+// name, type and limits, default, and what it sets.
 func labTests(c *cli.Context) error {
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "DESIGN\tTEST\tWHAT IT CHECKS")
+	fmt.Fprintln(tw, "DESIGN\tTEST\tWHAT IT CHECKS / PARAMETERS (type, default, what it sets)")
 	for _, t := range selftest.Tests() {
 		d := t.Design
 		if d == "" {
 			d = "(any)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", d, t.Name, t.Doc)
+		if t.Params == nil {
+			continue
+		}
+		fs, err := labconfig.ParamFields(t.Params)
+		if err != nil {
+			return err // Register refuses such a declaration
+		}
+		for _, f := range fs {
+			typ := f.Type
+			if f.Limits != "" {
+				typ += " (" + f.Limits + ")"
+			}
+			fmt.Fprintf(tw, "\t\t  %s\t%s\tdefault %s\t%s\n", f.Name, typ, f.Default, f.Doc)
+		}
 	}
 	return tw.Flush()
 }

@@ -61,19 +61,43 @@ func topoOf(env *selftest.Env) (*topo, error) {
 	return t, nil
 }
 
+// bandwidthParams are the bandwidth test's parameters.
+type bandwidthParams struct {
+	Path     string `param:"path" oneof:"router,router2x,link" doc:"the path measured: one intra-tile port to another (router), two to the same target port (router2x), or across each APElink (link)"`
+	Payloads []int  `param:"payloads" doc:"payload sizes in bytes, one run each"`
+	Packets  int    `param:"packets" doc:"packets per run"`
+}
+
+// latencyParams are the latency test's parameters.
+type latencyParams struct {
+	Hops       []int `param:"hops" doc:"hop counts of the ping-pong pairs"`
+	Payloads   []int `param:"payloads" doc:"payload sizes in bytes"`
+	Iterations int   `param:"iterations" doc:"round trips per pair and payload"`
+}
+
+// hopLatencyParams are the hop_latency test's parameters.
+type hopLatencyParams struct {
+	Pairs int `param:"pairs" min:"1" max:"256" doc:"traced packets each way per cable (each router's trace FIFO holds 1024 entries)"`
+}
+
+// portLoopbackParams are the port_loopback test's parameters.
+type portLoopbackParams struct {
+	Payloads []int `param:"payloads" doc:"payload sizes in words written into the port"`
+}
+
 func init() {
 	selftest.RegisterSetup(design, setup)
 	selftest.RegisterHealth(design, health)
 	selftest.Register(selftest.Test{Name: "links", Design: design, Run: runLinks,
 		Doc: "every cabled APElink of the mesh is up and idle with its full credit (§3.4)"})
 	selftest.Register(selftest.Test{Name: "bandwidth", Design: design, Run: runBandwidth,
-		Params: map[string]string{"path": "router | router2x | link", "payloads": "32,64,128,256,512", "packets": "2000"},
+		Params: bandwidthParams{Path: gx.PathRouter, Payloads: []int{32, 64, 128, 256, 512}, Packets: 2000},
 		Doc:    "self-test bandwidth of the APErouter (one or two sending ports) or of each APElink versus payload size, from the Performance Counter (§4.3)"})
 	selftest.Register(selftest.Test{Name: "latency", Design: design, Run: runLatency,
-		Params: map[string]string{"hops": "1,2", "payloads": "16,...,512", "iterations": "64"},
+		Params: latencyParams{Hops: []int{1, 2}, Payloads: []int{16, 32, 64, 128, 256, 512}, Iterations: 64},
 		Doc:    "KARMA ping-pong round-trip latency versus hops and payload size (§4.2)"})
 	selftest.Register(selftest.Test{Name: "hop_latency", Design: design, Run: runHopLatency,
-		Params: map[string]string{"pairs": "16"},
+		Params: hopLatencyParams{Pairs: 16},
 		Doc:    "router-to-router time of every cable, both ways, from the routers' trace stamps, against §4.2's 0.46 µs single-hop contribution (reading E41)"})
 	selftest.Register(selftest.Test{Name: "dor_path", Design: design, Run: runDORPath,
 		Doc: "a traced packet between every ordered pair of nodes follows the golden dimension-ordered path, VCs included (§3.3)"})
@@ -81,7 +105,7 @@ func init() {
 		Doc: "every link receiver's error counters after the plan's traffic: corrected headers recorded per cable end " +
 			"(exanet.link.ecc_corrected, a degrading cable's trace), no uncorrectable header and no payload CRC error (§3.4)"})
 	selftest.Register(selftest.Test{Name: "port_loopback", Design: design, Run: runPortLoopback,
-		Params: map[string]string{"payloads": "4,100,512"},
+		Params: portLoopbackParams{Payloads: []int{4, 100, 512}},
 		Doc:    "a packet written word by word into an intra-tile port arrives intact at the neighbour's port (KARMA port access, §4)"})
 }
 
@@ -165,10 +189,6 @@ func peerOf(lab *labconfig.Lab, board, port string) string {
 		}
 	}
 	return ""
-}
-
-func intsParam(env *selftest.Env, key string, def []int) ([]int, error) {
-	return env.Test.Params.Ints(key, def)
 }
 
 func sortedNames(m map[string]tx.Coord) []string {

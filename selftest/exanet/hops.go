@@ -33,13 +33,11 @@ func runHopLatency(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	pairs, err := env.Test.Params.Int("pairs", 16)
+	p, err := selftest.ParamsOf[hopLatencyParams](env) // pairs 1..256: each router's trace FIFO holds 1024 entries
 	if err != nil {
 		return err
 	}
-	if pairs < 1 || pairs > 256 {
-		return fmt.Errorf("%s: hop_latency pairs %d: want 1..256 (each router's trace FIFO holds 1024 entries)", env.Test.Pos, pairs)
-	}
+	pairs := p.Pairs
 	if err := survey(ctx, env, t); err != nil {
 		return err
 	}

@@ -83,18 +83,11 @@ func runBandwidth(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	path, err := env.Test.Params.String("path", gx.PathRouter)
+	p, err := selftest.ParamsOf[bandwidthParams](env)
 	if err != nil {
 		return err
 	}
-	payloads, err := intsParam(env, "payloads", []int{32, 64, 128, 256, 512})
-	if err != nil {
-		return err
-	}
-	packets, err := env.Test.Params.Int("packets", 2000)
-	if err != nil {
-		return err
-	}
+	path, payloads, packets := p.Path, p.Payloads, p.Packets
 	type run struct {
 		src, dst string
 		port     string // link cage for the link path
@@ -273,18 +266,11 @@ func runLatency(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	hops, err := intsParam(env, "hops", []int{1, 2})
+	p, err := selftest.ParamsOf[latencyParams](env)
 	if err != nil {
 		return err
 	}
-	payloads, err := intsParam(env, "payloads", []int{16, 32, 64, 128, 256, 512})
-	if err != nil {
-		return err
-	}
-	iters, err := env.Test.Params.Int("iterations", 64)
-	if err != nil {
-		return err
-	}
+	hops, payloads, iters := p.Hops, p.Payloads, p.Iterations
 	// mean[src][payload][hops] keeps the round trips for the per-hop
 	// difference, which §4.2 states directly (0.46 µs).
 	type key struct {
@@ -544,10 +530,11 @@ func runPortLoopback(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	payloads, err := intsParam(env, "payloads", []int{4, 100, 512})
+	p, err := selftest.ParamsOf[portLoopbackParams](env)
 	if err != nil {
 		return err
 	}
+	payloads := p.Payloads
 	rng := rand.New(rand.NewPCG(uint64(env.Lab.Seed), 0x4b41524d41)) // "KARMA"
 	if err := survey(ctx, env, t); err != nil {
 		return err

@@ -37,20 +37,11 @@ const loadedBuildNote = "; golden fed the declared build (manifest config:, read
 // timestamps each queue entry keeps, and port-to-port latency under light
 // traffic (minimum, and latency - wait - 1 for every packet).
 func runPipelineLatency(ctx context.Context, env *selftest.Env) error {
-	if err := checkParams(env, "batches", "cycles"); err != nil {
+	p, err := selftest.ParamsOf[pipelineParams](env)
+	if err != nil {
 		return err
 	}
-	n, err := env.Test.Params.Int("batches", 16)
-	if err != nil {
-		return setupErr(env, err)
-	}
-	cycles, err := env.Test.Params.Int("cycles", 20000)
-	if err != nil {
-		return setupErr(env, err)
-	}
-	if n < 1 || n > 4096 || cycles < 100 || cycles > 1<<26 {
-		return setupErr(env, fmt.Errorf("batches %d (1..4096), cycles %d (100..%d)", n, cycles, 1<<26))
-	}
+	n, cycles := p.Batches, p.Cycles
 	for _, b := range env.Boards {
 		sw, err := open(ctx, env, b)
 		if err != nil {

@@ -40,34 +40,11 @@ type placementRun struct {
 }
 
 func runPlacement(ctx context.Context, env *selftest.Env) error {
-	if err := checkParams(env, "batches", "check_every", "drain_every", "reset_every", "max_differing"); err != nil {
+	p, err := selftest.ParamsOf[placementParams](env)
+	if err != nil {
 		return err
 	}
-	ps := env.Test.Params
-	n, err := ps.Int("batches", 2000)
-	if err != nil {
-		return setupErr(env, err)
-	}
-	checkEvery, err := ps.Int("check_every", 64)
-	if err != nil {
-		return setupErr(env, err)
-	}
-	drainEvery, err := ps.Int("drain_every", 16)
-	if err != nil {
-		return setupErr(env, err)
-	}
-	resetEvery, err := ps.Int("reset_every", 1000)
-	if err != nil {
-		return setupErr(env, err)
-	}
-	limit, err := ps.Int("max_differing", 20)
-	if err != nil {
-		return setupErr(env, err)
-	}
-	if n < 1 || n > 1_000_000 || checkEvery < 1 || drainEvery < 1 || resetEvery < 1 || limit < 1 {
-		return setupErr(env, fmt.Errorf("batches %d (1..1000000), check_every %d, drain_every %d, reset_every %d, max_differing %d: each must be at least 1",
-			n, checkEvery, drainEvery, resetEvery, limit))
-	}
+	n, checkEvery, drainEvery, resetEvery, limit := p.Batches, p.CheckEvery, p.DrainEvery, p.ResetEvery, p.MaxDiffering
 	for _, b := range env.Boards {
 		sw, err := open(ctx, env, b)
 		if err != nil {

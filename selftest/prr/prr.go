@@ -30,6 +30,7 @@ import (
 
 	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/labconfig"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/selftest"
 	tp "github.com/labrunner/labrunner/traffic/prr"
@@ -37,17 +38,75 @@ import (
 
 const design = tp.Design
 
+// placementParams are the placement test's parameters.
+type placementParams struct {
+	Batches      int `param:"batches" min:"1" max:"1000000" doc:"random batches"`
+	CheckEvery   int `param:"check_every" min:"1" doc:"batches between full read-backs: OFFSET, ARB_INDEX, QSTAT, QTAGS"`
+	DrainEvery   int `param:"drain_every" min:"1" doc:"batches between drains, whose egress order is checked"`
+	ResetEvery   int `param:"reset_every" min:"1" doc:"batches between CLEAR_QUEUES"`
+	MaxDiffering int `param:"max_differing" min:"1" doc:"stop after this many differing batches or read-backs"`
+}
+
+// pipelineParams are the pipeline_latency test's parameters.
+type pipelineParams struct {
+	Batches int `param:"batches" min:"1" max:"4096" doc:"batches released for the timestamps"`
+	Cycles  int `param:"cycles" min:"100" max:"67108864" doc:"light-load traffic-generator run for the port-to-port minimum"`
+}
+
+// runParams are the parameters the simulation-scored tests share (the
+// latency test takes these alone). Runs shorter than minCycles are
+// dominated by how a run ends (the traffic generator drains and counts
+// every packet, golden/prr only those delivered within the run); each 10^6
+// cycles cost about a second of emulator time and 0.2 s of CPU per golden
+// replica.
+type runParams struct {
+	Cycles   int      `param:"cycles" min:"10000" max:"16777216" doc:"cycles of traffic per run (golden worst cases grow with it)"`
+	Traffic  []string `param:"traffic" oneof:"uniform,bursty,nonuniform" doc:"the traffic models of FPGA'20 §5.1, one run each"`
+	Replicas int      `param:"replicas" min:"2" max:"1000" doc:"golden simulation replicas for the band, shared by the tests (the band includes their range, which holds one more run with 99% probability for 199)"`
+}
+
+// defaultRun is every traffic model for 30000 cycles, scored against
+// defaultReplicas golden replicas.
+var defaultRun = runParams{Cycles: 30000, Traffic: []string{"uniform", "bursty", "nonuniform"}, Replicas: defaultReplicas}
+
+// throughputParams are the throughput test's parameters.
+type throughputParams struct {
+	runParams
+	Warmup int `param:"warmup" min:"1" doc:"cycles before the line-rate window; more than the pipeline latency, fewer than cycles"`
+}
+
+// CheckParams refuses a warm-up that leaves no line-rate window.
+func (p throughputParams) CheckParams() error {
+	if p.Warmup >= p.Cycles {
+		return &labconfig.ParamError{Key: "warmup", Msg: fmt.Sprintf("warmup %d leaves no line-rate window in a run of %d cycles", p.Warmup, p.Cycles),
+			Fix: fmt.Sprintf("write a warmup of 1..%d, or more cycles", p.Cycles-1)}
+	}
+	return nil
+}
+
+// dropRateParams are the drop_rate test's parameters.
+type dropRateParams struct {
+	runParams
+	Loads []float64 `param:"loads" above:"0" max:"1" doc:"input rates, one run each"`
+}
+
+// CheckParams refuses a load the traffic generator's fixed-point rate
+// rounds to 0.
+func (p dropRateParams) CheckParams() error {
+	for _, l := range p.Loads {
+		if f, err := tp.Fixed(l); err != nil || f == 0 {
+			return &labconfig.ParamError{Key: "loads", Msg: fmt.Sprintf("load %g rounds to an input rate of 0 (the traffic generator's rate is a fraction of 2^32)", l),
+				Fix: "write a larger load"}
+		}
+	}
+	return nil
+}
+
 func init() {
 	selftest.RegisterNoSetup(design, "each PRR board is a switch on its own, with no cables to other boards: "+
 		"every test opens its boards' switches (open) and configures what it uses")
 	selftest.Register(selftest.Test{Name: "placement", Design: design, Run: runPlacement,
-		Params: map[string]string{
-			"batches":       "2000 (random batches; 1..1000000)",
-			"check_every":   "64 (batches between full read-backs: OFFSET, ARB_INDEX, QSTAT, QTAGS)",
-			"drain_every":   "16 (batches between drains, whose egress order is checked)",
-			"reset_every":   "1000 (batches between CLEAR_QUEUES)",
-			"max_differing": "20 (stop after this many differing batches or read-backs)",
-		},
+		Params: placementParams{Batches: 2000, CheckEvery: 64, DrainEvery: 16, ResetEvery: 1000, MaxDiffering: 20},
 		Doc: "random batches (seeded from the lab seed and the board) written into the debug peripheral's batch " +
 			"registers, released in one cycle and read back (PLACEMENT) bit for bit against golden/prr's Switch: " +
 			"group, queue and entry of every packet, drops at full queues (FPGA'20 §3.1-§3.2, §5); between them " +
@@ -56,41 +115,24 @@ func init() {
 			"the first differing batch, slot, expected and read-back queue, and what the pattern suggests (offset " +
 			"counter, sorting-network order of equal keys, output arbiter)"})
 	selftest.Register(selftest.Test{Name: "pipeline_latency", Design: design, Run: runPipelineLatency,
-		Params: map[string]string{
-			"batches": "16 (batches released for the timestamps)",
-			"cycles":  "20000 (light-load traffic-generator run for the port-to-port minimum)",
-		},
+		Params: pipelineParams{Batches: 16, Cycles: 20000},
 		Doc: "pipeline latency in cycles of the declared build (P, S from the manifest's config:) from LAST_ENQ_CYCLE - " +
 			"LAST_INS_CYCLE and the queue entries' own timestamps, against FPGA'20 §4.1-§4.2 / Table 1 " +
 			"(golden PipelineFor); port-to-port minimum latency at light load (TG_LAT_MIN) against " +
 			"(latency_opt + 1)/f_clk (§5.2). Other P and S need their own bitstream"})
 	selftest.Register(selftest.Test{Name: "throughput", Design: design, Run: runThroughput,
-		Params: map[string]string{
-			"cycles":   "30000 (cycles of traffic per run, at least 10000: see minCycles)",
-			"warmup":   "64 (cycles before the line-rate window; more than the pipeline latency)",
-			"traffic":  "uniform,bursty,nonuniform",
-			"replicas": "199 (golden simulation replicas for the band, shared by the tests)",
-		},
+		Params: throughputParams{runParams: defaultRun, Warmup: 64},
 		Doc: "at input rate 1: line rate with a permutation (every input to its own port) against Width × f_clk " +
 			"(FPGA'20 §5.2, golden LineGbps, from PKT_BITS and CLOCK_KHZ), and the delivered fraction per port " +
 			"under each §5.1 traffic model against the golden simulation at the declared FIFO depth"})
 	selftest.Register(selftest.Test{Name: "latency", Design: design, Run: runLatency,
-		Params: map[string]string{
-			"cycles":   "30000 (cycles of traffic per run, at least 10000; golden worst cases grow with it)",
-			"traffic":  "uniform,bursty,nonuniform",
-			"replicas": "199 (golden simulation replicas for the band, shared by the tests)",
-		},
+		Params: defaultRun,
 		Doc: "average and worst-case latency at input rate 1 for the three traffic models of FPGA'20 §5.1 " +
 			"(queue wait + 1: the paper's latency with 0-cycle processing) against golden simulation bands of the " +
 			"same run length at the declared FIFO depth; departures in order and nothing stranded when nothing " +
 			"was dropped (§4.4); packets conserved"})
 	selftest.Register(selftest.Test{Name: "drop_rate", Design: design, Run: runDropRate,
-		Params: map[string]string{
-			"cycles":   "30000 (cycles of traffic per run, at least 10000: see minCycles)",
-			"traffic":  "uniform,bursty,nonuniform",
-			"loads":    "1 (input rates, each 0 < r ≤ 1)",
-			"replicas": "199 (golden simulation replicas; the band includes their range, which holds one more run with 99% probability for 199)",
-		},
+		Params: dropRateParams{runParams: defaultRun, Loads: []float64{1}},
 		Doc: "drop rate at the declared FIFO depth (FIFO_DEPTH is a build parameter, judged by registers.config) per traffic model and " +
 			"input rate, against the golden simulation at that depth with the same cycles (FPGA'20 §5.1, Fig. 9)"})
 }
@@ -150,14 +192,6 @@ func boardSeed(env *selftest.Env, board, purpose string) uint64 {
 // setupErr marks a bad plan parameter as a setup error at its line.
 func setupErr(env *selftest.Env, err error) error {
 	return drivers.Setup("", "test "+env.Test.Name, "fix the test's params at "+env.Test.Pos.String(), err)
-}
-
-// checkParams refuses parameters the test does not take.
-func checkParams(env *selftest.Env, allowed ...string) error {
-	if err := env.Test.Params.Check(allowed...); err != nil {
-		return setupErr(env, err)
-	}
-	return nil
 }
 
 // buildParams are the measurement parameters every PRR figure carries.

@@ -39,31 +39,9 @@ type trafficParams struct {
 	traffics []string
 }
 
-func readTrafficParams(env *selftest.Env, replicas int) (trafficParams, error) {
-	ps := env.Test.Params
-	var t trafficParams
-	var err error
-	if t.cycles, err = ps.Int("cycles", 30000); err != nil {
-		return t, setupErr(env, err)
-	}
-	if t.replicas, err = ps.Int("replicas", replicas); err != nil {
-		return t, setupErr(env, err)
-	}
-	if t.traffics, err = ps.Strings("traffic", []string{"uniform", "bursty", "nonuniform"}); err != nil {
-		return t, setupErr(env, err)
-	}
-	if t.cycles < minCycles || t.cycles > 1<<24 {
-		return t, setupErr(env, fmt.Errorf("cycles %d: want %d..%d: shorter runs are dominated by how a run ends (the traffic generator drains and counts every packet, golden/prr only those delivered within the run); each 10^6 cycles cost about a second of emulator time and 0.2 s of CPU per golden replica", t.cycles, minCycles, 1<<24))
-	}
-	if t.replicas < 2 || t.replicas > 1000 {
-		return t, setupErr(env, fmt.Errorf("replicas %d: want 2..1000 (the band needs the spread of at least two runs)", t.replicas))
-	}
-	for _, tr := range t.traffics {
-		if _, err := tp.ModelNamed(tr); err != nil {
-			return t, setupErr(env, err)
-		}
-	}
-	return t, nil
+// trafficOf takes the shared parameters in the form the runs use.
+func trafficOf(p runParams) trafficParams {
+	return trafficParams{cycles: p.Cycles, replicas: p.Replicas, traffics: p.Traffic}
 }
 
 // runTG runs the traffic generator with a deadline that grows with the run
@@ -215,13 +193,11 @@ const simSource = "FPGA'20 §5.1 (golden/prr reference simulation; 0-cycle proce
 // hardware's queue wait (TG_WAIT: departure − queue write − 1) is that
 // latency minus 1, whatever the pipeline length.
 func runLatency(ctx context.Context, env *selftest.Env) error {
-	if err := checkParams(env, "cycles", "traffic", "replicas"); err != nil {
-		return err
-	}
-	tps, err := readTrafficParams(env, defaultReplicas)
+	p, err := selftest.ParamsOf[runParams](env)
 	if err != nil {
 		return err
 	}
+	tps := trafficOf(p)
 	for _, b := range env.Boards {
 		sw, err := open(ctx, env, b)
 		if err != nil {
@@ -300,20 +276,11 @@ func orderChecks(env *selftest.Env, board string, rr rateRun, tr string) {
 // (every input sends to its own port every cycle: no output contention), and
 // the delivered fraction under each §5.1 traffic model.
 func runThroughput(ctx context.Context, env *selftest.Env) error {
-	if err := checkParams(env, "cycles", "warmup", "traffic", "replicas"); err != nil {
-		return err
-	}
-	tps, err := readTrafficParams(env, defaultReplicas)
+	p, err := selftest.ParamsOf[throughputParams](env)
 	if err != nil {
 		return err
 	}
-	warmup, err := env.Test.Params.Int("warmup", 64)
-	if err != nil {
-		return setupErr(env, err)
-	}
-	if warmup < 1 || warmup >= tps.cycles {
-		return setupErr(env, fmt.Errorf("warmup %d: want 1..cycles-1 (%d)", warmup, tps.cycles-1))
-	}
+	tps, warmup := trafficOf(p.runParams), p.Warmup
 	for _, b := range env.Boards {
 		sw, err := open(ctx, env, b)
 		if err != nil {
@@ -392,17 +359,11 @@ func lineRate(ctx context.Context, env *selftest.Env, b *selftest.Board, sw *tp.
 // depth with the same cycles (FIFO depth is a build parameter: other depths
 // need their own bitstream).
 func runDropRate(ctx context.Context, env *selftest.Env) error {
-	if err := checkParams(env, "cycles", "traffic", "loads", "replicas"); err != nil {
-		return err
-	}
-	tps, err := readTrafficParams(env, defaultReplicas)
+	p, err := selftest.ParamsOf[dropRateParams](env)
 	if err != nil {
 		return err
 	}
-	loads, err := env.Test.Params.Floats("loads", []float64{1})
-	if err != nil {
-		return setupErr(env, err)
-	}
+	tps, loads := trafficOf(p.runParams), p.Loads
 	var fixed []uint32
 	for _, l := range loads {
 		f, err := tp.Fixed(l)

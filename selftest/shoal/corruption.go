@@ -24,17 +24,11 @@ func runCorruption(ctx context.Context, env *selftest.Env) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := testParams(env, "ber", "cells"); err != nil {
+	par, err := selftest.ParamsOf[corruptionParams](env)
+	if err != nil {
 		return err
 	}
-	ber, err := env.Test.Params.Float("ber", 1e-5)
-	if err != nil || !(ber > 0) {
-		return paramErr(env, fmt.Errorf("ber: want a bit-error rate > 0 (%v)", err))
-	}
-	cells, err := env.Test.Params.Int("cells", 200)
-	if err != nil || cells < 1 {
-		return paramErr(env, fmt.Errorf("cells: want ≥ 1 (%v)", err))
-	}
+	ber, cells := par.BER, par.Cells
 	r, n := k.r, k.fab.N()
 	defer func() {
 		if rerr := k.restore(ctx); rerr != nil && err == nil {

@@ -33,28 +33,14 @@ func runFailure(ctx context.Context, env *selftest.Env) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := testParams(env, "link", "node", "settle_epochs", "epochs", "cells"); err != nil {
+	par, err := selftest.ParamsOf[failureParams](env)
+	if err != nil {
 		return err
 	}
-	link, err := env.Test.Params.String("link", "")
-	if err != nil {
-		return paramErr(env, err)
-	}
-	node, err := env.Test.Params.Int("node", -1)
-	if err != nil {
-		return paramErr(env, err)
-	}
-	settle, err := env.Test.Params.Int("settle_epochs", 50)
-	if err != nil || settle < 1 {
-		return paramErr(env, fmt.Errorf("settle_epochs: want ≥ 1 (%v)", err))
-	}
-	epochs, err := env.Test.Params.Int("epochs", 100)
-	if err != nil || epochs < 1 {
-		return paramErr(env, fmt.Errorf("epochs: want ≥ 1 (%v)", err))
-	}
-	cells, err := env.Test.Params.Int("cells", 40)
-	if err != nil || cells < 1 {
-		return paramErr(env, fmt.Errorf("cells: want ≥ 1 (%v)", err))
+	link, settle, epochs, cells := par.Link, par.SettleEpochs, par.Epochs, par.Cells
+	node := -1
+	if par.Node != nil {
+		node = *par.Node
 	}
 	if (link == "") == (node < 0) {
 		return paramErr(env, fmt.Errorf("give exactly one of link: \"board:port\" (a cable to fail) or node: N (a node to fail)"))

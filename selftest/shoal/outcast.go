@@ -31,36 +31,33 @@ func runOutcast(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	if err := testParams(env, "senders", "dests", "cells"); err != nil {
+	par, err := selftest.ParamsOf[outcastParams](env)
+	if err != nil {
 		return err
 	}
 	n := k.fab.N()
-	all := make([]int, n)
-	for i := range all {
-		all[i] = i
-	}
-	senders, err := env.Test.Params.Ints("senders", all)
-	if err != nil {
-		return paramErr(env, err)
+	senders := par.Senders
+	if senders == nil {
+		senders = make([]int, n)
+		for i := range senders {
+			senders[i] = i
+		}
 	}
 	for _, s := range senders {
 		if s < 0 || s >= n {
 			return paramErr(env, fmt.Errorf("senders: node %d is not one of the rack's 0..%d", s, n-1))
 		}
 	}
-	dests, err := env.Test.Params.Int("dests", n-1)
-	if err != nil {
-		return paramErr(env, err)
+	dests := n - 1
+	if par.Dests != nil {
+		dests = *par.Dests
 	}
 	if dests < 2 || dests > n-1 {
 		// One destination puts one flow in the ready queues: the test
 		// needs two or more waiting behind the local cell in Q_jk.
 		return paramErr(env, fmt.Errorf("dests: %d; want 2..%d, so that several flows wait in the sender's ready queues", dests, n-1))
 	}
-	cells, err := env.Test.Params.Int("cells", 100)
-	if err != nil {
-		return paramErr(env, err)
-	}
+	cells := par.Cells
 	if cells < n {
 		// Long flows: more cells than a flow has subflows, so that every
 		// subflow comes back to its queue while the others still wait.

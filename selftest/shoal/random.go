@@ -32,46 +32,26 @@ func (w workloadRun) params(kv ...string) results.Params {
 	return p
 }
 
-var workloadParams = []string{"workload", "flows", "load", "load_gbps", "seed", "max_bytes", "max_slots"}
-
 // runWorkloadTraffic draws the test's workload — §7.3 (uniform pairs) or
 // §7.4 (the skewed disaggregated mix): Poisson arrivals, Pareto(1.05, mean
 // 100 KB) sizes, seeded — and runs it on a fresh bootstrap.
 func runWorkloadTraffic(ctx context.Context, env *selftest.Env, k *rack, c gs.Config) (workloadRun, error) {
 	var w workloadRun
-	if err := testParams(env, workloadParams...); err != nil {
+	par, err := selftest.ParamsOf[workloadParams](env)
+	if err != nil {
 		return w, err
 	}
-	ws, err := env.Test.Params.String("workload", "uniform")
-	if err != nil {
+	if w.kind, err = ts.ParseKind(par.Workload); err != nil {
 		return w, paramErr(env, err)
 	}
-	if w.kind, err = ts.ParseKind(ws); err != nil {
-		return w, paramErr(env, err)
-	}
-	nflows, err := env.Test.Params.Int("flows", 150)
-	if err != nil {
-		return w, paramErr(env, err)
-	}
-	if w.load, err = env.Test.Params.Float("load", 0.5); err != nil {
-		return w, paramErr(env, err)
-	}
+	nflows, maxBytes, maxSlots := par.Flows, par.MaxBytes, par.MaxSlots
+	w.load, w.seed = par.Load, par.Seed
 	// R of L = F/(R·N·τ): half the node link by default, as golden/shoal
 	// reads §7.3 (Shoal's nodes get "2x bandwidth, to compensate for the
 	// throughput overhead of detouring").
-	if w.rate, err = env.Test.Params.Float("load_gbps", c.NodeLinkGbps()/2); err != nil {
-		return w, paramErr(env, err)
-	}
-	if w.seed, err = env.Test.Params.Int("seed", 1); err != nil {
-		return w, paramErr(env, err)
-	}
-	maxBytes, err := env.Test.Params.Int("max_bytes", 0)
-	if err != nil {
-		return w, paramErr(env, err)
-	}
-	maxSlots, err := env.Test.Params.Int("max_slots", 3_000_000)
-	if err != nil || maxSlots < 1 {
-		return w, paramErr(env, fmt.Errorf("max_slots: want ≥ 1 (%v)", err))
+	w.rate = c.NodeLinkGbps() / 2
+	if par.LoadGbps != nil {
+		w.rate = *par.LoadGbps
 	}
 	wl := ts.NewWorkload(w.kind, k.fab.N(), nflows, w.load, w.rate, uint64(w.seed))
 	wl.MaxBytes = int64(maxBytes)

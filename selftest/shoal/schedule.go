@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/labrunner/labrunner/drivers"
 	gs "github.com/labrunner/labrunner/golden/shoal"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/selftest"
@@ -37,13 +36,11 @@ func runSchedule(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	if err := env.Test.Params.Check("epochs"); err != nil {
-		return drivers.Setup("", env.Test.Pos.String(), "", err)
+	par, err := selftest.ParamsOf[scheduleParams](env) // epochs ≥ 2: the trace holds the last complete epoch
+	if err != nil {
+		return err
 	}
-	epochs, err := env.Test.Params.Int("epochs", 3)
-	if err != nil || epochs < 2 {
-		return drivers.Setup("", env.Test.Pos.String(), "epochs ≥ 2: the trace holds the last complete epoch", fmt.Errorf("epochs: %v", err))
-	}
+	epochs := par.Epochs
 	r, f := k.r, k.fab
 	E := k.base.Schedule.Epoch()
 	if err := r.Restart(ctx); err != nil {

@@ -82,47 +82,124 @@ func rackOf(env *selftest.Env) (*rack, error) {
 	return k, nil
 }
 
+// scheduleParams are the schedule test's parameters.
+type scheduleParams struct {
+	Epochs int `param:"epochs" min:"2" doc:"epochs run before the trace is read (the trace holds the last complete epoch)"`
+}
+
+// syncParams are the sync test's parameters.
+type syncParams struct {
+	Slots int `param:"slots" min:"1" doc:"idle slots watched for a cell outside the guard band"`
+}
+
+// incastParams are the incast test's parameters.
+type incastParams struct {
+	Dst     int  `param:"dst" doc:"the destination node"`
+	Senders *int `param:"senders" default:"N-1 (7:1 on 8 nodes, §6.2)" doc:"how many nodes send to dst"`
+	Cells   int  `param:"cells" min:"1" doc:"cells per flow (§6.2: seven 64 B cells)"`
+}
+
+// permutationParams are the permutation test's parameters.
+type permutationParams struct {
+	SlotCycles   []int `param:"slot_cycles" doc:"slot sizes in cycles, one run each"`
+	WarmupEpochs int   `param:"warmup_epochs" doc:"epochs before the measured window"`
+	Epochs       int   `param:"epochs" min:"1" doc:"epochs measured"`
+	Seed         int   `param:"seed" doc:"seed of the permutation"`
+}
+
+// fairnessParams are the fairness test's parameters.
+type fairnessParams struct {
+	Flows []string `param:"flows" doc:"competing flows, each src>dst"`
+	Cells int      `param:"cells" min:"1" doc:"cells per flow"`
+}
+
+// workloadParams are the parameters of the random-traffic tests
+// (queue_bound, workload).
+type workloadParams struct {
+	Workload string   `param:"workload" oneof:"uniform,skewed,disaggregated" doc:"uniform pairs (§7.3) or the skewed disaggregated mix (§7.4)"`
+	Flows    int      `param:"flows" doc:"flows drawn"`
+	Load     float64  `param:"load" doc:"offered load L"`
+	LoadGbps *float64 `param:"load_gbps" default:"half the node link" doc:"R of L = F/(R·N·τ), in Gb/s"`
+	Seed     int      `param:"seed" doc:"seed of the workload"`
+	MaxBytes int      `param:"max_bytes" doc:"cap on a flow's size in bytes (0: none)"`
+	MaxSlots int      `param:"max_slots" min:"1" doc:"slots the run may take before it is cut"`
+}
+
+// defaultWorkload is §7.3's workload at half load.
+var defaultWorkload = workloadParams{Workload: "uniform", Flows: 150, Load: 0.5, Seed: 1, MaxBytes: 0, MaxSlots: 3_000_000}
+
+// outcastParams are the outcast test's parameters.
+type outcastParams struct {
+	Senders []int `param:"senders" default:"every node" doc:"the nodes that take their turn as the sender"`
+	Dests   *int  `param:"dests" default:"N-1" doc:"destinations of each sender's flows (2..N-1)"`
+	Cells   int   `param:"cells" doc:"cells per flow (at least N, more than a flow's subflows)"`
+}
+
+// failureParams are the failure test's parameters.
+type failureParams struct {
+	Link         string `param:"link" default:"none" doc:"board:port of the cable to fail (give link or node)"`
+	Node         *int   `param:"node" min:"0" default:"none" doc:"the node to fail (give link or node)"`
+	SettleEpochs int    `param:"settle_epochs" min:"1" doc:"epochs for the failure to be detected"`
+	Epochs       int    `param:"epochs" min:"1" doc:"epochs measured after it"`
+	Cells        int    `param:"cells" min:"1" doc:"cells per flow of the traffic that continues"`
+}
+
+// CheckParams wants exactly one failure: a link or a node.
+func (p failureParams) CheckParams() error {
+	if (p.Link == "") == (p.Node == nil) {
+		return &labconfig.ParamError{Key: "link", Msg: "give exactly one of link (a cable to fail) or node (a node to fail)",
+			Fix: `write link: "board:port" or node: N`}
+	}
+	return nil
+}
+
+// corruptionParams are the corruption test's parameters.
+type corruptionParams struct {
+	BER   float64 `param:"ber" above:"0" doc:"injected bit-error rate"`
+	Cells int     `param:"cells" min:"1" doc:"cells per flow"`
+}
+
 func init() {
 	selftest.RegisterSetup(design, setup)
 	selftest.RegisterHealth(design, health)
 	selftest.Register(selftest.Test{Name: "schedule", Design: design, Run: runSchedule,
-		Params: map[string]string{"epochs": "3"},
+		Params: scheduleParams{Epochs: 3},
 		Doc: "every switch's multiplexers (sw_trace) hold, in every slot of an epoch, what its schedule memory says, " +
 			"and that is golden/shoal's decomposition of the cyclic schedule (Decompose, CheckSlot; §3.2, Fig. 3/4); " +
 			"every NIC's schedule memory sends to and hears from the golden peers"})
 	selftest.Register(selftest.Test{Name: "sync", Design: design, Run: runSync,
-		Params: map[string]string{"slots": "20000"},
+		Params: syncParams{Slots: 20000},
 		Doc: "time sync (§3.4, §6.1): one-way delay against the §6.2 propagation latency, residual offset within the " +
 			"guard band, then idle slots with no cell outside the guard band (SW_MISALIGNED), corrupted, misrouted or missing"})
 	selftest.Register(selftest.Test{Name: "incast", Design: design, Run: runIncast,
-		Params: map[string]string{"dst": "0", "senders": "7", "cells": "7"},
+		Params: incastParams{Dst: 0, Cells: 7},
 		Doc:    "N:1 synchronised incast (§6.2, Fig. 10): fastest, slowest and mean flow completion time and the largest queue, against golden/shoal's simulation of the same flows"})
 	selftest.Register(selftest.Test{Name: "permutation", Design: design, Run: runPermutation,
-		Params: map[string]string{"slot_cycles": "12,16,24,32,48,64,96,128", "warmup_epochs": "200", "epochs": "2000", "seed": "1"},
+		Params: permutationParams{SlotCycles: []int{12, 16, 24, 32, 48, 64, 96, 128}, WarmupEpochs: 200, Epochs: 2000, Seed: 1},
 		Doc:    "full-permutation destination throughput against slot size (§6.2, Fig. 9), scored against golden/shoal's simulation of the same permutation and its max-min ceiling; the trend rises with the slot"})
 	selftest.Register(selftest.Test{Name: "fairness", Design: design, Run: runFairness,
-		Params: map[string]string{"flows": "1>0,2>0,3>0,4>5", "cells": "2000"},
+		Params: fairnessParams{Flows: []string{"1>0", "2>0", "3>0", "4>5"}, Cells: 2000},
 		Doc:    "per-flow rates of competing flows against max-min water-filling over Shoal's virtual links (§3.3.2, §7.2)"})
 	selftest.Register(selftest.Test{Name: "queue_bound", Design: design, Run: runQueueBound,
-		Params: map[string]string{"workload": "uniform", "flows": "150", "load": "0.5", "load_gbps": "half the node link", "seed": "1", "max_bytes": "0", "max_slots": "3000000"},
+		Params: defaultWorkload,
 		Doc: "random traffic (§7.3 Poisson arrivals, Pareto(1.05, mean 100 KB) sizes; §7.4 skewed mix): every queue within " +
 			"Eq. 5 (1 + incast ≤ N) and every ready queue within Eq. 4 on every NIC, and every flow completes"})
 	selftest.Register(selftest.Test{Name: "outcast", Design: design, Run: runOutcast,
-		Params: map[string]string{"senders": "every node", "dests": "N-1", "cells": "100"},
+		Params: outcastParams{Cells: 100},
 		Doc: "an outcast from each sender in turn, long flows to `dests` nodes and nothing forwarded through the sender: " +
 			"each node's largest queue against golden/shoal's band for the same flows (§3.3.3: at most one local cell in " +
 			"a queue; §3.3.2: one cell per subflow at its intermediate; Eq. 5 taken apart, reading S62), and every flow completes"})
 	selftest.Register(selftest.Test{Name: "workload", Design: design, Run: runWorkload,
-		Params: map[string]string{"workload": "uniform", "flows": "150", "load": "0.5", "load_gbps": "half the node link", "seed": "1", "max_bytes": "0", "max_slots": "3000000"},
+		Params: defaultWorkload,
 		Doc: "random traffic as queue_bound, scored against golden/shoal's simulation of the same flows: short-flow completion " +
 			"times (median, 99th percentile), long-flow goodput and the largest aggregate queue of a node (§7.3, Fig. 15/16; §7.4, Fig. 18)"})
 	selftest.Register(selftest.Test{Name: "failure", Design: design, Run: runFailure,
-		Params: map[string]string{"link": "none: board:port of the cable to fail", "node": "none: the node to fail (give link or node)", "settle_epochs": "50", "epochs": "100", "cells": "40"},
+		Params: failureParams{SettleEpochs: 50, Epochs: 100, Cells: 40},
 		Doc: "a failed link (taken out of service in the switch schedules) or a failed node (its NIC disabled): the slots it " +
 			"costs are marked failed at the fraction golden/shoal counts (Table 1), detection is symmetric (§3.5), and " +
 			"traffic between the pairs still connected completes"})
 	selftest.Register(selftest.Test{Name: "corruption", Design: design, Run: runCorruption,
-		Params: map[string]string{"ber": "1e-5", "cells": "200"},
+		Params: corruptionParams{BER: 1e-5, Cells: 200},
 		Doc:    "cell corruption at an injected bit-error rate (App. D): corrupted cells are counted at the rate the BER gives, retransmitted, and every flow completes with each cell delivered once"})
 }
 

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/selftest"
 )
@@ -24,13 +23,11 @@ func runSync(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	if err := env.Test.Params.Check("slots"); err != nil {
-		return drivers.Setup("", env.Test.Pos.String(), "", err)
+	par, err := selftest.ParamsOf[syncParams](env)
+	if err != nil {
+		return err
 	}
-	slots, err := env.Test.Params.Int("slots", 20000)
-	if err != nil || slots < 1 {
-		return drivers.Setup("", env.Test.Pos.String(), "slots ≥ 1", fmt.Errorf("slots: %v", err))
-	}
+	slots := par.Slots
 	r := k.r
 	if err := r.Stop(ctx); err != nil {
 		return err

@@ -99,14 +99,6 @@ func (k *rack) checkComplete(env *selftest.Env, name string, p results.Params, f
 	return ok
 }
 
-// testParams checks a test's parameters against the allowed names.
-func testParams(env *selftest.Env, allowed ...string) error {
-	if err := env.Test.Params.Check(allowed...); err != nil {
-		return drivers.Setup("", env.Test.Pos.String(), "", err)
-	}
-	return nil
-}
-
 func paramErr(env *selftest.Env, err error) error {
 	return drivers.Setup("", env.Test.Pos.String(), "", err)
 }
@@ -118,21 +110,15 @@ func runIncast(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	if err := testParams(env, "dst", "senders", "cells"); err != nil {
+	par, err := selftest.ParamsOf[incastParams](env)
+	if err != nil {
 		return err
 	}
 	n := k.fab.N()
-	dst, err := env.Test.Params.Int("dst", 0)
-	if err != nil {
-		return paramErr(env, err)
-	}
-	count, err := env.Test.Params.Int("senders", n-1) // §6.2: 7:1 on 8 nodes
-	if err != nil {
-		return paramErr(env, err)
-	}
-	cells, err := env.Test.Params.Int("cells", 7) // §6.2: "seven 64 B cells"
-	if err != nil || cells < 1 {
-		return paramErr(env, fmt.Errorf("cells: want ≥ 1 (%v)", err))
+	dst, cells := par.Dst, par.Cells // §6.2: "seven 64 B cells"
+	count := n - 1                   // §6.2: 7:1 on 8 nodes
+	if par.Senders != nil {
+		count = *par.Senders
 	}
 	senders, err := ts.IncastSenders(n, dst, count)
 	if err != nil {
@@ -202,25 +188,11 @@ func runPermutation(ctx context.Context, env *selftest.Env) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := testParams(env, "slot_cycles", "warmup_epochs", "epochs", "seed"); err != nil {
+	par, err := selftest.ParamsOf[permutationParams](env)
+	if err != nil {
 		return err
 	}
-	slots, err := env.Test.Params.Ints("slot_cycles", []int{12, 16, 24, 32, 48, 64, 96, 128})
-	if err != nil {
-		return paramErr(env, err)
-	}
-	warm, err := env.Test.Params.Int("warmup_epochs", 200)
-	if err != nil {
-		return paramErr(env, err)
-	}
-	epochs, err := env.Test.Params.Int("epochs", 2000)
-	if err != nil || epochs < 1 {
-		return paramErr(env, fmt.Errorf("epochs: want ≥ 1 (%v)", err))
-	}
-	seed, err := env.Test.Params.Int("seed", 1)
-	if err != nil {
-		return paramErr(env, err)
-	}
+	slots, warm, epochs, seed := par.SlotCycles, par.WarmupEpochs, par.Epochs, par.Seed
 	n := k.fab.N()
 	E := k.base.Schedule.Epoch()
 	defer func() {
@@ -331,17 +303,11 @@ func runFairness(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	if err := testParams(env, "flows", "cells"); err != nil {
+	par, err := selftest.ParamsOf[fairnessParams](env)
+	if err != nil {
 		return err
 	}
-	spec, err := env.Test.Params.Strings("flows", []string{"1>0", "2>0", "3>0", "4>5"})
-	if err != nil {
-		return paramErr(env, err)
-	}
-	cells, err := env.Test.Params.Int("cells", 2000)
-	if err != nil || cells < 1 {
-		return paramErr(env, fmt.Errorf("cells: want ≥ 1 (%v)", err))
-	}
+	spec, cells := par.Flows, par.Cells
 	pairs, err := ts.ParsePairs(strings.Join(spec, ","), k.fab.N())
 	if err != nil {
 		return paramErr(env, err)

@@ -26,21 +26,22 @@ func runCellification(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	lengths, err := env.Test.Params.Ints("packets", []int{1, 64, 152, 153, 1500, 4096})
+	prm, err := selftest.ParamsOf[cellificationParams](env)
 	if err != nil {
 		return err
 	}
+	lengths := prm.Packets
 	// Every board's switch cuts cells (targets, as for the ordering tests: reading O60):
 	// each board in turn is the source, towards the next board of the
 	// plan, unless the plan names one pair.
 	type pair struct{ src, dst string }
 	var pairs []pair
-	if env.Test.Params.Has("src") || env.Test.Params.Has("dst") {
-		src, err := boardParam(env, c, "src", c.topo.Boards[0])
+	if prm.Src != nil || prm.Dst != nil {
+		src, err := boardParam(env, c, "src", prm.Src, c.topo.Boards[0])
 		if err != nil {
 			return err
 		}
-		dst, err := boardParam(env, c, "dst", c.topo.Boards[len(c.topo.Boards)-1])
+		dst, err := boardParam(env, c, "dst", prm.Dst, c.topo.Boards[len(c.topo.Boards)-1])
 		if err != nil {
 			return err
 		}

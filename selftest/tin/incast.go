@@ -24,30 +24,11 @@ func runIncast(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	victim, err := env.Test.Params.String("victim", "")
+	prm, err := selftest.ParamsOf[incastParams](env)
 	if err != nil {
 		return err
 	}
-	senders, err := env.Test.Params.Int("senders", 0)
-	if err != nil {
-		return err
-	}
-	bytes, err := env.Test.Params.Int("bytes", 1500)
-	if err != nil {
-		return err
-	}
-	messages, err := env.Test.Params.Int("messages", 4)
-	if err != nil {
-		return err
-	}
-	msgBytes, err := env.Test.Params.Int("message_bytes", 65536)
-	if err != nil {
-		return err
-	}
-	threshold, err := env.Test.Params.Int("threshold", 16)
-	if err != nil {
-		return err
-	}
+	victim, senders, bytes, messages, msgBytes, threshold := prm.Victim, prm.Senders, prm.Bytes, prm.Messages, prm.MessageBytes, prm.Threshold
 	seed, err := c.seedOf(env)
 	if err != nil {
 		return err
@@ -57,8 +38,10 @@ func runIncast(ctx context.Context, env *selftest.Env) error {
 	}
 	// Every board's IP egress is a victim in turn (targets), unless the
 	// plan names one.
-	victims := []string{victim}
-	if victim == "" {
+	var victims []string
+	if victim != nil {
+		victims = []string{*victim}
+	} else {
 		rot, err := env.Targets(c.topo.Boards, time.Now())
 		if err != nil {
 			return drivers.Setup("", env.Test.Pos.String(), "", err)

@@ -107,18 +107,11 @@ func runCredits(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	load, err := env.Test.Params.Float("load", 0.1)
+	prm, err := selftest.ParamsOf[creditsParams](env)
 	if err != nil {
 		return err
 	}
-	bytes, err := env.Test.Params.Int("bytes", 1500)
-	if err != nil {
-		return err
-	}
-	count, err := env.Test.Params.Int("count", 100)
-	if err != nil {
-		return err
-	}
+	load, bytes, count := prm.Load, prm.Bytes, prm.Count
 	seed, err := c.seedOf(env)
 	if err != nil {
 		return err

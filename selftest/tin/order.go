@@ -18,22 +18,11 @@ func runFlowOrder(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	load, err := env.Test.Params.Float("load", 0.1)
+	prm, err := selftest.ParamsOf[flowOrderParams](env)
 	if err != nil {
 		return err
 	}
-	bytes, err := env.Test.Params.Int("bytes", 1500)
-	if err != nil {
-		return err
-	}
-	count, err := env.Test.Params.Int("count", 150)
-	if err != nil {
-		return err
-	}
-	flows, err := env.Test.Params.Int("flows", 4)
-	if err != nil {
-		return err
-	}
+	load, bytes, count, flows := prm.Load, prm.Bytes, prm.Count, prm.Flows
 	seed, err := c.seedOf(env)
 	if err != nil {
 		return err

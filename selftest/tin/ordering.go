@@ -116,8 +116,12 @@ func (sr *streamsRun) golden(c *clique) ([]gor.Stream, []gor.Exec, []bool, []str
 // board's ordering engine must not escape because only the plan's last
 // board was ever a target.
 func targetsOf(env *selftest.Env, c *clique) (selftest.Rotation, error) {
-	if env.Test.Params.Has("target") {
-		t, err := boardParam(env, c, "target", "")
+	prm, err := selftest.ParamsOf[targetedOrdering](env)
+	if err != nil {
+		return selftest.Rotation{}, err
+	}
+	if v := prm.ordering().Target; v != nil {
+		t, err := boardParam(env, c, "target", v, "")
 		if err != nil {
 			return selftest.Rotation{}, err
 		}
@@ -131,11 +135,12 @@ func targetsOf(env *selftest.Env, c *clique) (selftest.Rotation, error) {
 }
 
 // streamSources reads the sources of an ordering test towards target.
-func streamSources(env *selftest.Env, c *clique, target string, defSources int) ([]string, uint64, error) {
-	n, err := env.Test.Params.Int("sources", defSources)
+func streamSources(env *selftest.Env, c *clique, target string) ([]string, uint64, error) {
+	prm, err := selftest.ParamsOf[targetedOrdering](env)
 	if err != nil {
 		return nil, 0, err
 	}
+	n := prm.ordering().Sources
 	seed, err := c.seedOf(env)
 	if err != nil {
 		return nil, 0, err
@@ -159,32 +164,17 @@ func runOrdering(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	modes, err := env.Test.Params.Strings("modes", []string{"ordered", "ordered-eod", "sync"})
+	prm, err := selftest.ParamsOf[orderingParams](env)
 	if err != nil {
 		return err
 	}
+	modes := prm.Modes
 	rot, err := targetsOf(env, c)
 	if err != nil {
 		return err
 	}
-	perSource, err := env.Test.Params.Int("streams", 4)
-	if err != nil {
-		return err
-	}
-	lengths, err := env.Test.Params.Ints("lengths", []int{10, 20, 40})
-	if err != nil {
-		return err
-	}
-	conc, err := env.Test.Params.Int("concurrent", 2)
-	if err != nil {
-		return err
-	}
-	knob := map[string]int{}
-	for k, def := range map[string]int{"loss_req_ppm": 20000, "loss_ack_ppm": 20000, "drop_every": 7, "jitter_ns": 200} {
-		if knob[k], err = env.Test.Params.Int(k, def); err != nil {
-			return err
-		}
-	}
+	perSource, lengths, conc := prm.Streams, prm.Lengths, prm.Concurrent
+	knob := map[string]int{"loss_req_ppm": prm.LossReqPPM, "loss_ack_ppm": prm.LossAckPPM, "drop_every": prm.DropEvery, "jitter_ns": prm.JitterNS}
 	for _, name := range modes {
 		if _, ok := orderingModes[name]; !ok {
 			return fmt.Errorf("%s: ordering mode %q: want one of ordered, ordered-eod, slow, slow-eod, sync", env.Test.Pos, name)
@@ -192,7 +182,7 @@ func runOrdering(ctx context.Context, env *selftest.Env) error {
 	}
 	stress := knob["loss_req_ppm"] > 0 || knob["loss_ack_ppm"] > 0 || knob["drop_every"] > 0
 	for _, target := range rot.Boards {
-		srcs, seed, err := streamSources(env, c, target, 3)
+		srcs, seed, err := streamSources(env, c, target)
 		if err != nil {
 			return err
 		}
@@ -290,18 +280,15 @@ func runFallback(ctx context.Context, env *selftest.Env) error {
 
 // fallbackOn runs the test towards one target.
 func fallbackOn(ctx context.Context, env *selftest.Env, c *clique, target string) error {
-	srcs, seed, err := streamSources(env, c, target, 3)
+	srcs, seed, err := streamSources(env, c, target)
 	if err != nil {
 		return err
 	}
-	length, err := env.Test.Params.Int("length", 20)
+	prm, err := selftest.ParamsOf[fallbackParams](env)
 	if err != nil {
 		return err
 	}
-	conns, err := env.Test.Params.Int("conns", 2)
-	if err != nil {
-		return err
-	}
+	length, conns := prm.Length, prm.Conns
 	if err := c.fresh(ctx); err != nil {
 		return err
 	}
@@ -377,30 +364,15 @@ func runROB(ctx context.Context, env *selftest.Env) error {
 
 // robOn runs the test towards one target.
 func robOn(ctx context.Context, env *selftest.Env, c *clique, target string) error {
-	srcs, seed, err := streamSources(env, c, target, 2)
+	srcs, seed, err := streamSources(env, c, target)
 	if err != nil {
 		return err
 	}
-	perSource, err := env.Test.Params.Int("streams", 4)
+	prm, err := selftest.ParamsOf[robParams](env)
 	if err != nil {
 		return err
 	}
-	length, err := env.Test.Params.Int("length", 40)
-	if err != nil {
-		return err
-	}
-	jitter, err := env.Test.Params.Int("jitter_ns", 200)
-	if err != nil {
-		return err
-	}
-	buffer, err := env.Test.Params.Int("buffer_packets", 20)
-	if err != nil {
-		return err
-	}
-	gapParam, err := env.Test.Params.String("gap_ns", "link")
-	if err != nil {
-		return err
-	}
+	perSource, length, jitter, buffer, gapParam := prm.Streams, prm.Length, prm.JitterNS, prm.BufferPackets, prm.GapNS
 	if err := c.fresh(ctx); err != nil {
 		return err
 	}
@@ -489,7 +461,7 @@ func runROBSkew(ctx context.Context, env *selftest.Env) error {
 
 // robSkewOn runs the test towards one target.
 func robSkewOn(ctx context.Context, env *selftest.Env, c *clique, target string) error {
-	srcs, seed, err := streamSources(env, c, target, 2)
+	srcs, seed, err := streamSources(env, c, target)
 	if err != nil {
 		return err
 	}
@@ -497,13 +469,17 @@ func robSkewOn(ctx context.Context, env *selftest.Env, c *clique, target string)
 	// registers test judges each board's ORD_ROB_ENTRIES and
 	// ORD_MAX_OUTSTANDING against them, reading O60).
 	rob, window := int(c.decl["rob_entries"]), int(c.decl["max_outstanding"])
-	every, err := env.Test.Params.Int("drop_every", window)
+	prm, err := selftest.ParamsOf[robSkewParams](env)
 	if err != nil {
 		return err
 	}
-	length, err := env.Test.Params.Int("length", 2*every-1)
-	if err != nil {
-		return err
+	every := window
+	if prm.DropEvery != nil {
+		every = *prm.DropEvery
+	}
+	length := 2*every - 1
+	if prm.Length != nil {
+		length = *prm.Length
 	}
 	if every < 1 || length < every {
 		return fmt.Errorf("%s: drop_every %d, length %d: want drop_every >= 1 and length >= drop_every (a stream must reach its dropped REQ)", env.Test.Pos, every, length)

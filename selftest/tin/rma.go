@@ -33,39 +33,17 @@ func runRMAIsolation(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	qps, err := env.Test.Params.Int("qps", 10000)
+	prm, err := selftest.ParamsOf[rmaParams](env)
 	if err != nil {
 		return err
 	}
-	bytes, err := env.Test.Params.Int("bytes", 4096)
-	if err != nil {
-		return err
-	}
-	reads, err := env.Test.Params.Int("reads", 20)
-	if err != nil {
-		return err
-	}
-	bulkLoad, err := env.Test.Params.Float("bulk_load", 0.2)
-	if err != nil {
-		return err
-	}
-	bulkBytes, err := env.Test.Params.Int("bulk_bytes", 4864)
-	if err != nil {
-		return err
-	}
+	qps, bytes, reads, bulkLoad, bulkBytes := prm.QPS, prm.Bytes, prm.Reads, prm.BulkLoad, prm.BulkBytes
 	// A packet is at most 32 cells (the data cell's RPTR index, docs/tin.md);
 	// the generators would clamp a longer one silently.
 	if lim := tt.MaxPacketCells * int(c.timing.DataPayload); bulkBytes < 1 || bulkBytes > lim {
 		return fmt.Errorf("%s: bulk_bytes %d: an IP packet is 1..%d bytes on this build (%d cells of %d B)", env.Test.Pos, bulkBytes, lim, tt.MaxPacketCells, c.timing.DataPayload)
 	}
-	weight, err := env.Test.Params.Int("hipri_weight", 8)
-	if err != nil {
-		return err
-	}
-	slack, err := env.Test.Params.Float("slack", 1.25)
-	if err != nil {
-		return err
-	}
+	weight, slack := prm.HipriWeight, prm.Slack
 	seed, err := c.seedOf(env)
 	if err != nil {
 		return err

@@ -109,36 +109,26 @@ func runRoutes(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	names, err := env.Test.Params.Strings("modes", []string{"fully-adaptive", "minimal-adaptive", "deterministic", "minimal-deterministic"})
+	prm, err := selftest.ParamsOf[routesParams](env)
 	if err != nil {
 		return err
 	}
-	modes, err := parseRouteModes(names)
+	modes, err := parseRouteModes(prm.Modes)
 	if err != nil {
 		return fmt.Errorf("%s: %w", env.Test.Pos, err)
 	}
-	load, err := env.Test.Params.Float("load", 0.02)
-	if err != nil {
-		return err
-	}
-	count, err := env.Test.Params.Int("count", 8)
-	if err != nil {
-		return err
-	}
+	load, count := prm.Load, prm.Count
 	// Packets of several cells: a packet's cells queue at the source's
 	// output faster than a link drains them (100 Gb/s injection, 25 Gb/s
 	// links), so adaptive modes take non-minimal entries too (§5.1
 	// self-congestion) and their whole route sets are exercised.
-	bytes, err := env.Test.Params.Int("bytes", 600)
-	if err != nil {
-		return err
-	}
+	bytes := prm.Bytes
 	seed, err := c.seedOf(env)
 	if err != nil {
 		return err
 	}
 	judge := newPathJudge(c)
-	es, err := c.golden(map[string]string{"modes": strings.Join(names, ",")})
+	es, err := c.golden(map[string]string{"modes": strings.Join(prm.Modes, ",")})
 	if err != nil {
 		return err
 	}

@@ -25,26 +25,11 @@ func runRTT(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	loads, err := env.Test.Params.Floats("loads", []float64{0.05, 0.1, 0.2})
+	prm, err := selftest.ParamsOf[rttParams](env)
 	if err != nil {
 		return err
 	}
-	bytes, err := env.Test.Params.Int("bytes", 1500)
-	if err != nil {
-		return err
-	}
-	reply, err := env.Test.Params.Int("reply", 64)
-	if err != nil {
-		return err
-	}
-	count, err := env.Test.Params.Int("count", 200)
-	if err != nil {
-		return err
-	}
-	replicas, err := env.Test.Params.Int("replicas", 16)
-	if err != nil {
-		return err
-	}
+	loads, bytes, reply, count, replicas := prm.Loads, prm.Bytes, prm.Reply, prm.Count, prm.Replicas
 	seed, err := c.seedOf(env)
 	if err != nil {
 		return err

@@ -112,50 +112,46 @@ func init() {
 	selftest.Register(selftest.Test{Name: "links", Design: design, Run: runLinks,
 		Doc: "every cabled cage trained with the role its cable gives it (local, global with FEC), its peer's address and credits (§3.1, §3.2), and no address conflict"})
 	selftest.Register(selftest.Test{Name: "credits", Design: design, Run: runCredits,
-		Params: map[string]string{"load": "0.1", "bytes": "1500", "count": "100", "seed": "plan seed"},
+		Params: creditsParams{Load: 0.1, Bytes: 1500, Count: 100},
 		Doc:    "after uniform-random traffic has drained, every up cage holds CREDIT_INIT on every VC: no credit lost (§3.1 reliable credit mechanism)"})
 	selftest.Register(selftest.Test{Name: "cellification", Design: design, Run: runCellification,
-		Params: map[string]string{"packets": "1,64,152,153,1500,4096", selftest.TargetsParam: selftest.TargetsDoc + " (each a source, towards the next board)",
-			"src": "one source board instead (default: every board)", "dst": "its destination (default: the next board)"},
+		Params: cellificationParams{Packets: []int{1, 64, 152, 153, 1500, 4096}},
 		Doc: "a traced message of each length, one packet, from every board in turn, is cut into the cells golden/tin's cellification gives (§3.1, §3.3, §6), " +
 			"read off the source switch's trace records (LEN, index, LAST, header CRC); the declared cell format is checked too"})
 	selftest.Register(selftest.Test{Name: "flow_order", Design: design, Run: runFlowOrder,
-		Params: map[string]string{"load": "0.1", "bytes": "1500", "count": "150", "flows": "4", "seed": "plan seed"},
+		Params: flowOrderParams{Load: 0.1, Bytes: 1500, Count: 150, Flows: 4},
 		Doc:    "uniform-random IP under fully adaptive data routing: every flow's packets are delivered in the order they were sent (§3.3: RTS order), read from the receivers' delivery logs and IP_OOO_PKTS"})
 	selftest.Register(selftest.Test{Name: "routes", Design: design, Run: runRoutes,
-		Params: map[string]string{"modes": "fully-adaptive,minimal-adaptive,deterministic,minimal-deterministic", "load": "0.02", "count": "8", "bytes": "600", "seed": "plan seed"},
+		Params: routesParams{Modes: []string{"fully-adaptive", "minimal-adaptive", "deterministic", "minimal-deterministic"}, Load: 0.02, Count: 8, Bytes: 600},
 		Doc:    "with every cell type in one routing mode, traced paths (RTS, CTS, data) lie in golden/tin's route set of that mode, VCs included, and a hashed mode uses one path per address pair (§3.2)"})
 	selftest.Register(selftest.Test{Name: "rtt", Design: design, Run: runRTT,
-		Params: map[string]string{"loads": "0.05,0.1,0.2", "bytes": "1500", "reply": "64", "count": "200", "replicas": "16", "seed": "plan seed"},
+		Params: rttParams{Loads: []float64{0.05, 0.1, 0.2}, Bytes: 1500, Reply: 64, Count: 200, Replicas: 16},
 		Doc:    "fabric RTT versus offered uniform-random load (§5.1), mean and 99th percentile, against golden/tin's simulation of the same Clique fed the build's timing registers and the lab's cables"})
 	selftest.Register(selftest.Test{Name: "rma_isolation", Design: design, Run: runRMAIsolation,
-		Params: map[string]string{"qps": "10000", "bytes": "4096", "reads": "20", "bulk_load": "0.2", "bulk_bytes": "4864", "hipri_weight": "8", "slack": "1.25", "seed": "plan seed"},
+		Params: rmaParams{QPS: 10000, Bytes: 4096, Reads: 20, BulkLoad: 0.2, BulkBytes: 4864, HipriWeight: 8, Slack: 1.25},
 		Doc:    "§5.1 Fig. 9: 4 KB high-priority 1RMA reads alone and beside bulk IP, low-priority reads beside bulk IP; high priority is nearly unaffected, low priority slower"})
 	selftest.Register(selftest.Test{Name: "incast", Design: design, Run: runIncast,
-		Params: map[string]string{selftest.TargetsParam: selftest.TargetsDoc + " (each a victim)", "victim": "one victim board instead (default: every board)", "senders": "all", "bytes": "1500", "messages": "4", "message_bytes": "65536", "threshold": "16", "seed": "plan seed"},
+		Params: incastParams{Bytes: 1500, Messages: 4, MessageBytes: 65536, Threshold: 16},
 		Doc:    "many sources burst to one destination port: RTS queues stay at the CTD threshold, the excess is dropped by CTD at the source without its data crossing the fabric, ECN marks the rest (§3.3)"})
 	selftest.Register(selftest.Test{Name: "ordering", Design: design, Run: runOrdering,
-		Params: map[string]string{"modes": "ordered,ordered-eod,sync", selftest.TargetsParam: selftest.TargetsDoc, "target": "one board (older form of targets)", "sources": "3", "streams": "4", "lengths": "10,20,40",
-			"concurrent": "2", "loss_req_ppm": "20000", "loss_ack_ppm": "20000", "drop_every": "7", "jitter_ns": "200", "seed": "plan seed"},
+		Params: orderingParams{Modes: []string{"ordered", "ordered-eod", "sync"}, orderingTargets: orderingTargets{Sources: 3}, Streams: 4, Lengths: []int{10, 20, 40}, Concurrent: 2, LossReqPPM: 20000, LossAckPPM: 20000, DropEvery: 7, JitterNS: 200},
 		Doc: "ordered (fast, falling back to slow), exactly-once and synchronized streams under injected REQ and ACK loss and reordering: " +
 			"each target's delivery log (every board by default) satisfies golden/ordering.CheckLog for every stream and every stream completes (SC'18 §III)"})
 	selftest.Register(selftest.Test{Name: "fallback", Design: design, Run: runFallback,
-		Params: map[string]string{selftest.TargetsParam: selftest.TargetsDoc, "target": "one board (older form of targets)", "sources": "3", "length": "20", "conns": "2", "seed": "plan seed"},
+		Params: fallbackParams{orderingTargets: orderingTargets{Sources: 3}, Length: 20, Conns: 2},
 		Doc:    "§IV-D with two receiver connections: more concurrent fast streams than connections; the extra ones are NACKed and fall back to slow mode as golden/ordering.Run predicts, the log stays correct, connections never exceed two"})
 	selftest.Register(selftest.Test{Name: "rob_occupancy", Design: design, Run: runROB,
-		Params: map[string]string{selftest.TargetsParam: selftest.TargetsDoc, "target": "one board (older form of targets)", "sources": "2", "streams": "4", "length": "40", "jitter_ns": "200", "gap_ns": "link", "buffer_packets": "20", "seed": "plan seed"},
+		Params: robParams{orderingTargets: orderingTargets{Sources: 2}, Streams: 4, Length: 40, JitterNS: 200, GapNS: "link", BufferPackets: 20},
 		Doc:    "reorder-buffer occupancy under reordering stays within golden/ordering's skew-sized capacity (§IV-D), the skew taken from golden/tin's path latencies of this Clique plus the injected jitter"})
 	selftest.Register(selftest.Test{Name: "conservation", Design: design, Run: runConservation,
 		Doc: "every cell each cabled cage sent over the plan's finished runs reached its peer's input FIFO (TX_CELLS against the peer's RX_CELLS, added up run by run): §3.1's links lose none; put it after the traffic tests"})
 	selftest.Register(selftest.Test{Name: "rob_skew", Design: design, Run: runROBSkew,
-		Params: map[string]string{selftest.TargetsParam: selftest.TargetsDoc, "target": "one board (older form of targets)", "sources": "2",
-			"drop_every": "the declared window (ORD_MAX_OUTSTANDING)", "length": "2 x drop_every - 1 (one discarded REQ per stream)", "seed": "plan seed"},
+		Params: robSkewParams{orderingTargets: orderingTargets{Sources: 2}},
 		Doc: "§IV-D's reorder buffer under a skew the runner sets: the target discards SEQ w-1 of each source's fast stream (w the declared window) so each holds w-1 REQs " +
 			"for a timeout; the peak occupancy, the NACKs for a full buffer and the fall-backs to slow mode are golden/ordering.Run's with the declared 50-entry buffer (48, 0, 0 with two sources)"})
 	selftest.Register(selftest.Test{Name: "trace_path", Design: design, Run: runTracePath,
-		Params: map[string]string{selftest.TargetsParam: selftest.TargetsDoc + " (each a source)", "src": "one source board instead (default: every board)",
-			"dst": "the destination (default: seeded, per source)", "bytes": "1500", "seed": "plan seed"},
-		Doc: "one traced IP packet from every board in turn: its RTS, CTS and data cells are stitched from every board's collector (§6), each path consistent with the cabling and in golden/tin's route set, the data cells as the design cellifies the packet"})
+		Params: traceParams{Bytes: 1500},
+		Doc:    "one traced IP packet from every board in turn: its RTS, CTS and data cells are stitched from every board's collector (§6), each path consistent with the cabling and in golden/tin's route set, the data cells as the design cellifies the packet"})
 }
 
 // setup brings the Clique up (docs/tin.md "Recipes for the TiN plan"):
@@ -343,8 +339,15 @@ func health(ctx context.Context, env *selftest.Env, b *selftest.Board) error {
 
 // seedOf returns the test's seed: its own parameter, else the plan's.
 func (c *clique) seedOf(env *selftest.Env) (uint64, error) {
-	s, err := env.Test.Params.Int("seed", int(c.seed))
-	return uint64(s), err
+	p, err := selftest.ParamsOf[seeded](env)
+	if err != nil {
+		return 0, err
+	}
+	s := int(c.seed)
+	if p.seedValue() != nil {
+		s = *p.seedValue()
+	}
+	return uint64(s), nil
 }
 
 // fresh puts the Clique back to its quiet state before a test: generators
@@ -426,11 +429,12 @@ func expectation(es []results.Expectation, metric string, p results.Params) (res
 	return results.Expectation{}, false
 }
 
-// boardParam reads a board-name parameter: a board of the Clique, or def.
-func boardParam(env *selftest.Env, c *clique, key, def string) (string, error) {
-	b, err := env.Test.Params.String(key, def)
-	if err != nil {
-		return "", err
+// boardParam checks a board-name parameter v: a board of the Clique, or def
+// when v is not set.
+func boardParam(env *selftest.Env, c *clique, key string, v *string, def string) (string, error) {
+	b := def
+	if v != nil {
+		b = *v
 	}
 	if _, ok := c.topo.Node[b]; !ok {
 		return "", drivers.Setup("", env.Test.Pos.String(), "name a board of the plan",

@@ -44,15 +44,16 @@ func runTracePath(ctx context.Context, env *selftest.Env) error {
 		return err
 	}
 	r := rand.New(rand.NewPCG(seed, 0x7472616365)) // "trace"
-	bytes, err := env.Test.Params.Int("bytes", 1500)
+	prm, err := selftest.ParamsOf[traceParams](env)
 	if err != nil {
 		return err
 	}
+	bytes := prm.Bytes
 	// Every board's collector and routes are traced in turn (targets),
 	// each towards a seeded other board, unless the plan names src.
 	var srcs []string
-	if env.Test.Params.Has("src") {
-		src, err := boardParam(env, c, "src", "")
+	if prm.Src != nil {
+		src, err := boardParam(env, c, "src", prm.Src, "")
 		if err != nil {
 			return err
 		}
@@ -77,12 +78,12 @@ func runTracePath(ctx context.Context, env *selftest.Env) error {
 		if !slices.Contains(srcs, src) {
 			continue
 		}
-		dst, err := boardParam(env, c, "dst", pick)
+		dst, err := boardParam(env, c, "dst", prm.Dst, pick)
 		if err != nil {
 			return err
 		}
 		if src == dst {
-			if env.Test.Params.Has("src") {
+			if prm.Src != nil {
 				return fmt.Errorf("%s: trace_path needs two boards, src and dst are both %s", env.Test.Pos, src)
 			}
 			continue // the named destination does not trace to itself
