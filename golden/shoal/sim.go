@@ -51,11 +51,6 @@ type SimOptions struct {
 	// catch such a NIC (the ignore-rate-limit fault); a Shoal NIC never does
 	// this.
 	IgnoreFeedback bool
-	// checkClear makes every feedback also walk its queue for the place of
-	// its flow's last cell (the rule clearSlot replaces) and count in
-	// SimResult.clearMismatches the feedbacks whose clear slot the two
-	// disagree on (TestClearSlotIsThePlaceInTheQueue).
-	checkClear bool
 }
 
 // FlowResult is what happened to one workload flow.
@@ -105,8 +100,6 @@ type SimResult struct {
 	DataCells, EmptyCells, Forwarded int64
 	// DeliveredPerNode counts cells received by each destination node.
 	DeliveredPerNode []int64
-	// clearMismatches: see SimOptions.checkClear.
-	clearMismatches int64
 }
 
 // subflow states
@@ -943,15 +936,6 @@ func (m *sim) transmit(q, i, j, x int, slot int64, out *[]dataCell, fbOut *[]fee
 			if !m.o.NoReadyQueues {
 				fb.length = max(fb.length+m.ready(i, k, y, slot)-1, 0)
 				fb.clear = m.clearSlot(q, i, k, slot, pp.recvLeave)
-				if m.o.checkClear {
-					var want int64
-					if at := m.place(y, f); at > 0 {
-						want = m.nextSlot(i, k, slot+1) + int64(at-1)*int64(m.E)
-					}
-					if want != fb.clear {
-						m.res.clearMismatches++
-					}
-				}
 			}
 		}
 		pp.recvFlow = -1
@@ -986,34 +970,6 @@ func (m *sim) clearSlot(q, i, k int, now, leave int64) int64 {
 		return 0 // it has left
 	}
 	return next + (leave - first)
-}
-
-// place is the position, counted from 1 at the head, of the last cell of
-// Shoal flow f among the forwarded cells of queue y, 0 when none is there:
-// Q_y serves one cell an epoch, so that cell leaves in the place-th slot of
-// the queue's link from now. Only SimOptions.checkClear walks the queue
-// for it: clearSlot knows the slot without the walk.
-func (m *sim) place(y int, f int32) int32 {
-	want := f << 1 // a forwarded cell of f
-	var at int32
-	for n := range min(m.qLen[y], pairHead) {
-		if m.qHead[y][n].tag == want {
-			at = n + 1
-		}
-	}
-	if t := m.qMore[y]; t >= 0 {
-		n := int32(pairHead)
-		for e := m.cells[t].next; ; e = m.cells[e].next {
-			n++
-			if m.cells[e].c.tag == want {
-				at = n
-			}
-			if e == t {
-				break
-			}
-		}
-	}
-	return at
 }
 
 // dequeue takes the head of the non-empty queue of pair index r: the next

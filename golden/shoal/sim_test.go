@@ -528,30 +528,3 @@ func TestSimFeedbackLoopMatchesFeedbackLoop(t *testing.T) {
 		}
 	}
 }
-
-// The clear slot of a feedback (reading S40) is computed from the slot in
-// which the reported cell leaves its queue, recorded when it joined, not
-// from a walk of the queue for the last cell of its flow: the two must
-// agree on every feedback of every pinned simulation's rules — ready
-// queues, the faulty NIC whose subflows keep several cells in the queue,
-// failed nodes, and the propagation-aware schedule, whose split column
-// shares a slot with others.
-func TestClearSlotIsThePlaceInTheQueue(t *testing.T) {
-	for _, tc := range digestCases() {
-		if tc.slow || tc.o.NoReadyQueues {
-			continue // no clear slot without ready queues
-		}
-		o := tc.o
-		o.checkClear = true
-		r, err := Simulate(tc.c, tc.flows(), o)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if r.clearMismatches != 0 {
-			t.Errorf("%s: %d feedbacks whose clear slot is not the one of the cell's place in the queue", tc.name, r.clearMismatches)
-		}
-		if got := simDigest(r); got != tc.want {
-			t.Errorf("%s: digest %s with the check, want %s", tc.name, got, tc.want)
-		}
-	}
-}
