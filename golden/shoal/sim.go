@@ -110,54 +110,33 @@ const (
 	sfOutstanding              // its cell left; feedback not yet received
 )
 
-// pair is the state of one ordered pair (a, b) at node a beyond its queue
-// Q_ab (sim.qLen, sim.qHead): the last local cell a received from b,
-// awaiting its rate-limit feedback. Pairs are stored in the order of their
-// active bits (sim.bit): the pairs a slot serves, one column of the
-// schedule per channel, are consecutive, and the next slot serves the next
-// columns, so the visits of an epoch read the array from one end to the
-// other instead of jumping between N nodes' rows. The cells of a column
-// arrive at the pairs of the opposite column, in the same order, so their
-// records are written in runs too. Sixteen bytes keep a pair in one cache
-// line.
+// pair is the state of one ordered pair (a, b) at node a: its queue Q_ab
+// and the last local cell a received from b, awaiting its rate-limit
+// feedback. Pairs are stored in the order of their active bits (sim.bit):
+// the pairs a slot serves, one column of the schedule per channel, are
+// consecutive, and the next slot serves the next columns, so the visits
+// of an epoch read the array from one end to the other instead of jumping
+// between N nodes' rows. Sixteen bytes keep a pair in one cache line.
 type pair struct {
+	// tail is the last cell of Q_ab, -1 when it is empty; the list is
+	// circular (the tail's next is the head), so one index does for both
+	// ends.
+	tail int32
+	qLen int32
 	// recvFlow is the Shoal flow of the last local cell a received from b,
 	// -1 none; recvQueue the node of the queue that cell joined, -1 for a
 	// direct cell.
 	recvFlow  int32
 	qLocal    uint16 // local cells in Q_ab: at most one per Shoal flow of a, < MaxNodes
 	recvQueue int16
-	// recvLeave is the slot in which that cell leaves Q_a,recvQueue: the
-	// queue serves its head in every one of its slots (sim.transmit), so
-	// the slot is known when the cell joins it.
-	recvLeave int64
 }
 
-// pairHead is how many cells of a queue sim.qHead holds: at 512 nodes and
-// load 0.5, 99% of the cells join a queue of at most one cell.
-const pairHead = 2
-
-// qcell is a cell waiting in a queue: flow is its workload flow, and tag
+// cellEntry is a cell waiting in a queue: flow is its workload flow, owner
 // that flow's Shoal flow (kept with the cell: the feedback's place and the
-// release of the next cell read it for every queued cell) shifted left by
-// one, with the low bit set for a local cell (first hop).
-type qcell struct{ flow, tag int32 }
-
-func newQcell(k, owner int32, local bool) qcell {
-	c := qcell{flow: k, tag: owner << 1}
-	if local {
-		c.tag |= 1
-	}
-	return c
-}
-
-func (c qcell) owner() int32 { return c.tag >> 1 }
-func (c qcell) local() bool  { return c.tag&1 != 0 }
-
-// cellEntry is a cell of a queue's list in the pool (sim.qMore).
+// release of the next cell read it for every queued cell).
 type cellEntry struct {
-	next int32
-	c    qcell
+	next, flow, owner int32
+	local             bool
 }
 
 // shoalFlow is one Shoal flow (§3.3.2): all traffic of one node pair while
@@ -271,17 +250,6 @@ type sim struct {
 	seq     int64 // candidate-list order (sfSeq)
 	// per ordered pair (a, b), at its active bit (bit)
 	p []pair
-	// The queue Q_ab of each pair, apart from the pair: a cell joins the
-	// queue of a random pair at its intermediate node, and the feedback
-	// reads the length of one, so the lengths are an array of their own
-	// (a megabyte at 512 nodes) that stays cached, and a cell's enqueue
-	// at the intermediate writes its qHead entry without reading it. The
-	// first pairHead cells are in qHead, head first, the others in the
-	// pool: qMore is the last of them, -1 none, in a circular list (its
-	// next is the first), so one index does for both ends.
-	qLen  []int32
-	qHead [][pairHead]qcell
-	qMore []int32
 	// active has a bit per pair that may have something to send: a queued
 	// cell, a listed subflow or feedback to return. It is a superset (bits
 	// are set when one of those appears and cleared when a visit finds
@@ -300,15 +268,6 @@ type sim struct {
 	// channel) that touch a failed node: their slots are unused, not empty.
 	failedIn []int32
 	cand     []liveFlow // see release
-	// colOf[t] is the column of the schedule (slot·C + channel) in which
-	// every node a sends to a+t, halfCol that of the halves; qEnd is the
-	// end of the current slot's columns.
-	colOf   []int32
-	halfCol [2]int32
-	qEnd    int
-	// phase is the current slot modulo the epoch (nextSlot without a
-	// division).
-	phase int64
 	// cell pool (singly linked lists)
 	cells    []cellEntry
 	cellFree int32
@@ -364,11 +323,6 @@ func Simulate(c Config, flows []Flow, o SimOptions) (*SimResult, error) {
 	if len(flows) > math.MaxInt32-1 {
 		return nil, fmt.Errorf("simulate: %d flows, at most %d", len(flows), math.MaxInt32-1)
 	}
-	if len(flows) > math.MaxInt32>>1 {
-		// A Shoal flow shares its index with its cells' local bit (qcell),
-		// and there are at most as many Shoal flows as workload flows.
-		return nil, fmt.Errorf("simulate: %d flows, at most %d", len(flows), math.MaxInt32>>1)
-	}
 	until := o.UntilNS
 	if until <= 0 {
 		until = lastStart + math.Max(lastStart/4, 1000*c.EpochNS())
@@ -392,25 +346,18 @@ func (m *sim) init() {
 	m.p = make([]pair, n*n)
 	m.active = make([]uint64, (n*n+63)/64)
 	for i := range m.p {
-		m.p[i] = pair{recvFlow: -1, recvQueue: -1}
-	}
-	m.qLen = make([]int32, n*n)
-	m.qHead = make([][pairHead]qcell, n*n)
-	m.qMore = make([]int32, n*n)
-	for i := range m.qMore {
-		m.qMore[i] = -1
+		m.p[i] = pair{tail: -1, recvFlow: -1, recvQueue: -1}
 	}
 	m.slotOf = make([]int32, n)
-	m.colOf = make([]int32, n)
 	m.failedIn = make([]int32, len(m.s.cols))
 	for q, col := range m.s.cols {
 		if col.Offset == 0 {
 			continue
 		}
 		if slot := int32(q / m.s.channels); col.Half == 0 {
-			m.slotOf[col.Offset], m.colOf[col.Offset] = slot, int32(q)
+			m.slotOf[col.Offset] = slot
 		} else {
-			m.halfSlot[col.Half-1], m.halfCol[col.Half-1], m.halves = slot, int32(q), true
+			m.halfSlot[col.Half-1], m.halves = slot, true
 		}
 		if m.anyFailed {
 			for i := 0; i < n; i++ {
@@ -440,22 +387,6 @@ func (m *sim) bit(a, b int) int {
 		off += m.n
 	}
 	return off*m.n + a
-}
-
-// col is the column of the schedule (slot·C + channel) in which node a
-// sends to node b.
-func (m *sim) col(a, b int) int32 {
-	off := b - a
-	if off < 0 {
-		off += m.n
-	}
-	if m.halves && 2*off == m.n {
-		if 2*a < m.n {
-			return m.halfCol[0]
-		}
-		return m.halfCol[1]
-	}
-	return m.colOf[off]
 }
 
 // when is the slot of the epoch in which node a sends to node b
@@ -489,7 +420,6 @@ func (m *sim) run(until float64) {
 		if float64(slot)*m.slotNS >= until {
 			break
 		}
-		m.phase = slot % int64(m.E)
 		for next < len(order) && m.wf[order[next]].startSlot <= slot {
 			m.activate(int(order[next]), slot)
 			next++
@@ -512,8 +442,7 @@ func (m *sim) run(until float64) {
 			slot++
 			break
 		}
-		q0 := int(m.phase) * m.c.Channels
-		m.qEnd = q0 + m.c.Channels
+		q0 := int(slot%int64(m.E)) * m.c.Channels
 		out := &m.dataRing[(slot+int64(m.d))%int64(m.d+1)]
 		fbOut := &m.fbRing[(slot+int64(m.fb))%int64(m.fb+1)]
 		for q := q0; q < q0+m.c.Channels; q++ {
@@ -530,7 +459,7 @@ func (m *sim) run(until float64) {
 			}
 			// Slots to or from a failed node are unused (§3.5), not empty.
 			m.res.EmptyCells += int64(hi - lo - int(m.failedIn[q]))
-			m.column(q, col.Offset*n, col.Offset, lo, hi, slot, out, fbOut)
+			m.column(col.Offset*n, col.Offset, lo, hi, slot, out, fbOut)
 		}
 	}
 	m.res.Slots = slot
@@ -548,9 +477,9 @@ func (m *sim) run(until float64) {
 }
 
 // column serves the pairs of bits base+lo .. base+hi-1 (nodes i sending to
-// i+offset; column q of the schedule), in order, visiting only the pairs whose active bit is set:
+// i+offset), in order, visiting only the pairs whose active bit is set:
 // every other pair sends an empty cell.
-func (m *sim) column(q, base, offset, lo, hi int, slot int64, out *[]dataCell, fbOut *[]feedback) {
+func (m *sim) column(base, offset, lo, hi int, slot int64, out *[]dataCell, fbOut *[]feedback) {
 	n := m.n
 	for w := (base + lo) / 64; w <= (base+hi-1)/64; w++ {
 		word := m.active[w]
@@ -569,13 +498,14 @@ func (m *sim) column(q, base, offset, lo, hi int, slot int64, out *[]dataCell, f
 			if j >= n {
 				j -= n
 			}
+			pp := &m.p[x]
 			live := m.live[i]
-			if m.qLen[x] == 0 && m.p[x].recvFlow < 0 && len(live) == 0 {
+			if pp.qLen == 0 && pp.recvFlow < 0 && len(live) == 0 {
 				m.active[w] &^= 1 << uint(b)
 				continue
 			}
 			m.res.EmptyCells--
-			m.transmit(q, i, j, x, slot, out, fbOut)
+			m.transmit(i, j, x, slot, out, fbOut)
 		}
 	}
 }
@@ -778,7 +708,7 @@ func (m *sim) releaseOne(i, j, r int, lf liveFlow, slot int64) (ok, left bool) {
 // index r.
 func (m *sim) eligible(s *shoalFlow, sf, j, r int, slot int64) bool {
 	E := int64(m.E)
-	qlen := int64(m.qLen[r])
+	qlen := int64(m.p[r].qLen)
 	sb := &m.sfRate[sf]
 	if slot+qlen*E < sb.due {
 		return false
@@ -837,39 +767,30 @@ func (m *sim) unlist(f int32) {
 // node next: forwarded cells bound for next, local cells passing through
 // it.
 func (m *sim) enqueue(i, r int, k, owner int32, local bool, next int) {
-	c := newQcell(k, owner, local)
-	q := m.qLen[r]
-	switch {
-	case q == 0:
-		m.qHead[r][0] = c
-		m.mark(r)
-	case q < pairHead:
-		m.qHead[r][q] = c
-	default:
-		var e int32
-		if m.cellFree >= 0 {
-			e = m.cellFree
-			m.cellFree = m.cells[e].next
-			m.cells[e] = cellEntry{c: c}
-		} else {
-			e = int32(len(m.cells))
-			m.cells = append(m.cells, cellEntry{c: c})
-		}
-		if t := m.qMore[r]; t >= 0 {
-			m.cells[e].next = m.cells[t].next
-			m.cells[t].next = e
-		} else {
-			m.cells[e].next = e
-		}
-		m.qMore[r] = e
+	var e int32
+	if m.cellFree >= 0 {
+		e = m.cellFree
+		m.cellFree = m.cells[e].next
+		m.cells[e] = cellEntry{flow: k, owner: owner, local: local}
+	} else {
+		e = int32(len(m.cells))
+		m.cells = append(m.cells, cellEntry{flow: k, owner: owner, local: local})
 	}
-	q++
-	m.qLen[r] = q
+	pp := &m.p[r]
+	if pp.tail >= 0 {
+		m.cells[e].next = m.cells[pp.tail].next
+		m.cells[pp.tail].next = e
+	} else {
+		m.cells[e].next = e
+		m.mark(r)
+	}
+	pp.tail = e
+	pp.qLen++
 	if local {
-		m.p[r].qLocal++
+		pp.qLocal++
 	}
 	m.nodeQ[i]++
-	if q := int(q); q > m.res.NodeMaxQueue[i] {
+	if q := int(pp.qLen); q > m.res.NodeMaxQueue[i] {
 		m.res.NodeMaxQueue[i] = q
 		m.res.MaxQueue = max(m.res.MaxQueue, q)
 	}
@@ -880,14 +801,14 @@ func (m *sim) enqueue(i, r int, k, owner int32, local bool, next int) {
 	if m.o.NoReadyQueues {
 		bound = m.outcast[i] + m.incast[next] // Eq. 3
 	}
-	if q > bound {
+	if pp.qLen > bound {
 		m.res.BoundViolations++
 	}
 }
 
 // transmit is node i's slot to node j (active bit x): a release, the head
 // of Q_ij or an empty cell, and the feedback i owes j.
-func (m *sim) transmit(q, i, j, x int, slot int64, out *[]dataCell, fbOut *[]feedback) {
+func (m *sim) transmit(i, j, x int, slot int64, out *[]dataCell, fbOut *[]feedback) {
 	n := m.n
 	r := x
 	pp := &m.p[r]
@@ -895,8 +816,18 @@ func (m *sim) transmit(q, i, j, x int, slot int64, out *[]dataCell, fbOut *[]fee
 	if listed && (m.o.NoReadyQueues || pp.qLocal == 0) {
 		listed = m.release(i, j, r, slot)
 	}
-	if m.qLen[r] > 0 {
-		k, owner, local := m.dequeue(r)
+	if t := pp.tail; t >= 0 {
+		h := m.cells[t].next
+		ce := &m.cells[h]
+		k, owner, local := ce.flow, ce.owner, ce.local
+		if h == t {
+			pp.tail = -1
+		} else {
+			m.cells[t].next = ce.next
+		}
+		ce.next = m.cellFree
+		m.cellFree = h
+		pp.qLen--
 		m.nodeQ[i]--
 		cell := dataCell{to: int32(j), from: int32(i), flow: k, owner: owner, local: local, final: int32(j)}
 		if local {
@@ -932,83 +863,41 @@ func (m *sim) transmit(q, i, j, x int, slot int64, out *[]dataCell, fbOut *[]fee
 		fb := feedback{to: int32(j), from: int32(i), flow: f}
 		if k := int(pp.recvQueue); k >= 0 {
 			y := m.bit(i, k)
-			fb.length = m.qLen[y]
+			fb.length = m.p[y].qLen
 			if !m.o.NoReadyQueues {
 				fb.length = max(fb.length+m.ready(i, k, y, slot)-1, 0)
-				fb.clear = m.clearSlot(q, i, k, slot, pp.recvLeave)
+				if at := m.place(y, f); at > 0 {
+					fb.clear = m.nextSlot(i, k, slot+1) + int64(at-1)*int64(m.E)
+				}
 			}
 		}
 		pp.recvFlow = -1
 		*fbOut = append(*fbOut, fb)
 	}
-	if !listed && m.qLen[r] == 0 {
+	if !listed && pp.tail < 0 {
 		m.active[x>>6] &^= 1 << uint(x&63) // nothing left to send: the next visit can wait for a mark
 	}
 }
 
-// clearSlot is the clear slot of the feedback node i sends in column q of
-// slot now about the last local cell it received, a cell of Shoal flow f
-// that joined Q_ik and leaves it in slot leave (pair.recvLeave): 0 if it
-// has left, else when the last cell of f in Q_ik leaves, counted as the
-// place-th slot of the queue from now, place its position from the head.
-//
-// That cell is the one recorded: f's cells reach Q_ik only as local cells
-// from f's source, and every local cell from it replaces the record, so no
-// cell of f joined Q_ik after it; it leaves when the queue has served the
-// cells ahead of it. The queue's next slot is now itself when its column
-// comes later in this slot (it has not been served yet), else its next
-// slot after now; the place-th from then is leave, and the clear slot is
-// counted from its next slot after now: leave, or leave one epoch later in
-// the first case.
-func (m *sim) clearSlot(q, i, k int, now, leave int64) int64 {
-	next := m.nextSlotAfter(i, k, now)
-	first := next
-	if qk := int(m.col(i, k)); qk > q && qk < m.qEnd {
-		first = now
+// place is the position, counted from 1 at the head, of the last cell of
+// Shoal flow f among the forwarded cells of queue y, 0 when none is there:
+// Q_y serves one cell an epoch, so that cell leaves in the place-th slot of
+// the queue's link from now.
+func (m *sim) place(y int, f int32) int32 {
+	t := m.p[y].tail
+	if t < 0 {
+		return 0
 	}
-	if leave < first {
-		return 0 // it has left
-	}
-	return next + (leave - first)
-}
-
-// dequeue takes the head of the non-empty queue of pair index r: the next
-// cell of the pool's list, if any, moves up into qHead.
-func (m *sim) dequeue(r int) (k, owner int32, local bool) {
-	h := &m.qHead[r]
-	c := h[0]
-	copy(h[:], h[1:])
-	if t := m.qMore[r]; t >= 0 {
-		e := m.cells[t].next
-		h[pairHead-1] = m.cells[e].c
-		if e == t {
-			m.qMore[r] = -1
-		} else {
-			m.cells[t].next = m.cells[e].next
+	var at, n int32
+	for e := m.cells[t].next; ; e = m.cells[e].next {
+		n++
+		if c := &m.cells[e]; !c.local && c.owner == f {
+			at = n
 		}
-		m.cells[e].next = m.cellFree
-		m.cellFree = e
+		if e == t {
+			return at
+		}
 	}
-	m.qLen[r]--
-	return c.flow, c.owner(), c.local()
-}
-
-// nextSlotAfter is nextSlot(a, b, now+1), now the current slot.
-func (m *sim) nextSlotAfter(a, b int, now int64) int64 {
-	d := int64(m.when(a, b)) - m.phase // in (-E, E)
-	if d <= 0 {
-		d += int64(m.E)
-	}
-	return now + d
-}
-
-// nextSlotFrom is nextSlot(a, b, now), now the current slot.
-func (m *sim) nextSlotFrom(a, b int, now int64) int64 {
-	d := int64(m.when(a, b)) - m.phase // in (-E, E)
-	if d < 0 {
-		d += int64(m.E)
-	}
-	return now + d
 }
 
 // nextSlot is the first slot at or after from in which node a sends to node
@@ -1067,12 +956,8 @@ func (m *sim) arrive(c dataCell, slot int64) bool {
 		// First hop: j is the intermediate node; the cell joins Q_jk and
 		// j records it for its next feedback to i (§3.3.2).
 		q := int(c.final)
-		y := m.bit(j, q)
-		m.enqueue(j, y, k, c.owner, false, q)
-		// Q_jq serves its head in each of its slots from this one on.
-		leave := m.nextSlotFrom(j, q, slot) + int64(m.qLen[y]-1)*int64(m.E)
-		pr := &m.p[r]
-		pr.recvFlow, pr.recvQueue, pr.recvLeave = c.owner, int16(q), leave
+		m.enqueue(j, m.bit(j, q), k, c.owner, false, q)
+		m.p[r].recvFlow, m.p[r].recvQueue = c.owner, int16(q)
 		m.mark(r)
 		return false
 	}
