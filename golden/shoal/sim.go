@@ -382,20 +382,18 @@ func (m *sim) init() {
 
 // bit is the index of pair (a, b) in active and p.
 func (m *sim) bit(a, b int) int {
-	off := b - a
-	if off < 0 {
-		off += m.n
-	}
-	return off*m.n + a
+	return wrap(b-a, m.n)*m.n + a
 }
+
+// wrap is v mod n for v in (-n, n), without a branch: whether the offset
+// between two random nodes is negative cannot be predicted, and a
+// mispredicted branch costs more than the arithmetic.
+func wrap(v, n int) int { return v + n&(v>>63) }
 
 // when is the slot of the epoch in which node a sends to node b
 // (Schedule.When, without its N² table).
 func (m *sim) when(a, b int) int32 {
-	off := b - a
-	if off < 0 {
-		off += m.n
-	}
+	off := wrap(b-a, m.n)
 	if m.halves && 2*off == m.n {
 		if 2*a < m.n {
 			return m.halfSlot[0]
@@ -500,7 +498,10 @@ func (m *sim) column(base, offset, lo, hi int, slot int64, out *[]dataCell, fbOu
 			}
 			pp := &m.p[x]
 			live := m.live[i]
-			if pp.qLen == 0 && pp.recvFlow < 0 && len(live) == 0 {
+			// Nothing queued, no feedback owed (recvFlow is -1) and no live
+			// flow: one test of the three, which a branch each would
+			// mispredict more often.
+			if pp.qLen|(pp.recvFlow+1)|int32(len(live)) == 0 {
 				m.active[w] &^= 1 << uint(b)
 				continue
 			}
@@ -908,11 +909,7 @@ func (m *sim) nextSlot(a, b int, from int64) int64 {
 	if from < 0 {
 		return from + ((w-from)%E+E)%E
 	}
-	d := w - from%E // in (-E, E)
-	if d < 0 {
-		d += E
-	}
-	return from + d
+	return from + int64(wrap(int(w-from%E), int(E)))
 }
 
 // feedback acts on the rate-limit feedback in a header that node fb.to has
