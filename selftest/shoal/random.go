@@ -54,8 +54,8 @@ func runWorkloadTraffic(ctx context.Context, env *selftest.Env, k *rack, c gs.Co
 		w.rate = *par.LoadGbps
 	}
 	wl := ts.NewWorkload(w.kind, k.fab.N(), nflows, w.load, w.rate, uint64(w.seed))
-	wl.MaxBytes = int64(maxBytes)
-	if w.flows, err = wl.Generate(); err != nil {
+	wl.MaxBytes = float64(maxBytes)
+	if w.flows, err = ts.Generate(wl); err != nil {
 		return w, paramErr(env, err)
 	}
 	w.o, err = k.runFlows(ctx, w.flows, int64(maxSlots))

@@ -37,7 +37,7 @@ func BenchmarkWorkloadGenerate(b *testing.B) {
 	w := ts.NewWorkload(ts.Skewed, 8, 10000, 0.5, 5, 1)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := w.Generate(); err != nil {
+		if _, err := ts.Generate(w); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/labrunner/labrunner/workload"
 )
 
 // Flow is one flow of a traffic pattern: Bytes of payload from node Src to
@@ -170,198 +171,63 @@ func ParsePairs(s string, n int) ([][2]int, error) {
 	return out, nil
 }
 
-// Kind selects the traffic matrix of a Workload.
-type Kind int
+// Kind selects the traffic matrix of a Workload (package workload: the
+// same §7.3/§7.4 draw golden/shoal simulates).
+type Kind = workload.Kind
 
 const (
 	// Uniform: sources and destinations uniformly over the nodes (§7.3).
-	Uniform Kind = iota
-	// Skewed: the disaggregated mix of §7.4, "more than 84% of the flows
-	// being generated among a third of the nodes".
-	Skewed
+	Uniform = workload.Uniform
+	// Skewed: the disaggregated mix of §7.4.
+	Skewed = workload.Skewed
 )
-
-func (k Kind) String() string {
-	switch k {
-	case Uniform:
-		return "uniform"
-	case Skewed:
-		return "skewed"
-	}
-	return fmt.Sprintf("kind(%d)", int(k))
-}
 
 // ParseKind reads "uniform" or "skewed".
-func ParseKind(s string) (Kind, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "uniform":
-		return Uniform, nil
-	case "skewed", "disaggregated":
-		return Skewed, nil
-	}
-	return 0, fmt.Errorf("workload %q unknown (want uniform or skewed)", s)
-}
+func ParseKind(s string) (Kind, error) { return workload.ParseKind(s) }
 
-// Figures of the §7.3/§7.4 workloads.
-const (
-	ParetoShape = 1.05    // §7.3: "Pareto distribution with shape parameter 1.05"
-	MeanBytes   = 100_000 // §7.3: "mean 100 KB"
-	HotFraction = 1.0 / 3 // §7.4: "among a third of the nodes"
-	HotShare    = 0.84    // §7.4: "more than 84% of the flows"
-)
-
-// Workload is the synthetic datacenter workload of §7.3: Poisson flow
-// arrivals over the rack, Pareto flow sizes, uniform pairs (§7.4: skewed).
-type Workload struct {
-	Kind  Kind
-	Nodes int
-	Flows int
-	// Load is L = F/(R·N·τ) (§7.3): F the mean flow size, R = LoadGbps, N
-	// the nodes, τ the mean inter-arrival time of flows in the rack.
-	Load     float64
-	LoadGbps float64
-	// Shape and Mean of the Pareto size distribution.
-	Shape, Mean float64
-	// MaxBytes truncates the size distribution (0: only the descriptor's
-	// 32-bit byte count). A run on an emulated rack must fit its wall-time
-	// budget; truncation is recorded with the run and lowers the mean.
-	MaxBytes int64
-	// HotFraction and HotShare shape Skewed: HotShare of the flows have both
-	// ends among a random HotFraction of the nodes, the rest are uniform.
-	HotFraction, HotShare float64
-	// Exclude lists nodes that neither send nor receive (failed, absent).
-	Exclude []int
-	Seed    uint64
-}
+// Workload is the synthetic datacenter workload of §7.3 (package
+// workload), drawn into descriptors: MaxBytes truncates the size
+// distribution (0: only the descriptor's 32-bit byte count; a run on an
+// emulated rack must fit its wall-time budget, and truncation is recorded
+// with the run and lowers the mean), Exclude lists nodes that neither send
+// nor receive (failed, absent).
+type Workload = workload.Spec
 
 // NewWorkload returns the §7.3 workload (§7.4 for Skewed) with the paper's
 // distributions and the given size, load, rate and seed.
 func NewWorkload(kind Kind, nodes, flows int, load, loadGbps float64, seed uint64) Workload {
-	return Workload{Kind: kind, Nodes: nodes, Flows: flows, Load: load, LoadGbps: loadGbps,
-		Shape: ParetoShape, Mean: MeanBytes, HotFraction: HotFraction, HotShare: HotShare, Seed: seed}
+	return workload.New(kind, nodes, flows, load, loadGbps, seed)
 }
 
-// MeanInterarrivalNS is τ = F·8 / (R·N·L): the rack-wide mean time between
-// flow arrivals.
-func (w Workload) MeanInterarrivalNS() float64 {
-	return w.Mean * 8 / (w.LoadGbps * float64(w.Nodes) * w.Load)
-}
-
-// Validate checks the workload's figures.
-func (w Workload) Validate() error {
+// Generate draws w's flows into descriptors: start times in whole
+// nanoseconds (the descriptor's unit), sizes within the descriptor's byte
+// count, flows in start order and tagged 1, 2, ...
+func Generate(w Workload) ([]Flow, error) {
 	switch {
 	case w.Nodes < 2 || w.Nodes > 1024:
-		return fmt.Errorf("workload: %d nodes: want 2..1024", w.Nodes)
+		return nil, fmt.Errorf("workload: %d nodes: want 2..1024", w.Nodes)
 	case w.Flows < 1 || w.Flows > 1_000_000:
-		return fmt.Errorf("workload: %d flows: want 1..1000000", w.Flows)
-	case !(w.Load > 0) || w.Load > 100:
-		return fmt.Errorf("workload: load %g: want 0 < L ≤ 100", w.Load)
-	case !(w.LoadGbps > 0) || math.IsInf(w.LoadGbps, 0):
-		return fmt.Errorf("workload: load rate R = %g Gb/s: want > 0", w.LoadGbps)
-	case !(w.Shape > 1) || math.IsInf(w.Shape, 0):
-		return fmt.Errorf("workload: Pareto shape %g: want > 1 (a finite mean)", w.Shape)
-	case !(w.Mean >= 1) || w.Mean > MaxDescriptorBytes:
-		return fmt.Errorf("workload: mean flow size %g B: want 1..%d", w.Mean, int64(MaxDescriptorBytes))
+		return nil, fmt.Errorf("workload: %d flows: want 1..1000000", w.Flows)
+	case w.Mean > MaxDescriptorBytes:
+		return nil, fmt.Errorf("workload: mean flow size %g B: want 1..%d", w.Mean, int64(MaxDescriptorBytes))
 	case w.MaxBytes < 0 || w.MaxBytes > MaxDescriptorBytes:
-		return fmt.Errorf("workload: max flow size %d B: want 0 (none) or up to %d", w.MaxBytes, int64(MaxDescriptorBytes))
-	case w.Kind != Uniform && w.Kind != Skewed:
-		return fmt.Errorf("workload: kind %d unknown", int(w.Kind))
-	case w.Kind == Skewed && (!(w.HotFraction > 0) || w.HotFraction > 1 || !(w.HotShare >= 0) || w.HotShare > 1):
-		return fmt.Errorf("workload: skew of %g of the flows among %g of the nodes: want fractions in [0, 1]", w.HotShare, w.HotFraction)
+		return nil, fmt.Errorf("workload: max flow size %g B: want 0 (none) or up to %d", w.MaxBytes, int64(MaxDescriptorBytes))
 	}
-	if len(w.alive()) < 2 {
-		return fmt.Errorf("workload: %d of %d nodes excluded; flows need two", w.Nodes-len(w.alive()), w.Nodes)
-	}
-	for _, x := range w.Exclude {
-		if x < 0 || x >= w.Nodes {
-			return fmt.Errorf("workload: excluded node %d: nodes are 0..%d", x, w.Nodes-1)
-		}
-	}
-	return nil
-}
-
-func (w Workload) alive() []int {
-	out := make([]int, 0, w.Nodes)
-	for i := 0; i < w.Nodes; i++ {
-		excluded := false
-		for _, x := range w.Exclude {
-			excluded = excluded || x == i
-		}
-		if !excluded {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
-// Generate draws the flows: seeded and deterministic. Start times are whole
-// nanoseconds (the descriptor's unit); flows are in start order and tagged
-// 1, 2, ...
-func (w Workload) Generate() ([]Flow, error) {
-	if err := w.Validate(); err != nil {
-		return nil, err
-	}
-	r := rng(w.Seed, 0x776f726b) // "work"
-	alive := w.alive()
-	hot := w.hotFrom(r, alive)
-	pick := func(set []int) (int, int) {
-		a := r.IntN(len(set))
-		b := r.IntN(len(set) - 1)
-		if b >= a {
-			b++
-		}
-		return set[a], set[b]
-	}
-	tau := w.MeanInterarrivalNS()
-	xm := w.Mean * (w.Shape - 1) / w.Shape // Pareto scale for the mean
-	limit := float64(MaxDescriptorBytes)
-	if w.MaxBytes > 0 {
-		limit = float64(w.MaxBytes)
+	if w.MaxBytes == 0 {
+		w.MaxBytes = MaxDescriptorBytes
 	}
 	fs := make([]Flow, w.Flows)
-	t := 0.0
-	for k := range fs {
-		// Poisson arrivals: exponential gaps of mean τ (§7.3).
-		t += -math.Log(1-r.Float64()) * tau
-		set := alive
-		if w.Kind == Skewed && r.Float64() < w.HotShare {
-			set = hot
+	err := w.Draw(func(k int, a workload.Arrival) error {
+		if a.StartNS > MaxStartNS {
+			return fmt.Errorf("workload: flow %d starts at %.0f ns, past the descriptor's 32-bit ns start time; use fewer flows or a higher load", k, a.StartNS)
 		}
-		src, dst := pick(set)
-		// Pareto(shape, xm) by inversion: xm / U^(1/shape), U in (0, 1].
-		b := math.Ceil(xm / math.Pow(1-r.Float64(), 1/w.Shape))
-		b = math.Min(b, limit)
-		if t > MaxStartNS {
-			return nil, fmt.Errorf("workload: flow %d starts at %.0f ns, past the descriptor's 32-bit ns start time; use fewer flows or a higher load", k, t)
-		}
-		fs[k] = Flow{Src: src, Dst: dst, Bytes: int64(b), StartNS: int64(math.Round(t))}
+		fs[k] = Flow{Src: a.Src, Dst: a.Dst, Bytes: a.Bytes, StartNS: int64(math.Round(a.StartNS))}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return tagFlows(fs), nil
-}
-
-// Hot returns the hot node set a Skewed workload draws (nil for Uniform):
-// the same nodes Generate uses.
-func (w Workload) Hot() []int {
-	if w.Validate() != nil {
-		return nil
-	}
-	return w.hotFrom(rng(w.Seed, 0x776f726b), w.alive())
-}
-
-// hotFrom draws the hot third of the nodes (§7.4) as the first thing r
-// does, so that Hot and Generate agree.
-func (w Workload) hotFrom(r *rand.Rand, alive []int) []int {
-	if w.Kind != Skewed {
-		return nil
-	}
-	p := r.Perm(len(alive))
-	k := min(max(2, int(math.Round(w.HotFraction*float64(len(alive))))), len(alive))
-	hot := make([]int, 0, k)
-	for _, q := range p[:k] {
-		hot = append(hot, alive[q])
-	}
-	sort.Ints(hot)
-	return hot
 }
 
 // checkFlows checks flows against an n-node rack and the descriptor format.

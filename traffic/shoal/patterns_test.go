@@ -74,7 +74,7 @@ func TestIncastAndPairs(t *testing.T) {
 // from settled, so the median is checked, xm·2^(1/α)), uniform pairs.
 func TestUniformWorkloadFollowsSection73(t *testing.T) {
 	w := ts.NewWorkload(ts.Uniform, 8, 20000, 0.5, 5, 42)
-	fs, err := w.Generate()
+	fs, err := ts.Generate(w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestUniformWorkloadFollowsSection73(t *testing.T) {
 			t.Errorf("pair %v drawn %d times, want about %.0f", p, n, exp)
 		}
 	}
-	again, _ := w.Generate()
+	again, _ := ts.Generate(w)
 	if fmt.Sprint(again[:50]) != fmt.Sprint(fs[:50]) {
 		t.Error("the same seed drew different flows")
 	}
@@ -120,7 +120,7 @@ func TestUniformWorkloadFollowsSection73(t *testing.T) {
 // §7.4: more than 84% of the flows among a third of the nodes.
 func TestSkewedWorkloadConcentratesOnAThird(t *testing.T) {
 	w := ts.NewWorkload(ts.Skewed, 9, 10000, 0.5, 5, 7)
-	fs, err := w.Generate()
+	fs, err := ts.Generate(w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestWorkloadLimitsAndExclusions(t *testing.T) {
 	w := ts.NewWorkload(ts.Uniform, 8, 2000, 0.5, 5, 3)
 	w.MaxBytes = 50000
 	w.Exclude = []int{2, 5}
-	fs, err := w.Generate()
+	fs, err := ts.Generate(w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,14 +169,14 @@ func TestWorkloadLimitsAndExclusions(t *testing.T) {
 	} {
 		x := ts.NewWorkload(ts.Uniform, 8, 10, 0.5, 5, 1)
 		bad(&x)
-		if _, err := x.Generate(); err == nil {
+		if _, err := ts.Generate(x); err == nil {
 			t.Errorf("workload %+v generated", x)
 		}
 	}
 	// 300,000 flows at 40 µs apart would start past the descriptor's
 	// 32-bit ns start time.
 	long := ts.NewWorkload(ts.Uniform, 8, 300000, 0.5, 5, 1)
-	if _, err := long.Generate(); err == nil || !strings.Contains(err.Error(), "32-bit") {
+	if _, err := ts.Generate(long); err == nil || !strings.Contains(err.Error(), "32-bit") {
 		t.Errorf("start times past 2^32 ns: %v", err)
 	}
 }
