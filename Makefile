@@ -41,22 +41,31 @@ vet:
 	$(GO) vet ./...
 
 # Two passes. The first runs every test with the race detector, which slows the in-process emulator and the
-# golden simulations five to twenty times: there the end-to-end tests that run a nightly per case (a design
-# fault, a plan of the default lab) and the 60-seed §5.1 reproduction take a share of their cases, in rotation
-# by day (LABRUNNER_FAULT_ROTATION=N repeats day N's share), and every code path still runs under the detector.
-# The second runs those tests again without it, every case: every design fault, every plan, all 60 seeds, every
-# pinned Shoal simulation digest (docs/ci.md, "The test suite"). GORACE's atexit_sleep_ms=0 drops the second
-# each race-enabled test binary waits at exit for late reports (races are reported per test as they happen).
-FULL_TESTS := 'TestNightlyCatchesInjectedFaults|TestManagementFaultsFailTheNightly|TestABadCableIsADesignFailure|Test(Shoal|TiN|PRR)PlanCatchesEmulatorFaults|TestNightlyReportDrawsEveryDescribedFigure|TestDefaultLabBandsHaveReasons|TestDefaultPlansCatchEveryDesignFault|TestGoldenInputsNeverComeFromTheBoard|TestWorstCaseLatencyReproducesSection51|TestSimulationDigests'
-FULL_PKGS  := ./selftest/all ./cmd/labrunner ./boards/emu/prr ./golden/shoal
+# golden simulations five to forty times: there the expensive tests (a nightly per design fault or plan, a
+# simulation per case, the long sequential simulations) take a share of their cases, in rotation by day
+# (LABRUNNER_FAULT_ROTATION=N repeats day N's share), and every code path still runs under the detector. The
+# second runs those tests again without it, every case and the whole length (docs/ci.md, "The test suite";
+# internal/raceshare's TestEverySharedTestRunsWholeWithoutTheDetector checks that FULL_TESTS and FULL_PKGS name
+# every test that takes a share). GORACE's atexit_sleep_ms=0 drops the second each race-enabled test binary
+# waits at exit for late reports (races are reported per test as they happen).
+FULL_TESTS := '^(TestNightlyCatchesInjectedFaults|TestManagementFaultsFailTheNightly|TestABadCableIsADesignFailure|Test(Shoal|TiN|PRR)PlanCatchesEmulatorFaults|TestNightlyReportDrawsEveryDescribedFigure|TestDefaultLabBandsHaveReasons|TestDefaultPlansCatchEveryDesignFault|TestGoldenInputsNeverComeFromTheBoard|TestWorstCaseLatencyReproducesSection51|TestSimulationDigests|TestFaultSilentDrop|TestRandomBatches(BitExact|WithDrops)|TestAdaptiveRouting|TestRoutesDeadlockFree|TestFullCliqueRTTSweep|TestPaperComparisons|TestPermutationMaxMinBound|TestEveryBandHasABudget|TestQueueBoundUnderRandomTraffic|TestFIFOSaturation|TestOutputQueueLatency|TestPaperDropRatesAtDepthOne|TestFailedSlotsTableOne)$$'
+FULL_PKGS  := ./selftest/all ./cmd/labrunner ./boards/emu/prr ./golden/shoal ./golden/tin ./golden/prr ./boards/emu/shoal
+
+# Many tests wait more than they compute (a bridge paced at its baud rate, a board that must miss a deadline, a
+# co-simulation, a command in a process of its own): with go test's defaults (as many packages and parallel
+# tests as CPUs) those waits left the CPUs idle for half of the suite. The race pass runs UNIT_P packages and
+# UNIT_PARALLEL tests per package at once, the pass without it UNIT_P packages. (Running the two passes side by
+# side was tried: on two cores the emulated boards then miss their own deadlines.)
+UNIT_P        ?= 4
+UNIT_PARALLEL ?= 4
 
 # Both passes run, whatever the first gave; unit fails when either did.
 unit: influxd rtl-tools
 	@race=0; full=0; \
-	echo "GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -timeout 20m ./..."; \
-	GORACE=atexit_sleep_ms=0 LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -race -count=1 -timeout 20m ./... || race=$$?; \
-	echo "$(GO) test -count=1 -timeout 20m -run $(FULL_TESTS) $(FULL_PKGS)"; \
-	LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -count=1 -timeout 20m -run $(FULL_TESTS) $(FULL_PKGS) || full=$$?; \
+	echo "GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -p $(UNIT_P) -parallel $(UNIT_PARALLEL) -timeout 20m ./..."; \
+	GORACE=atexit_sleep_ms=0 LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -race -count=1 -p $(UNIT_P) -parallel $(UNIT_PARALLEL) -timeout 20m ./... || race=$$?; \
+	echo "$(GO) test -count=1 -p $(UNIT_P) -timeout 20m -run $(FULL_TESTS) $(FULL_PKGS)"; \
+	LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -count=1 -p $(UNIT_P) -timeout 20m -run $(FULL_TESTS) $(FULL_PKGS) || full=$$?; \
 	if [ $$race -ne 0 ] || [ $$full -ne 0 ]; then echo "unit: the race pass exited $$race, the pass without it $$full"; exit 1; fi
 
 # InfluxDB 1.8 for the export tests (results/influx, cmd/labrunner): built once into .cache (about two

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,9 +13,11 @@ import (
 	"time"
 
 	_ "github.com/labrunner/labrunner/boards/emu/designs" // the emulated designs the labs name
+	"github.com/labrunner/labrunner/internal/syncbuf"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/results/influx"
 	"github.com/labrunner/labrunner/results/report"
+	"github.com/labrunner/labrunner/results/resultstest"
 	_ "github.com/labrunner/labrunner/selftest/all" // the designs' tests
 )
 
@@ -26,28 +27,10 @@ import (
 
 const twoGroups = "testdata/two-groups.yaml"
 
-// syncBuf is a bytes.Buffer safe for the run's goroutines.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // options are a test's options: its own results root and lock directory,
 // output captured.
-func options(t *testing.T, plans ...string) (Options, *syncBuf, *syncBuf) {
-	var stdout, stderr syncBuf
+func options(t *testing.T, plans ...string) (Options, *syncbuf.Buffer, *syncbuf.Buffer) {
+	var stdout, stderr syncbuf.Buffer
 	return Options{LabFile: twoGroups, Out: t.TempDir(), Locks: t.TempDir(), Plans: plans,
 		Stdout: &stdout, Stderr: &stderr, Command: "labrun test", Version: "test"}, &stdout, &stderr
 }
@@ -62,16 +45,6 @@ func runDirs(t *testing.T, root string) []string {
 	for _, e := range es {
 		out = append(out, filepath.Join(root, e.Name()))
 	}
-	return out
-}
-
-// caseSet renders the verdicts as a sorted list of "plan board name status".
-func caseSet(vs []results.Verdict) []string {
-	var out []string
-	for _, v := range vs {
-		out = append(out, fmt.Sprintf("%s %s %s %s", v.Plan, v.Board, v.Name(), v.Status))
-	}
-	sort.Strings(out)
 	return out
 }
 
@@ -94,7 +67,7 @@ func clean(t *testing.T) (*Result, string, string) {
 			cleanRun.err = err
 			return
 		}
-		var stdout, stderr syncBuf
+		var stdout, stderr syncbuf.Buffer
 		locks, _ := os.MkdirTemp("", "labrun-clean-locks-")
 		cleanRun.res, cleanRun.err = Nightly(context.Background(), Options{LabFile: twoGroups, Out: root, Locks: locks,
 			Stdout: &stdout, Stderr: &stderr, Command: "labrun test", Version: "test"})
@@ -208,7 +181,7 @@ func TestNightlyInterruptedAndResumed(t *testing.T) {
 	if r, _ := results.ReadRun(res.Dir); r == nil || r.Status != "interrupted" || r.End == nil {
 		t.Fatalf("the interrupted run's run.json: %+v", r)
 	}
-	var stdout syncBuf
+	var stdout syncbuf.Buffer
 	res2, err := Nightly(context.Background(), Options{Resume: res.Dir, Locks: o.Locks, Stdout: &stdout, Version: "test"})
 	if err != nil || res2.ExitCode != ExitPass || res2.Dir != res.Dir {
 		t.Fatalf("resume: %+v, %v\n%s", res2, err, stdout.String())
@@ -216,7 +189,7 @@ func TestNightlyInterruptedAndResumed(t *testing.T) {
 	vs, _ := results.ReadVerdictLog(res.Dir)
 	cleanRes, _, _ := clean(t)
 	cv, _ := results.ReadVerdictLog(cleanRes.Dir)
-	if got, want := caseSet(vs), caseSet(cv); strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got, want := resultstest.CaseSet(vs), resultstest.CaseSet(cv); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("resumed run has %d cases, a clean run %d", len(got), len(want))
 	}
 	ms, _ := results.ReadMeasurements(res.Dir)
@@ -243,13 +216,13 @@ func countVerdicts(dir string) int {
 
 // panicOnce panics at its first write, then takes what is written.
 type panicOnce struct {
-	syncBuf
+	syncbuf.Buffer
 	once sync.Once
 }
 
 func (p *panicOnce) Write(b []byte) (int, error) {
 	p.once.Do(func() { panic("a broken terminal") })
-	return p.syncBuf.Write(b)
+	return p.Buffer.Write(b)
 }
 
 // A panic in the run's own goroutine once its directory exists (here the

@@ -35,8 +35,11 @@ exit 255
 
 // The comparison script runs golden and BookSim side by side and prints
 // the speed, memory, latency and accepted-rate ratios per load; it exits 1
-// when golden's latency is off by more than 10%, 2 on bad usage.
+// when golden's latency is off by more than 10%, 2 on bad usage. The script
+// runs in processes of its own (a labrunner it builds, GNU time, the stub):
+// the test runs beside the others.
 func TestBookSimCompareScript(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/usr/bin/time"); err != nil {
 		t.Fatalf("GNU time is needed as /usr/bin/time (apt-get install time): %v", err)
 	}

@@ -12,8 +12,10 @@ import (
 
 	"github.com/labrunner/labrunner/bitstreams"
 	gbringup "github.com/labrunner/labrunner/golden/bringup"
+	"github.com/labrunner/labrunner/internal/syncbuf"
 	"github.com/labrunner/labrunner/labrun"
 	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/results/resultstest"
 	"github.com/labrunner/labrunner/selftest/bringup"
 )
 
@@ -42,7 +44,7 @@ type bringupRun struct {
 func runBringupCLI(t *testing.T, args ...string) bringupRun {
 	t.Helper()
 	out := t.TempDir()
-	var stdout, stderr syncBuf
+	var stdout, stderr syncbuf.Buffer
 	t0 := time.Now()
 	code := run(append([]string{"labrunner", "--log-level", "debug", "bringup", "--out", out}, args...), &stdout, &stderr)
 	r := bringupRun{code: code, wall: time.Since(t0)}
@@ -66,7 +68,7 @@ func runBringupCLI(t *testing.T, args ...string) bringupRun {
 func (r bringupRun) explain(t *testing.T) {
 	t.Helper()
 	t.Logf("exit %d after %s; stderr (live output with --json):\n%s", r.code, r.wall.Round(time.Millisecond), r.stderr)
-	for _, v := range notPassed(verdicts(t, r.dir)) {
+	for _, v := range resultstest.NotPassed(verdicts(t, r.dir)) {
 		t.Logf("%s %s %s: %s", v.Status, v.Board, v.Name(), v.Message)
 	}
 }
@@ -99,7 +101,7 @@ func (r bringupRun) onlyFailing(t *testing.T, boards ...string) []results.Verdic
 	for _, b := range boards {
 		ok[b] = true
 	}
-	bad := notPassed(verdicts(t, r.dir))
+	bad := resultstest.NotPassed(verdicts(t, r.dir))
 	for _, v := range bad {
 		if !ok[v.Board] {
 			t.Errorf("%s %s %s: %s (only %v should fail)", v.Status, v.Board, v.Name(), v.Message, boards)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,33 +8,15 @@ import (
 	"testing"
 
 	"github.com/labrunner/labrunner/internal/raceshare"
+	"github.com/labrunner/labrunner/internal/syncbuf"
 )
-
-// syncBuf is a bytes.Buffer safe for the CLI's goroutines (progress, logs
-// and the summary write to it concurrently).
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // runCaptured runs the CLI in process with its standard output and error
 // captured in buffers of its own: no process-wide state is touched, so
 // tests using it run in parallel.
 func runCaptured(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errOut syncBuf
+	var out, errOut syncbuf.Buffer
 	code = run(append([]string{"labrunner"}, args...), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
@@ -82,9 +63,15 @@ var defaultRun struct {
 }
 
 // defaultPlans are the default lab's plans and their designs, in the
-// order defaultNightlyPlan rotates through them.
+// order defaultNightlyPlan rotates through them. selftest/all's race share
+// rotates through the same plans as exanet-mesh, prr, shoal, tin; this order
+// is that one moved by a day, so that the two packages' heaviest plans under
+// the race detector (prr and tin here, about 75 and 50 s of CPU; tin, prr and
+// shoal there, where a plan runs twice) fall on different days: the heaviest
+// day of make test is then about 118 s of CPU for both packages' plans, not
+// 154 s.
 var defaultPlans = []struct{ plan, design string }{
-	{"exanet-mesh", "exanet"}, {"prr", "prr"}, {"shoal", "shoal"}, {"tin", "tin"},
+	{"prr", "prr"}, {"shoal", "shoal"}, {"tin", "tin"}, {"exanet-mesh", "exanet"},
 }
 
 // defaultNightlyPlan is the one plan defaultNightly runs under the race
@@ -107,7 +94,7 @@ func defaultNightly(t *testing.T) (code int, dir, out string) {
 		if defaultRun.root, defaultRun.err = os.MkdirTemp("", "labrunner-default-run-"); defaultRun.err != nil {
 			return
 		}
-		var stdout, stderr syncBuf
+		var stdout, stderr syncbuf.Buffer
 		args := []string{"labrunner", "--log-level", "error", "nightly", "--out", defaultRun.root,
 			"--locks", filepath.Join(defaultRun.root, "locks")}
 		if plan != "" {
@@ -128,8 +115,10 @@ func defaultNightly(t *testing.T) (code int, dir, out string) {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if defaultRun.root != "" {
-		os.RemoveAll(defaultRun.root)
+	for _, root := range []string{defaultRun.root, cleanTwoGroups.root} {
+		if root != "" {
+			os.RemoveAll(root)
+		}
 	}
 	os.Exit(code)
 }

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/labrunner/labrunner/internal/syncbuf"
 	"github.com/labrunner/labrunner/labconfig"
 	"github.com/labrunner/labrunner/results"
 )
@@ -90,7 +89,7 @@ func shapedDefaultLab(b *testing.B, line string) string {
 // quietly runs the CLI with its output kept aside, and returns its exit code
 // and the nightly's summary lines (test cases, board groups).
 func quietly(args ...string) (int, string) {
-	var out lockedBuffer
+	var out syncbuf.Buffer
 	code := run(args, &out, &out)
 	var keep []string
 	for _, l := range strings.Split(out.String(), "\n") {
@@ -99,24 +98,6 @@ func quietly(args ...string) (int, string) {
 		}
 	}
 	return code, strings.Join(keep, "; ")
-}
-
-// lockedBuffer is a buffer the CLI's goroutines may write at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // nightlyLoad is what a nightly asked of the bridges, from its run

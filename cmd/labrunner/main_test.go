@@ -11,6 +11,7 @@ import (
 
 	"github.com/labrunner/labrunner/internal/raceshare"
 	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/results/resultstest"
 )
 
 // These tests run the CLI in process, end to end, on the emulated rack:
@@ -42,22 +43,12 @@ func verdicts(t testing.TB, dir string) []results.Verdict {
 	return v.Verdicts
 }
 
-func notPassed(vs []results.Verdict) []results.Verdict {
-	var out []results.Verdict
-	for _, v := range vs {
-		if v.Status != results.Pass {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
 func TestNightlyPassesOnTheEmulatedRack(t *testing.T) {
 	t.Parallel()
 	code, dir := nightly(t)
 	vs := verdicts(t, dir)
 	if code != 0 {
-		for _, v := range notPassed(vs) {
+		for _, v := range resultstest.NotPassed(vs) {
 			t.Logf("%s %s %s: %s", v.Status, v.Board, v.Name(), v.Message)
 		}
 		t.Fatalf("exit %d, want 0", code)
@@ -120,7 +111,7 @@ func TestNightlyCatchesInjectedFaults(t *testing.T) {
 			if code != c.code {
 				t.Errorf("exit %d, want %d", code, c.code)
 			}
-			bad := notPassed(verdicts(t, dir))
+			bad := resultstest.NotPassed(verdicts(t, dir))
 			if len(bad) == 0 {
 				t.Fatal("no test case failed")
 			}
@@ -158,7 +149,7 @@ func TestNightlyWithASilentBoardExitsThreeInTime(t *testing.T) {
 		t.Errorf("the nightly took %s with a silent board", d)
 	}
 	found := false
-	for _, v := range notPassed(verdicts(t, dir)) {
+	for _, v := range resultstest.NotPassed(verdicts(t, dir)) {
 		if v.Board == "exa-11" && v.Class == "infrastructure" {
 			found = true
 		}

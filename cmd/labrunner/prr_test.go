@@ -9,6 +9,7 @@ import (
 
 	"github.com/labrunner/labrunner/internal/raceshare"
 	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/results/resultstest"
 )
 
 // The PRR plan end to end on the emulated Ultra96 (testdata/prr.yaml): it
@@ -30,7 +31,7 @@ func TestPRRPlanPassesOnTheEmulatedUltra96(t *testing.T) {
 	t.Parallel()
 	code, vs := prrNightly(t)
 	if code != 0 {
-		for _, v := range notPassed(vs) {
+		for _, v := range resultstest.NotPassed(vs) {
 			t.Logf("%s %s %s: %s", v.Status, v.Board, v.Name(), v.Message)
 		}
 		t.Fatalf("exit %d, want 0", code)
@@ -68,7 +69,7 @@ func TestPRRPlanCatchesEmulatorFaults(t *testing.T) {
 			if code != 1 {
 				t.Errorf("exit %d, want 1 (a verdict failed)", code)
 			}
-			bad := notPassed(vs)
+			bad := resultstest.NotPassed(vs)
 			var msgs []string
 			found := false
 			for _, v := range bad {

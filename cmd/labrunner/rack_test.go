@@ -2,17 +2,18 @@ package main
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/labrunner/labrunner/internal/syncbuf"
 	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/results/resultstest"
 )
 
 // Rack-scale behaviour on testdata/two-groups.yaml: two independent
@@ -36,23 +37,45 @@ func theRunDir(t *testing.T, root string) string {
 	return filepath.Join(root, es[0].Name())
 }
 
-// caseSet renders the verdicts as a sorted list of "plan board name status".
-func caseSet(vs []results.Verdict) []string {
-	var out []string
-	for _, v := range vs {
-		out = append(out, fmt.Sprintf("%s %s %s %s", v.Plan, v.Board, v.Name(), v.Status))
+// cleanTwoGroups is one uninterrupted nightly of testdata/two-groups.yaml,
+// shared by the tests that compare a run with a clean one: they only read
+// its run directory.
+var cleanTwoGroups struct {
+	once sync.Once
+	root string
+	code int
+	out  string
+	err  error
+}
+
+// cleanTwoGroupsRun runs that nightly once per test binary and returns its
+// run directory.
+func cleanTwoGroupsRun(t *testing.T) string {
+	t.Helper()
+	cleanTwoGroups.once.Do(func() {
+		// Not a test's TempDir: the run outlives the first test that asks.
+		if cleanTwoGroups.root, cleanTwoGroups.err = os.MkdirTemp("", "labrunner-two-groups-run-"); cleanTwoGroups.err != nil {
+			return
+		}
+		var stdout, stderr syncbuf.Buffer
+		cleanTwoGroups.code = run([]string{"labrunner", "--log-level", "warn", "nightly", "--locks", filepath.Join(cleanTwoGroups.root, "locks"),
+			"--lab", twoGroups, "--out", filepath.Join(cleanTwoGroups.root, "runs")}, &stdout, &stderr)
+		cleanTwoGroups.out = stdout.String() + stderr.String()
+	})
+	if cleanTwoGroups.err != nil {
+		t.Fatal(cleanTwoGroups.err)
 	}
-	sort.Strings(out)
-	return out
+	if cleanTwoGroups.code != 0 {
+		t.Fatalf("clean run of %s: exit %d\n%s", twoGroups, cleanTwoGroups.code, tail(cleanTwoGroups.out, 40))
+	}
+	return theRunDir(t, filepath.Join(cleanTwoGroups.root, "runs"))
 }
 
 func TestTwoShardsMergeIntoTheFullRun(t *testing.T) {
 	t.Parallel()
 	locks := t.TempDir()
-	full, s1, s2 := t.TempDir(), t.TempDir(), t.TempDir()
-	if code := rackCLI(t, locks, "nightly", "--lab", twoGroups, "--out", full); code != 0 {
-		t.Fatalf("full run: exit %d", code)
-	}
+	s1, s2 := t.TempDir(), t.TempDir()
+	full := cleanTwoGroupsRun(t)
 	if code := rackCLI(t, locks, "nightly", "--lab", twoGroups, "--out", s1, "--shard", "1/2"); code != 0 {
 		t.Fatalf("shard 1/2: exit %d", code)
 	}
@@ -73,8 +96,8 @@ func TestTwoShardsMergeIntoTheFullRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fv, _ := results.ReadVerdictLog(theRunDir(t, full))
-	got, want := caseSet(mv), caseSet(fv)
+	fv, _ := results.ReadVerdictLog(full)
+	got, want := resultstest.CaseSet(mv), resultstest.CaseSet(fv)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("merged shards differ from the full run:\nmerged %d cases, full %d", len(got), len(want))
 	}
@@ -184,12 +207,8 @@ func TestNightlyKilledAndResumed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clean := t.TempDir()
-	if code := rackCLI(t, locks, "nightly", "--lab", twoGroups, "--out", clean); code != 0 {
-		t.Fatalf("clean run: exit %d", code)
-	}
-	cv, _ := results.ReadVerdictLog(theRunDir(t, clean))
-	got, want := caseSet(vs), caseSet(cv)
+	cv, _ := results.ReadVerdictLog(cleanTwoGroupsRun(t))
+	got, want := resultstest.CaseSet(vs), resultstest.CaseSet(cv)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("resumed run has %d cases, a clean run %d (killed after %d verdict lines)", len(got), len(want), before)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labrunner/labrunner/internal/raceshare"
 	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/results/resultstest"
 )
 
 // The Shoal plan end to end on the emulated eight-board rack
@@ -30,7 +31,7 @@ func TestShoalPlanPassesOnTheEmulatedRack(t *testing.T) {
 	t.Parallel()
 	code, vs := shoalNightly(t)
 	if code != 0 {
-		for _, v := range notPassed(vs) {
+		for _, v := range resultstest.NotPassed(vs) {
 			t.Logf("%s %s %s: %s", v.Status, v.Board, v.Name(), v.Message)
 		}
 		t.Fatalf("exit %d, want 0", code)
@@ -110,7 +111,7 @@ func TestShoalPlanCatchesEmulatorFaults(t *testing.T) {
 				t.Errorf("exit %d, want 1 (a verdict failed)", code)
 			}
 			var all, named []string
-			for _, v := range notPassed(vs) {
+			for _, v := range resultstest.NotPassed(vs) {
 				all = append(all, v.Name()+": "+v.Message)
 				if v.Status == results.Error {
 					t.Errorf("%s errored (%s): a fault must fail a verdict, not break the run: %s", v.Name(), v.Class, v.Message)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labrunner/labrunner/internal/raceshare"
 	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/results/resultstest"
 )
 
 // End-to-end checks of the verdicts' classes and traces on the emulated
@@ -39,7 +40,7 @@ func TestBenignLineFaultsPassAndLeaveATrace(t *testing.T) {
 	t.Parallel()
 	code, dir := nightly(t, "--fault", "uart-corrupt@exa-00", "--fault", "uart-drop@exa-10", "--fault", "uart-stale@exa-01")
 	if code != 0 {
-		for _, v := range notPassed(verdicts(t, dir)) {
+		for _, v := range resultstest.NotPassed(verdicts(t, dir)) {
 			t.Logf("%s %s %s: %s", v.Status, v.Board, v.Name(), v.Message)
 		}
 		t.Fatalf("exit %d with the documented benign UART faults, want 0", code)
@@ -94,7 +95,7 @@ func TestManagementFaultsFailTheNightly(t *testing.T) {
 			}
 			var msgs []string
 			found := c.board == ""
-			for _, v := range notPassed(verdicts(t, dir)) {
+			for _, v := range resultstest.NotPassed(verdicts(t, dir)) {
 				msgs = append(msgs, v.Board+" "+v.Name()+": "+v.Message)
 				if v.Board == c.board && strings.HasPrefix(v.Test, "bringup.") {
 					found = true
@@ -129,7 +130,7 @@ func TestABadCableIsADesignFailure(t *testing.T) {
 			if code != 1 {
 				t.Errorf("exit %d, want 1 (a design failure)", code)
 			}
-			for _, v := range notPassed(verdicts(t, theRunDir(t, out))) {
+			for _, v := range resultstest.NotPassed(verdicts(t, theRunDir(t, out))) {
 				if v.Status != results.Skip && v.Class != "design" {
 					t.Errorf("%s %s: class %q, want design: %s", v.Board, v.Name(), v.Class, v.Message)
 				}

@@ -2,7 +2,6 @@ package console
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/internal/syncbuf"
 )
 
 const prompt = "root@emu:~# "
@@ -107,24 +107,6 @@ func testCtx(t *testing.T, d time.Duration) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return c
-}
-
-// syncBuffer is a transcript the test can read while the console writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func openConsole(t *testing.T, opts Options) (*Console, *peer) {
@@ -240,7 +222,7 @@ func TestExpectTimeout(t *testing.T) {
 }
 
 func TestTranscript(t *testing.T) {
-	var tr syncBuffer
+	var tr syncbuf.Buffer
 	c, p := openConsole(t, Options{Transcript: &tr})
 	p.send("boot mes")
 	// Wait until the partial line has been read, so that the sent line

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/labrunner/labrunner/internal/syncbuf"
 )
 
 // SendLines waits for a prompt (sending an empty line, as a person taps
@@ -16,7 +18,7 @@ import (
 func TestSendLinesWaitsForThePromptFirst(t *testing.T) {
 	t.Parallel()
 	c, p := openConsole(t, Options{Board: "emu-0"})
-	var out syncBuffer
+	var out syncbuf.Buffer
 	err := SendLines(testCtx(t, 10*time.Second), c, regexp.QuoteMeta(prompt), []string{"noisy", "ls"}, `b\.txt`, 5*time.Second, &out)
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +48,7 @@ func TestSendLinesExpectTimesOut(t *testing.T) {
 func TestInteract(t *testing.T) {
 	t.Parallel()
 	c, p := openConsole(t, Options{Board: "emu-0"})
-	var out syncBuffer
+	var out syncbuf.Buffer
 	in, typed := io.Pipe()
 	done := make(chan error, 1)
 	ctx, cancel := context.WithCancel(context.Background())

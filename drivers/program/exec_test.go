@@ -15,13 +15,14 @@ import (
 	"time"
 
 	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/internal/syncbuf"
 )
 
 func TestRunSuccessWritesTranscript(t *testing.T) {
 	dir := fakeTools(t)
 	rec := filepath.Join(t.TempDir(), "argv")
 	writeTool(t, dir, "tool", recordArgv(rec)+"echo to-stdout\necho to-stderr >&2\nexit 0\n")
-	var log syncBuffer
+	var log syncbuf.Buffer
 	r := run{board: "b1", name: "tool", path: filepath.Join(dir, "tool"),
 		args: []string{"-x", "a b", "it's"}, log: &log, op: "op"}
 	if err := r.do(context.Background()); err != nil {
@@ -42,7 +43,7 @@ exit 3
 `)
 	rules := []rule{{phrases: []string{"cable is gone"}, class: drivers.ClassSetup, priority: 1,
 		reason: "cable gone", hint: "plug it"}}
-	var log syncBuffer
+	var log syncbuf.Buffer
 	err := run{board: "b1", name: "tool", path: filepath.Join(dir, "tool"), log: &log, rules: rules,
 		op: "load x"}.do(context.Background())
 	de := wantClass(t, err, drivers.ClassSetup)

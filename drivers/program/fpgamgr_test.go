@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/internal/syncbuf"
 )
 
 // fakeManager is a sysfs tree with one fpga_manager and a goroutine that
@@ -130,7 +131,7 @@ func TestFPGAManagerLoads(t *testing.T) {
 		k := newFakeManager(t, "fpga0", "unknown", "firmware request", "write init", "write", "write complete", "operating")
 		p := k.programmer("zu-1")
 		p.Partial = partial
-		var log syncBuffer
+		var log syncbuf.Buffer
 		p.SetLog(&log)
 		img := binImage(100_000)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -1,13 +1,11 @@
 package program
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/labrunner/labrunner/drivers"
@@ -104,24 +102,6 @@ func wantContains(t *testing.T, s string, subs ...string) {
 			t.Errorf("%q\ndoes not contain %q", s, sub)
 		}
 	}
-}
-
-// syncBuffer is a transcript writer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // bitFile writes a fake bitstream and returns its path.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/internal/syncbuf"
 )
 
 // fakeUSB makes a sysfs tree with one USB device at port.
@@ -29,7 +30,7 @@ func TestOpenFPGALoaderArgvByUSBPath(t *testing.T) {
 	writeTool(t, dir, "openFPGALoader", recordArgv(rec)+"echo 'Load SRAM: [==========] 100.00%'\nexit 0\n")
 	sys := fakeUSB(t, "1-1.2", 3, 17)
 	bit := bitFile(t, "exanet.bit", []byte("bits"))
-	var log syncBuffer
+	var log syncbuf.Buffer
 	o := &OpenFPGALoader{Board: "zu-1", Cable: "digilent", USBPath: "1-1.2", Sysfs: sys, Log: &log}
 	if err := o.Program(context.Background(), drivers.Image{Path: bit}); err != nil {
 		t.Fatal(err)

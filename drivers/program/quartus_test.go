@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/internal/syncbuf"
 )
 
 const pciAddr = "0000:03:00.0"
@@ -187,7 +188,7 @@ func quartusOnPCIe(k *fakePCI) *QuartusPGM {
 func TestQuartusPCIeRemoveProgramRescan(t *testing.T) {
 	k := newFakePCI(t, true, false)
 	fakeQuartus(t, k, filepath.Join(t.TempDir(), "argv"), "exit 0\n")
-	var log syncBuffer
+	var log syncbuf.Buffer
 	q := quartusOnPCIe(k)
 	q.SetLog(&log)
 	if err := q.Check(context.Background()); err != nil {

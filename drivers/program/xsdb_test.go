@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/internal/syncbuf"
 )
 
 const wantScript = `# labrunner: configure the programmable logic of board zu-1 over JTAG.
@@ -132,7 +133,7 @@ func TestXSDBRunsScript(t *testing.T) {
 	writeTool(t, dir, "xsdb", recordArgv(rec)+"cp \"$1\" '"+filepath.Join(recDir, "script.tcl")+"'\necho 'labrunner: configured'\n")
 	bit := bitFile(t, "top.bit", []byte("bits"))
 	stageDir := t.TempDir()
-	var log syncBuffer
+	var log syncbuf.Buffer
 	x := &XSDB{Board: "zu-1", HWServer: "lab-host", Serial: "210308A1B2C3", StageDir: stageDir, Log: &log}
 	if err := x.Program(context.Background(), drivers.Image{Path: bit}); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@ package shoal
 import (
 	"math"
 	"testing"
+
+	"github.com/labrunner/labrunner/internal/raceshare"
 )
 
 // Table 1 on the prototype's fabric (8 nodes, 4-port switches), counted by
@@ -42,8 +44,11 @@ func TestFailedSlotsPrototype(t *testing.T) {
 // k = 48): node ≈ 1/N, leaf ≈ 1/√(2N), spine ≈ 2√2/√N within a few per cent,
 // and the spine→leaf direction of a leaf-spine link ≈ 2/N within 5%. The
 // link cut both ways costs ≈ 4/N, twice Table 1's 2/N (reading S41).
+//
+// Under the race detector one fabric, in rotation by day
+// (internal/raceshare); make test runs both without it.
 func TestFailedSlotsTableOne(t *testing.T) {
-	for _, fab := range []struct{ n, k int }{{512, 32}, {1152, 48}} {
+	for _, fab := range raceshare.Cases(t, []struct{ n, k int }{{512, 32}, {1152, 48}}) {
 		topo := Topology{Nodes: fab.n, Radix: fab.k}
 		s, _ := NewSchedule(fab.n, 1, Cyclic)
 		for _, tc := range []struct {

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/labrunner/labrunner/internal/raceshare"
 )
 
 // midRack is a 128-node rack with the §7.1 slot and channels: large enough
@@ -186,8 +188,12 @@ func permutationCurve(t *testing.T, c Config, pairs []int, seed uint64, warm, ep
 // The queue bound (Eq. 5, and Eq. 3 without ready queues) holds at every
 // enqueue under random traffic, on the prototype and on a larger rack; and
 // the simulation is deterministic.
+//
+// Each case is a simulation of its own: under the race detector the test
+// takes one of them, in rotation by day (internal/raceshare); make test runs
+// the four without it.
 func TestQueueBoundUnderRandomTraffic(t *testing.T) {
-	for _, tc := range []struct {
+	for _, tc := range raceshare.Cases(t, []struct {
 		c     Config
 		flows int
 		load  float64
@@ -197,7 +203,7 @@ func TestQueueBoundUnderRandomTraffic(t *testing.T) {
 		{Prototype(), 600, 0.7, SimOptions{NoReadyQueues: true, NoNewFlowRule: true}},
 		{midRack(), 1500, 0.6, SimOptions{}},
 		{midRack(), 1500, 0.6, SimOptions{NoReadyQueues: true}},
-	} {
+	}) {
 		w := NewWorkload(Uniform, tc.c.Nodes, tc.flows, tc.load, 11)
 		w.LoadGbps = tc.c.NodeLinkGbps() / 2
 		w.MeanBytes = 20000 // shorter runs; the bound does not depend on sizes

@@ -1,6 +1,10 @@
 package tin
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/labrunner/labrunner/internal/raceshare"
+)
 
 // The parity-sign rule keeps two-hop local detours on one VC acyclic in a
 // fully connected pod of any size the model allows.
@@ -65,6 +69,10 @@ func TestRoutesDeadlockFree(t *testing.T) {
 	if testing.Short() {
 		shapes = shapes[:6]
 	}
+	// Under the race detector one shape, in rotation by day
+	// (internal/raceshare); make test runs every shape without it.
+	all := len(shapes)
+	shapes = raceshare.Cases(t, shapes)
 	globalGlobal := false
 	for _, sh := range shapes {
 		c := mustClique(t, sh[0], sh[1], sh[2])
@@ -85,7 +93,7 @@ func TestRoutesDeadlockFree(t *testing.T) {
 			}
 		}
 	}
-	if !globalGlobal {
+	if !globalGlobal && len(shapes) == all {
 		t.Error("no tested Clique has a global-to-global hop: the VC step the model adds for it is untested")
 	}
 }

@@ -3,6 +3,8 @@ package tin
 import (
 	"flag"
 	"testing"
+
+	"github.com/labrunner/labrunner/internal/raceshare"
 )
 
 // figures runs the reproductions that take seconds of CPU (the full
@@ -32,14 +34,17 @@ func TestFigures(t *testing.T) {
 }
 
 // The full Clique carries 70% of its injection rate (§5.1, Fig. 7) with an
-// RTT under the paper's 20 µs on a shorter run.
+// RTT under the paper's 20 µs on a shorter run. Under the race detector the
+// run is the first fifth of that, warm-up and measurement (internal/raceshare;
+// its p99 is about 3.9 µs, the whole run's 4.2 µs); make test runs it whole
+// without it.
 func TestFullCliqueRTTSweep(t *testing.T) {
 	c, err := NewClique(FullPods, FullTiNsPerPod, GlobalPortsPerTiN)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fig, rs, err := RTTSweep(SimConfig{Clique: c, Timing: PaperTiming(), Mode: FullyAdaptive, Bytes: 1500, ReplyBytes: 64,
-		Warmup: 5000, Packets: 15000, Align: 8, Seed: 1}, []float64{0.7}, nil)
+		Warmup: raceshare.Prefix(t, 5000, 5), Packets: raceshare.Prefix(t, 15000, 5), Align: 8, Seed: 1}, []float64{0.7}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

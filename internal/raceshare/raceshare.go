@@ -72,3 +72,19 @@ func One[C any](tb testing.TB, items []C) C {
 	}
 	return items[Rotation(tb)%len(items)]
 }
+
+// Prefix is the length of a long sequential simulation this run takes: n,
+// or under the race detector the first n/div of it (at least 1), for a test
+// that is one run with no cases to rotate through (a run of n batches or
+// cycles whose state carries from one to the next). Every check of the test
+// still runs on the prefix; make test runs the whole length without the
+// race detector.
+func Prefix(tb testing.TB, n, div int) int {
+	tb.Helper()
+	if !Enabled || div <= 1 {
+		return n
+	}
+	m := max(n/div, 1)
+	tb.Logf("race detector on: the first %d of %d only (make test runs all of them without it)", m, n)
+	return m
+}

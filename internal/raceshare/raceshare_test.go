@@ -27,3 +27,13 @@ func TestCases(t *testing.T) {
 		t.Errorf("One and Cases disagree")
 	}
 }
+
+func TestPrefix(t *testing.T) {
+	got := Prefix(t, 3000, 5)
+	if !Enabled && got != 3000 || Enabled && got != 600 {
+		t.Errorf("Prefix(3000, 5) = %d with the race detector %v", got, Enabled)
+	}
+	if got := Prefix(t, 3, 5); got < 1 {
+		t.Errorf("Prefix(3, 5) = %d, want at least 1", got)
+	}
+}

@@ -6,11 +6,11 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/labrunner/labrunner/internal/syncbuf"
 )
 
 var plans = []Plan{{Name: "mesh", Boards: []string{"exa-00", "exa-10"}, Steps: 5}}
@@ -65,24 +65,6 @@ func TestCIGetsPlainLinesEvenOnATerminal(t *testing.T) {
 	}
 }
 
-// syncBuffer is written by mpb's goroutine and read by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestBarsPerBoardAndLogsAbove(t *testing.T) {
 	// A real terminal, 120 columns wide: the bars size themselves to it.
 	ptm, tty, err := pty.Open()
@@ -93,7 +75,7 @@ func TestBarsPerBoardAndLogsAbove(t *testing.T) {
 	if err := pty.Setsize(tty, &pty.Winsize{Cols: 120, Rows: 40}); err != nil {
 		t.Fatal(err)
 	}
-	var out syncBuffer
+	var out syncbuf.Buffer
 	read := make(chan struct{})
 	go func() { io.Copy(&out, ptm); close(read) }()
 	b := NewBars(tty, plans, counts)

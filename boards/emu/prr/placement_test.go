@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/labrunner/labrunner/internal/raceshare"
 )
 
 // refSwitch is this test's own reading of the placement rule of §3 (not the
@@ -182,20 +184,24 @@ func runBatches(t *testing.T, g *rig, n int, seed uint64) (drops int) {
 
 // TestRandomBatchesBitExact inserts thousands of random batches into the
 // catalogue's build and checks every placement bit-exactly, the whole
-// queue state regularly and the order packets leave in.
+// queue state regularly and the order packets leave in. Under the race
+// detector the first 600 of them (internal/raceshare); make test runs all
+// of them without it.
 func TestRandomBatchesBitExact(t *testing.T) {
 	g := newRig(t, rigOpts{})
-	runBatches(t, g, 3000, 1)
+	runBatches(t, g, raceshare.Prefix(t, 3000, 5), 1)
 }
 
 // TestRandomBatchesWithDrops does the same on shallow queues, where drops
-// are frequent and the output arbiters fall out of step (§4.4).
+// are frequent and the output arbiters fall out of step (§4.4). Under the
+// race detector one build, in rotation by day (internal/raceshare); make
+// test runs the three without it.
 func TestRandomBatchesWithDrops(t *testing.T) {
-	for _, cfg := range []Config{
+	for _, cfg := range raceshare.Cases(t, []Config{
 		{Ports: 8, S: 1, FIFODepth: 2, PacketBits: 64, ClockMHz: 150},
 		{Ports: 4, S: 4, FIFODepth: 1, PacketBits: 32, ClockMHz: 150},
 		{Ports: 32, S: 2, FIFODepth: 1, PacketBits: 32, ClockMHz: 150},
-	} {
+	}) {
 		g := newRig(t, rigOpts{cfg: &cfg})
 		if drops := runBatches(t, g, 1500, uint64(cfg.Ports)); drops == 0 {
 			t.Errorf("%+v: no drop in 1500 batches: the test does not exercise full queues", cfg)
