@@ -16,6 +16,7 @@ import (
 	"github.com/labrunner/labrunner/boards"
 	"github.com/labrunner/labrunner/boards/lease"
 	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/internal/syncbuf"
 	"github.com/labrunner/labrunner/labconfig"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/selftest"
@@ -381,7 +382,7 @@ func (n *Groups) openBoards(ctx context.Context, names []string, log *slog.Logge
 			var f io.WriteCloser
 			if tf, err := n.Dir.ConsoleTranscript(cfg.Name); err == nil {
 				f = tf
-				tr = &lockedWriter{w: tf}
+				tr = &syncbuf.Writer{W: tf}
 			}
 			octx, cancel := drivers.Deadline(ctx, n.Lab.Deadlines.Console)
 			defer cancel()
@@ -495,15 +496,4 @@ func GroupPlans(plans []*labconfig.Plan) [][]*labconfig.Plan {
 		groups[g] = append(groups[g], p)
 	}
 	return groups
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

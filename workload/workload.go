@@ -10,7 +10,6 @@
 package workload
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -155,9 +154,6 @@ type Arrival struct {
 	StartNS  float64
 }
 
-// ErrStop ends a Draw early without an error.
-var ErrStop = errors.New("workload: stop")
-
 func (s Spec) rng() *rand.Rand {
 	stream := s.Stream
 	if stream == 0 {
@@ -195,8 +191,7 @@ func (s Spec) hot(r *rand.Rand, alive []int) []int {
 
 // Draw draws the flows in start order, seeded and deterministic (PCG of
 // math/rand/v2, whose output is fixed by its algorithm), and hands each to
-// each with its index; an error from each ends the draw and is returned
-// (ErrStop: nil).
+// each with its index; an error from each ends the draw and is returned.
 func (s Spec) Draw(each func(k int, a Arrival) error) error {
 	if err := s.Check(); err != nil {
 		return err
@@ -230,9 +225,6 @@ func (s Spec) Draw(each func(k int, a Arrival) error) error {
 		// Pareto(shape, xm) by inversion: xm / U^(1/shape), U in (0, 1].
 		b := math.Min(math.Ceil(xm/math.Pow(1-r.Float64(), 1/s.Shape)), limit)
 		if err := each(k, Arrival{Src: src, Dst: dst, Bytes: int64(b), StartNS: t}); err != nil {
-			if errors.Is(err, ErrStop) {
-				return nil
-			}
 			return err
 		}
 	}

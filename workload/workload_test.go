@@ -88,7 +88,7 @@ func TestSkewedDrawConcentratesOnHot(t *testing.T) {
 	}
 }
 
-func TestExcludeMaxBytesAndStop(t *testing.T) {
+func TestExcludeMaxBytesAndError(t *testing.T) {
 	s := New(Uniform, 8, 5000, 0.5, 50, 4)
 	s.Exclude, s.MaxBytes = []int{2, 5}, 30000
 	fs := draw(t, s)
@@ -97,19 +97,16 @@ func TestExcludeMaxBytesAndStop(t *testing.T) {
 			t.Fatalf("flow %+v: excluded node or over MaxBytes", f)
 		}
 	}
+	boom := errors.New("boom")
 	n := 0
 	if err := s.Draw(func(k int, a Arrival) error {
 		n++
 		if k == 9 {
-			return ErrStop
+			return boom
 		}
 		return nil
-	}); err != nil || n != 10 {
-		t.Errorf("ErrStop after 10 flows: %d drawn, err %v", n, err)
-	}
-	boom := errors.New("boom")
-	if err := s.Draw(func(int, Arrival) error { return boom }); !errors.Is(err, boom) {
-		t.Errorf("an error of the callback came back as %v", err)
+	}); !errors.Is(err, boom) || n != 10 {
+		t.Errorf("an error of the callback after 10 flows: %d drawn, err %v", n, err)
 	}
 }
 

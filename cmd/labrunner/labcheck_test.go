@@ -99,9 +99,7 @@ func TestLabCheckAndNightlyRefuseFaultParameters(t *testing.T) {
 		t.Errorf("the refused nightly made %v", es)
 	}
 	// In the lab file too.
-	lab := filepath.Join(t.TempDir(), "lab.yaml")
-	src, _ := os.ReadFile(twoGroups)
-	os.WriteFile(lab, []byte(string(src)+"faults:\n  - {name: credit-leak, link: \"a0:sfp0\", params: {evry: 3}}\n"), 0o644)
+	lab := twoGroupsLab(t, "", "faults:\n  - {name: credit-leak, link: \"a0:sfp0\", params: {evry: 3}}\n")
 	if code, out := runCLI(t, "lab", "check", "--lab", lab); code != 2 || !strings.Contains(out, "faults[0].params.evry") {
 		t.Fatalf("a lab file's fault: exit %d:\n%s", code, out)
 	}
@@ -111,9 +109,7 @@ func TestLabCheckAndNightlyRefuseFaultParameters(t *testing.T) {
 // or makes a run directory.
 func TestNightlyRefusesAMistypedTestParameter(t *testing.T) {
 	t.Parallel()
-	lab := filepath.Join(t.TempDir(), "lab.yaml")
-	src, _ := os.ReadFile(twoGroups)
-	os.WriteFile(lab, []byte(strings.Replace(string(src), "packets: 300", "packet: 300", 1)), 0o644)
+	lab := twoGroupsLab(t, "packets: 300", "packet: 300")
 	root := t.TempDir()
 	code, out := runCLI(t, "nightly", "--lab", lab, "--out", root, "--locks", t.TempDir())
 	if code != 2 || !strings.Contains(out, `unknown parameter "packet"`) || !strings.Contains(out, "did you mean packets?") {

@@ -68,9 +68,7 @@ func TestLabCheckRefusesParameterValues(t *testing.T) {
 // of the wrong type stops it with exit 2 and no run directory.
 func TestNightlyRefusesAWrongTypedTestParameter(t *testing.T) {
 	t.Parallel()
-	lab := filepath.Join(t.TempDir(), "lab.yaml")
-	src, _ := os.ReadFile(twoGroups)
-	os.WriteFile(lab, []byte(strings.Replace(string(src), "iterations: 8", "iterations: eight", 1)), 0o644)
+	lab := twoGroupsLab(t, "iterations: 8", "iterations: eight")
 	root := t.TempDir()
 	code, out := runCLI(t, "nightly", "--lab", lab, "--out", root, "--locks", t.TempDir())
 	if code != 2 || !strings.Contains(out, `params.iterations: test latency: "eight" is not an integer`) {

@@ -21,6 +21,29 @@ import (
 
 const twoGroups = "testdata/two-groups.yaml"
 
+// twoGroupsLab writes a copy of the two-groups lab with the first old
+// replaced by new (old empty: new appended) and returns its path. An old
+// the file does not hold fails the test: the edit must take.
+func twoGroupsLab(t *testing.T, old, new string) string {
+	t.Helper()
+	src, err := os.ReadFile(twoGroups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(src) + new
+	if old != "" {
+		if !strings.Contains(string(src), old) {
+			t.Fatalf("%s has no %q to replace", twoGroups, old)
+		}
+		text = strings.Replace(string(src), old, new, 1)
+	}
+	lab := filepath.Join(t.TempDir(), "lab.yaml")
+	if err := os.WriteFile(lab, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return lab
+}
+
 // runCLI runs the CLI in process with a private lock directory and returns
 // the exit code.
 func rackCLI(t *testing.T, locks string, args ...string) int {
@@ -115,9 +138,7 @@ func TestHeldBoardsAreSkippedAndReported(t *testing.T) {
 	locks := t.TempDir()
 	// The lab file must name a lock directory for emulated boards to be
 	// leased: write a copy that does.
-	lab := filepath.Join(t.TempDir(), "lab.yaml")
-	src, _ := os.ReadFile(twoGroups)
-	os.WriteFile(lab, []byte(strings.Replace(string(src), "results:\n", "locks: {dir: "+locks+", lease: 30s}\nresults:\n", 1)), 0o644)
+	lab := twoGroupsLab(t, "results:\n", "locks: {dir: "+locks+", lease: 30s}\nresults:\n")
 	if code := rackCLI(t, locks, "reserve", "--lab", lab, "--note", "bring-up by hand", "a1"); code != 0 {
 		t.Fatalf("reserve: exit %d", code)
 	}

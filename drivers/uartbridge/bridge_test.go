@@ -1,7 +1,6 @@
 package uartbridge
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/internal/syncbuf"
 )
 
 const (
@@ -36,26 +36,7 @@ func eventually(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// newBridge opens a Bridge through tarm/serial on a pseudo-terminal whose
-// other end is a test peer.
-func newBridge(t testing.TB, opts Options) (*Bridge, *peer, *logBuf) {
+func newBridge(t testing.TB, opts Options) (*Bridge, *peer, *syncbuf.Buffer) {
 	t.Helper()
 	master, path := openPTY(t)
 	p := newPeer(master)
@@ -68,7 +49,7 @@ func newBridge(t testing.TB, opts Options) (*Bridge, *peer, *logBuf) {
 		// the adaptive deadline.
 		opts.MinTimeout = calm
 	}
-	lb := &logBuf{}
+	lb := &syncbuf.Buffer{}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(lb, nil))
 	}
@@ -90,7 +71,7 @@ func newBridge(t testing.TB, opts Options) (*Bridge, *peer, *logBuf) {
 // calm timeout, and opts' Timeout and MaxAttempts in force afterwards: with
 // a short timeout a stall could duplicate the INFO, and its late copies
 // would blur what the test counts.
-func newSyncedBridge(t testing.TB, opts Options) (*Bridge, *peer, *logBuf) {
+func newSyncedBridge(t testing.TB, opts Options) (*Bridge, *peer, *syncbuf.Buffer) {
 	t.Helper()
 	timeout, attempts := opts.Timeout, opts.MaxAttempts
 	opts.Timeout = calm

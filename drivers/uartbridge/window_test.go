@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/internal/syncbuf"
 )
 
 // windowedBridge is newSyncedBridge on a peer that offers a window of up to
@@ -28,7 +29,7 @@ func windowedBridge(t *testing.T, maxWindow int, opts Options) (*Bridge, *peer) 
 		opts.MinTimeout = calm
 	}
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(&logBuf{}, nil))
+		opts.Logger = slog.New(slog.NewTextHandler(&syncbuf.Buffer{}, nil))
 	}
 	b, err := Open(path, DefaultBaud, opts)
 	if err != nil {

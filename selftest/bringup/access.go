@@ -14,6 +14,7 @@ import (
 	"github.com/labrunner/labrunner/drivers/console"
 	"github.com/labrunner/labrunner/drivers/pmos"
 	"github.com/labrunner/labrunner/drivers/regmap"
+	"github.com/labrunner/labrunner/internal/syncbuf"
 )
 
 // gate lets one timing-critical section (the TimeSync convergence
@@ -168,7 +169,7 @@ func (r *run) openBoard(ctx context.Context, n *node) error {
 	var f io.WriteCloser
 	if r.opts.Transcripts != nil && n.Cfg.Console != nil {
 		if w, err := r.opts.Transcripts(n.Name); err == nil {
-			f, tr = w, &lockedWriter{w: w}
+			f, tr = w, &syncbuf.Writer{W: w}
 		}
 	}
 	closeF := func() {
@@ -245,17 +246,6 @@ func (r *run) openBoard(ctx context.Context, n *node) error {
 	}
 	n.open = b
 	return nil
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/drivers/pmos"
+	"github.com/labrunner/labrunner/internal/syncbuf"
 	"github.com/labrunner/labrunner/labconfig"
 	"github.com/labrunner/labrunner/results"
 )
@@ -634,7 +635,7 @@ func TestReconcileFindsAndFixesTheDifferences(t *testing.T) {
 // and when a diagnosis carries newlines.
 func TestPrinterWritesWholeLines(t *testing.T) {
 	var buf bytes.Buffer
-	p := newPrinter(&lockedWriter{w: &buf})
+	p := newPrinter(&syncbuf.Writer{W: &buf})
 	var wg sync.WaitGroup
 	for i := 0; i < 20; i++ {
 		wg.Add(1)

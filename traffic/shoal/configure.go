@@ -178,17 +178,23 @@ func (r *Rack) loadSwitchWords(ctx context.Context, board string, words []uint32
 	if uint64(4*E) > size {
 		return fmt.Errorf("%s: a %d-slot epoch does not fit the %d-word switch schedule memory", board, E, size/4)
 	}
-	if err := r.writeBurst(ctx, board, base, words); err != nil {
+	return r.writeVerified(ctx, board, base, words, "load switch schedule", "slot %d: wrote 0x%04x, read back 0x%04x")
+}
+
+// writeVerified writes words from addr in one burst and reads them back:
+// a schedule memory that does not hold what was written is the bus's fault
+// (infrastructure), named by op and by mismatch (slot, written, read).
+func (r *Rack) writeVerified(ctx context.Context, board string, addr uint64, words []uint32, op, mismatch string) error {
+	if err := r.writeBurst(ctx, board, addr, words); err != nil {
 		return err
 	}
-	back := make([]uint32, E)
-	if err := r.readBurst(ctx, board, base, back); err != nil {
+	back := make([]uint32, len(words))
+	if err := r.readBurst(ctx, board, addr, back); err != nil {
 		return err
 	}
 	for t := range words {
 		if back[t] != words[t] {
-			return drivers.Infra(board, "load switch schedule", "the register bus lost or changed a write",
-				fmt.Errorf("slot %d: wrote 0x%04x, read back 0x%04x", t, words[t], back[t]))
+			return drivers.Infra(board, op, "the register bus lost or changed a write", fmt.Errorf(mismatch, t, words[t], back[t]))
 		}
 	}
 	return nil
@@ -219,20 +225,7 @@ func (r *Rack) LoadNICSchedule(ctx context.Context, node int, s Schedule) error 
 	for t := range words {
 		words[t] = s.NICWord(t, node)
 	}
-	if err := r.writeBurst(ctx, b, addr, words); err != nil {
-		return err
-	}
-	back := make([]uint32, E)
-	if err := r.readBurst(ctx, b, addr, back); err != nil {
-		return err
-	}
-	for t := range words {
-		if back[t] != words[t] {
-			return drivers.Infra(b, "load NIC schedule", "the register bus lost or changed a write",
-				fmt.Errorf("NIC %d slot %d: wrote 0x%08x, read back 0x%08x", p, t, words[t], back[t]))
-		}
-	}
-	return nil
+	return r.writeVerified(ctx, b, addr, words, "load NIC schedule", "NIC "+strconv.Itoa(p)+" slot %d: wrote 0x%08x, read back 0x%08x")
 }
 
 // NICSchedule reads node's schedule memory for an epoch of E slots.

@@ -1,9 +1,12 @@
 package shoal_test
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/labrunner/labrunner/drivers"
 	ts "github.com/labrunner/labrunner/traffic/shoal"
 )
 
@@ -201,5 +204,37 @@ func TestSetSlotChangesTheCell(t *testing.T) {
 	cell, payload, err := g.rack.Cell(g.ctx)
 	if err != nil || cell != 160 || payload != 152 {
 		t.Errorf("cell %d, payload %d (%v) at 24 cycles, want 160 and 152", cell, payload, err)
+	}
+}
+
+// flippedBurst is a bus whose write bursts lose bit 0 of their last word on
+// the way (a flaky register bus).
+type flippedBurst struct{ drivers.RegisterBus }
+
+func (f flippedBurst) WriteBurst(ctx context.Context, addr uint64, src []uint32) error {
+	w := append([]uint32(nil), src...)
+	w[len(w)-1] ^= 1
+	return f.RegisterBus.WriteBurst(ctx, addr, w)
+}
+
+// A schedule memory that does not read back what was written stops the
+// configuration with an infrastructure error naming the memory and slot.
+func TestScheduleReadBackCatchesALostWrite(t *testing.T) {
+	for _, c := range []struct{ board, op string }{{nicBoards[0], "load NIC schedule"}, {swBoards[0], "load switch schedule"}} {
+		g := newWrappedRig(t, docCables(), func(b string, bus drivers.RegisterBus) drivers.RegisterBus {
+			if b == c.board {
+				return flippedBurst{bus}
+			}
+			return bus
+		})
+		s, err := ts.Cyclic(g.rack.Fabric.N())
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = g.rack.Configure(g.ctx, ts.Setup{SlotCycles: 96, GuardCycles: 1, Schedule: s})
+		if err == nil || drivers.ClassOf(err) != drivers.ClassInfra || !strings.Contains(err.Error(), c.op) ||
+			!strings.Contains(err.Error(), "read back") || !strings.Contains(err.Error(), c.board) {
+			t.Errorf("%s: a flipped schedule word gave %v (class %v), want an infrastructure error of %q", c.board, err, drivers.ClassOf(err), c.op)
+		}
 	}
 }

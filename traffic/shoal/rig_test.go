@@ -9,6 +9,7 @@ import (
 	"github.com/labrunner/labrunner/boards/emu"
 	_ "github.com/labrunner/labrunner/boards/emu/designs" // the emulated shoal design (test only: the driver never imports the emulator)
 	"github.com/labrunner/labrunner/boards/emu/emutest"
+	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/drivers/regmap"
 	"github.com/labrunner/labrunner/labconfig"
 	ts "github.com/labrunner/labrunner/traffic/shoal"
@@ -44,6 +45,13 @@ type rig struct {
 
 func newRig(t testing.TB, cables []ts.Cable, faults ...labconfig.Fault) *rig {
 	t.Helper()
+	return newWrappedRig(t, cables, nil, faults...)
+}
+
+// newWrappedRig is newRig with wrap (when not nil) between the driver and
+// each board's bus.
+func newWrappedRig(t testing.TB, cables []ts.Cable, wrap func(board string, bus drivers.RegisterBus) drivers.RegisterBus, faults ...labconfig.Fault) *rig {
+	t.Helper()
 	spec := emutest.Rack{Name: "shoal-driver-test", Seed: 7, Faults: faults, Design: "shoal", Timeout: 2 * time.Minute}
 	for _, b := range append(append([]string{}, nicBoards...), swBoards...) {
 		spec.Boards = append(spec.Boards, emutest.Board{Name: b, Kind: "de5net", PPM: 20})
@@ -56,6 +64,9 @@ func newRig(t testing.TB, cables []ts.Cable, faults ...labconfig.Fault) *rig {
 	regs := map[string]*regmap.Regs{}
 	for _, b := range er.Names {
 		regs[b] = er.Regs(b)
+		if wrap != nil {
+			regs[b] = regmap.New(wrap(b, er.Bus(b)), regs[b].Manifest(), b)
+		}
 	}
 	f, err := ts.NewFabric(nicBoards, 4, swBoards, 4, cables)
 	if err != nil {
