@@ -71,8 +71,11 @@ func (k *fakePCI) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		time.Sleep(time.Millisecond)
 		if b, err := os.ReadFile(filepath.Join(k.devDir(), "remove")); err == nil && strings.TrimSpace(string(b)) == "1" {
-			os.RemoveAll(k.devDir())
+			// The event is logged before the device goes: the driver
+			// starts the programmer as soon as the directory is gone,
+			// and a loaded machine must not log "program" first.
 			k.event("remove")
+			os.RemoveAll(k.devDir())
 		}
 		if b, _ := os.ReadFile(rescan); strings.TrimSpace(string(b)) == "1" {
 			os.WriteFile(rescan, nil, 0o644)
