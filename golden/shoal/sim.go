@@ -196,6 +196,14 @@ type subRate struct {
 	clear int64
 }
 
+// nodeState is what a node counts across its pairs, in one place because
+// an enqueue reads and writes most of it.
+type nodeState struct {
+	q               int32 // cells queued at the node over all its Q_ij
+	maxQ            int32 // the longest of its Q_ij seen (NodeMaxQueue)
+	incast, outcast int32 // Shoal flows with cells in the rack into, out of it
+}
+
 // noFeedback is subRate.due before a subflow's first feedback: Eq. 2 does
 // not hold it back.
 const noFeedback = math.MinInt64
@@ -268,15 +276,22 @@ type sim struct {
 	// channel) that touch a failed node: their slots are unused, not empty.
 	failedIn []int32
 	cand     []liveFlow // see release
+	// out and fbOut collect the cells and feedback sent in the current
+	// slot (the buckets of the rings they will be acted on from).
+	out   []dataCell
+	fbOut []feedback
 	// cell pool (singly linked lists)
 	cells    []cellEntry
 	cellFree int32
 	// per node
-	nodeQ, incast, outcast []int32
-	dataRing               [][]dataCell
-	fbRing                 [][]feedback
-	res                    *SimResult
-	measureFrom            float64
+	node                 []nodeState
+	maxNodeQ             int32 // SimResult.MaxNodeQueue
+	dataCells, forwarded int64 // SimResult.DataCells, Forwarded
+	boundViolations      int64 // SimResult.BoundViolations
+	dataRing             [][]dataCell
+	fbRing               [][]feedback
+	res                  *SimResult
+	measureFrom          float64
 }
 
 // Simulate runs a slot-level simulation of a Shoal rack (§3.3): the static
@@ -368,7 +383,7 @@ func (m *sim) init() {
 		}
 	}
 	m.cellFree = -1
-	m.nodeQ, m.incast, m.outcast = make([]int32, n), make([]int32, n), make([]int32, n)
+	m.node = make([]nodeState, n)
 	m.dataRing = make([][]dataCell, m.d+1)
 	for i := range m.dataRing {
 		m.dataRing[i] = make([]dataCell, 0, n*m.c.Channels)
@@ -425,24 +440,18 @@ func (m *sim) run(until float64) {
 		// Headers first: feedback is usable from the slot boundary after
 		// the reply cell's header arrived, cells once wholly received.
 		fbBucket := &m.fbRing[slot%int64(m.fb+1)]
-		for _, f := range *fbBucket {
-			m.feedback(f, slot)
-		}
+		m.feedbacks(*fbBucket, slot)
 		*fbBucket = (*fbBucket)[:0]
 		bucket := &m.dataRing[slot%int64(m.d+1)]
-		for _, cell := range *bucket {
-			if m.arrive(cell, slot) {
-				remaining--
-			}
-		}
+		remaining -= m.arrivals(*bucket, slot)
 		*bucket = (*bucket)[:0]
 		if remaining == 0 && next == len(order) {
 			slot++
 			break
 		}
 		q0 := int(slot%int64(m.E)) * m.c.Channels
-		out := &m.dataRing[(slot+int64(m.d))%int64(m.d+1)]
-		fbOut := &m.fbRing[(slot+int64(m.fb))%int64(m.fb+1)]
+		m.out = m.dataRing[(slot+int64(m.d))%int64(m.d+1)]
+		m.fbOut = m.fbRing[(slot+int64(m.fb))%int64(m.fb+1)]
 		for q := q0; q < q0+m.c.Channels; q++ {
 			col := m.s.cols[q]
 			if col.Offset == 0 {
@@ -455,10 +464,21 @@ func (m *sim) run(until float64) {
 			case 2:
 				lo = n / 2
 			}
-			// Slots to or from a failed node are unused (§3.5), not empty.
+			// Slots to or from a failed node are unused (§3.5), not empty;
+			// the rest carry a cell or go empty (less DataCells at the end).
 			m.res.EmptyCells += int64(hi - lo - int(m.failedIn[q]))
-			m.column(col.Offset*n, col.Offset, lo, hi, slot, out, fbOut)
+			m.column(col.Offset*n, col.Offset, lo, hi, slot)
 		}
+		m.dataRing[(slot+int64(m.d))%int64(m.d+1)] = m.out
+		m.fbRing[(slot+int64(m.fb))%int64(m.fb+1)] = m.fbOut
+	}
+	m.res.DataCells, m.res.Forwarded, m.res.BoundViolations = m.dataCells, m.forwarded, m.boundViolations
+	m.res.EmptyCells -= m.dataCells
+	m.res.MaxNodeQueue = int(m.maxNodeQ)
+	for i, nd := range m.node {
+		// MaxQueue rose whenever a node's longest queue did.
+		m.res.NodeMaxQueue[i] = int(nd.maxQ)
+		m.res.MaxQueue = max(m.res.MaxQueue, int(nd.maxQ))
 	}
 	m.res.Slots = slot
 	m.res.EndNS = float64(slot) * m.slotNS
@@ -477,36 +497,31 @@ func (m *sim) run(until float64) {
 // column serves the pairs of bits base+lo .. base+hi-1 (nodes i sending to
 // i+offset), in order, visiting only the pairs whose active bit is set:
 // every other pair sends an empty cell.
-func (m *sim) column(base, offset, lo, hi int, slot int64, out *[]dataCell, fbOut *[]feedback) {
+func (m *sim) column(base, offset, lo, hi int, slot int64) {
 	n := m.n
-	for w := (base + lo) / 64; w <= (base+hi-1)/64; w++ {
-		word := m.active[w]
-		if first := w * 64; first < base+lo {
-			word &^= 1<<uint(base+lo-first) - 1
+	active := m.active
+	first, last := base+lo, base+hi-1
+	for w := first >> 6; w <= last>>6; w++ {
+		word := active[w]
+		if w<<6 < first {
+			word &^= 1<<uint(first-w<<6) - 1
 		}
-		if last := w*64 + 63; last >= base+hi {
-			word &= 1<<uint(base+hi-w*64) - 1
+		if end := w<<6 + 63; end > last {
+			word &^= ^uint64(0) << uint(last-w<<6+1)
 		}
 		for word != 0 {
 			b := bits.TrailingZeros64(word)
-			word &^= 1 << uint(b)
-			x := w*64 + b
+			word &= word - 1
+			x := w<<6 + b
 			i := x - base
-			j := i + offset
-			if j >= n {
-				j -= n
-			}
 			pp := &m.p[x]
-			live := m.live[i]
+			nl := len(m.live[i])
 			// Nothing queued, no feedback owed (recvFlow is -1) and no live
 			// flow: one test of the three, which a branch each would
 			// mispredict more often.
-			if pp.qLen|(pp.recvFlow+1)|int32(len(live)) == 0 {
-				m.active[w] &^= 1 << uint(b)
-				continue
+			if pp.qLen|(pp.recvFlow+1)|int32(nl) == 0 || !m.transmit(i, wrap(i+offset-n, n), x, pp, nl > 0, slot) {
+				active[w] &^= 1 << uint(b)
 			}
-			m.res.EmptyCells--
-			m.transmit(i, j, x, slot, out, fbOut)
 		}
 	}
 }
@@ -514,13 +529,13 @@ func (m *sim) column(base, offset, lo, hi int, slot int64, out *[]dataCell, fbOu
 // mark sets the active bit x.
 func (m *sim) mark(x int) { m.active[x>>6] |= 1 << uint(x&63) }
 
-// list puts subflow sf (of a Shoal flow of node i, through j) at the tail of
-// the candidate list of (i, j).
-func (m *sim) list(i, j, sf int) {
+// list puts subflow sf (of a Shoal flow of node i, through j; r is the
+// pair index of (i, j)) at the tail of the candidate list of (i, j).
+func (m *sim) list(r, sf int) {
 	m.sfState[sf] |= sfInList
 	m.sfSeq[sf] = m.seq
 	m.seq++
-	m.mark(m.bit(i, j))
+	m.mark(r)
 }
 
 // activate hands a workload flow to its pair's Shoal flow, starting one if
@@ -547,10 +562,10 @@ func (m *sim) activate(k int, slot int64) {
 	}
 	if s.pending == 0 {
 		// The pair has cells in the rack again: it counts in the degrees.
-		m.incast[fl.Dst]++
-		m.outcast[fl.Src]++
-		m.res.MaxIncast = max(m.res.MaxIncast, int(m.incast[fl.Dst]))
-		m.res.MaxOutcast = max(m.res.MaxOutcast, int(m.outcast[fl.Src]))
+		m.node[fl.Dst].incast++
+		m.node[fl.Src].outcast++
+		m.res.MaxIncast = max(m.res.MaxIncast, int(m.node[fl.Dst].incast))
+		m.res.MaxOutcast = max(m.res.MaxOutcast, int(m.node[fl.Src].outcast))
 	}
 	s.pending += fl.Cells
 	wasEmpty := s.unassigned == 0
@@ -567,7 +582,7 @@ func (m *sim) activate(k int, slot int64) {
 		}
 		m.sfState[sf] = st | sfListed
 		if st&sfInList == 0 {
-			m.list(fl.Src, j, sf)
+			m.list(m.bit(fl.Src, j), sf)
 		}
 	}
 }
@@ -768,92 +783,89 @@ func (m *sim) unlist(f int32) {
 // node next: forwarded cells bound for next, local cells passing through
 // it.
 func (m *sim) enqueue(i, r int, k, owner int32, local bool, next int) {
-	var e int32
-	if m.cellFree >= 0 {
-		e = m.cellFree
+	e := m.cellFree
+	if e >= 0 {
 		m.cellFree = m.cells[e].next
-		m.cells[e] = cellEntry{flow: k, owner: owner, local: local}
 	} else {
 		e = int32(len(m.cells))
-		m.cells = append(m.cells, cellEntry{flow: k, owner: owner, local: local})
+		m.cells = append(m.cells, cellEntry{})
 	}
+	cells := m.cells
+	ce := &cells[e]
+	ce.flow, ce.owner, ce.local = k, owner, local
 	pp := &m.p[r]
-	if pp.tail >= 0 {
-		m.cells[e].next = m.cells[pp.tail].next
-		m.cells[pp.tail].next = e
+	if t := pp.tail; t >= 0 {
+		tc := &cells[t]
+		ce.next = tc.next
+		tc.next = e
 	} else {
-		m.cells[e].next = e
+		ce.next = e
 		m.mark(r)
 	}
 	pp.tail = e
-	pp.qLen++
+	q := pp.qLen + 1
+	pp.qLen = q
 	if local {
 		pp.qLocal++
 	}
-	m.nodeQ[i]++
-	if q := int(pp.qLen); q > m.res.NodeMaxQueue[i] {
-		m.res.NodeMaxQueue[i] = q
-		m.res.MaxQueue = max(m.res.MaxQueue, q)
-	}
-	if q := int(m.nodeQ[i]); q > m.res.MaxNodeQueue {
-		m.res.MaxNodeQueue = q
-	}
-	bound := 1 + m.incast[next] // Eq. 5
+	nd := &m.node[i]
+	nd.q++
+	nd.maxQ = max(nd.maxQ, q)
+	m.maxNodeQ = max(m.maxNodeQ, nd.q)
+	bound := 1 + m.node[next].incast // Eq. 5
 	if m.o.NoReadyQueues {
-		bound = m.outcast[i] + m.incast[next] // Eq. 3
+		bound = nd.outcast + m.node[next].incast // Eq. 3
 	}
-	if pp.qLen > bound {
-		m.res.BoundViolations++
+	if q > bound {
+		m.boundViolations++
 	}
 }
 
-// transmit is node i's slot to node j (active bit x): a release, the head
-// of Q_ij or an empty cell, and the feedback i owes j.
-func (m *sim) transmit(i, j, x int, slot int64, out *[]dataCell, fbOut *[]feedback) {
-	n := m.n
-	r := x
-	pp := &m.p[r]
-	listed := len(m.live[i]) > 0
-	if listed && (m.o.NoReadyQueues || pp.qLocal == 0) {
-		listed = m.release(i, j, r, slot)
+// transmit is node i's slot to node j (active bit x, pair pp): a release
+// (when i has live Shoal flows), the head of Q_ij or an empty cell, and the
+// feedback i owes j. It reports whether the pair may have something to send
+// at its next visit (a listed subflow or a queued cell).
+func (m *sim) transmit(i, j, x int, pp *pair, anyLive bool, slot int64) bool {
+	listed := anyLive
+	if anyLive && (m.o.NoReadyQueues || pp.qLocal == 0) {
+		listed = m.release(i, j, x, slot)
 	}
 	if t := pp.tail; t >= 0 {
-		h := m.cells[t].next
-		ce := &m.cells[h]
+		cells := m.cells
+		h := cells[t].next
+		ce := &cells[h]
 		k, owner, local := ce.flow, ce.owner, ce.local
 		if h == t {
 			pp.tail = -1
 		} else {
-			m.cells[t].next = ce.next
+			cells[t].next = ce.next
 		}
 		ce.next = m.cellFree
 		m.cellFree = h
 		pp.qLen--
-		m.nodeQ[i]--
-		cell := dataCell{to: int32(j), from: int32(i), flow: k, owner: owner, local: local, final: int32(j)}
+		m.node[i].q--
+		final := int32(j)
 		if local {
 			pp.qLocal--
 			s := &m.sf[owner]
-			cell.final = s.dst
-			sf := int(s.slab)*n + j
+			final = s.dst
+			sf := int(s.slab)*m.n + j
 			switch {
 			case !m.o.IgnoreFeedback:
 				m.sfState[sf] = m.sfState[sf]&^sfStateMask | sfOutstanding
 				s.waiting++
 			case s.unassigned > 0:
 				m.sfState[sf] = m.sfState[sf]&^sfStateMask | sfListed
-				m.list(i, j, sf)
+				m.list(x, sf)
 				listed = true
 			default:
 				m.sfState[sf] &^= sfStateMask // sfIdle
 			}
 		} else {
-			m.res.Forwarded++
+			m.forwarded++
 		}
-		m.res.DataCells++
-		*out = append(*out, cell)
-	} else {
-		m.res.EmptyCells++
+		m.dataCells++
+		m.out = append(m.out, dataCell{to: int32(j), from: int32(i), flow: k, owner: owner, local: local, final: final})
 	}
 	if f := pp.recvFlow; f >= 0 {
 		// Rate-limit feedback about the queue the last local cell from j
@@ -873,11 +885,9 @@ func (m *sim) transmit(i, j, x int, slot int64, out *[]dataCell, fbOut *[]feedba
 			}
 		}
 		pp.recvFlow = -1
-		*fbOut = append(*fbOut, fb)
+		m.fbOut = append(m.fbOut, fb)
 	}
-	if !listed && pp.tail < 0 {
-		m.active[x>>6] &^= 1 << uint(x&63) // nothing left to send: the next visit can wait for a mark
-	}
+	return listed || pp.tail >= 0
 }
 
 // place is the position, counted from 1 at the head, of the last cell of
@@ -912,78 +922,92 @@ func (m *sim) nextSlot(a, b int, from int64) int64 {
 	return from + int64(wrap(int(w-from%E), int(E)))
 }
 
-// feedback acts on the rate-limit feedback in a header that node fb.to has
-// received from fb.from: the subflow of Shoal flow fb.flow through fb.from
-// may be listed again, and Eq. 2 measures time from the reply's send slot.
-func (m *sim) feedback(fb feedback, slot int64) {
-	f := fb.flow
-	s := &m.sf[f]
-	if s.ended {
-		return
-	}
-	j, i := int(fb.to), int(fb.from)
-	sf := int(s.slab)*m.n + i
-	st := m.sfState[sf]
-	if st&sfStateMask != sfOutstanding {
-		return
-	}
-	m.sfRate[sf] = subRate{due: slot - int64(m.fb) + int64(fb.length)*int64(m.E), clear: fb.clear}
-	s.waiting--
-	if s.unassigned > 0 {
-		m.sfState[sf] = st&^sfStateMask | sfListed
-		if st&sfInList == 0 {
-			m.list(j, i, sf)
+// feedbacks acts on the rate-limit feedback in the headers received in a
+// slot, in the order they were sent. Feedback that node fb.to has received
+// from fb.from: the subflow of Shoal flow fb.flow through fb.from may be
+// listed again, and Eq. 2 measures time from the reply's send slot.
+func (m *sim) feedbacks(fbs []feedback, slot int64) {
+	n := m.n
+	dueBase, E := slot-int64(m.fb), int64(m.E)
+	for fi := range fbs {
+		fb := &fbs[fi]
+		f := fb.flow
+		s := &m.sf[f]
+		if s.ended {
+			continue
 		}
-		if r := m.bit(j, i); m.o.NoReadyQueues || m.p[r].qLocal == 0 {
-			m.release(j, i, r, slot)
+		j, i := int(fb.to), int(fb.from)
+		sf := int(s.slab)*n + i
+		st := m.sfState[sf]
+		if st&sfStateMask != sfOutstanding {
+			continue
 		}
-		return
-	}
-	m.sfState[sf] = st &^ sfStateMask // sfIdle
-	m.maybeEnd(f)
-}
-
-// arrive processes a whole cell at its receiver; it reports whether a
-// workload flow completed.
-func (m *sim) arrive(c dataCell, slot int64) bool {
-	j, i := int(c.to), int(c.from)
-	k := c.flow
-	r := m.bit(j, i)
-	if int(c.final) != j {
-		// First hop: j is the intermediate node; the cell joins Q_jk and
-		// j records it for its next feedback to i (§3.3.2).
-		q := int(c.final)
-		m.enqueue(j, m.bit(j, q), k, c.owner, false, q)
-		m.p[r].recvFlow, m.p[r].recvQueue = c.owner, int16(q)
-		m.mark(r)
-		return false
-	}
-	if c.local {
-		// Direct subflow: no queue at j to report, but the source still
-		// waits for feedback.
-		m.p[r].recvFlow, m.p[r].recvQueue = c.owner, -1
-		m.mark(r)
-	}
-	// The cell's last byte left at the end of its send slot and took PropNS.
-	at := float64(slot-int64(m.d)+1)*m.slotNS + m.c.PropNS
-	w := &m.wf[k]
-	w.delivered++
-	m.res.DeliveredPerNode[j]++
-	if at >= m.measureFrom {
-		w.window++
-	}
-	f := c.owner
-	s := &m.sf[f]
-	s.pending--
-	if s.pending == 0 {
-		m.incast[s.dst]--
-		m.outcast[s.src]--
+		m.sfRate[sf] = subRate{due: dueBase + int64(fb.length)*E, clear: fb.clear}
+		s.waiting--
+		if s.unassigned > 0 {
+			m.sfState[sf] = st&^sfStateMask | sfListed
+			r := wrap(i-j, n)*n + j // bit(j, i)
+			if st&sfInList == 0 {
+				m.list(r, sf)
+			}
+			if m.o.NoReadyQueues || m.p[r].qLocal == 0 {
+				m.release(j, i, r, slot)
+			}
+			continue
+		}
+		m.sfState[sf] = st &^ sfStateMask // sfIdle
 		m.maybeEnd(f)
 	}
-	if w.delivered < w.cells {
-		return false
+}
+
+// arrivals processes the cells wholly received in a slot, in the order
+// they were sent; it reports how many workload flows completed.
+func (m *sim) arrivals(cells []dataCell, slot int64) int {
+	// The cells' last bytes left at the end of their send slot and took
+	// PropNS.
+	at := float64(slot-int64(m.d)+1)*m.slotNS + m.c.PropNS
+	inWindow := at >= m.measureFrom
+	n := m.n
+	completed := 0
+	for ci := range cells {
+		c := &cells[ci]
+		j, i := int(c.to), int(c.from)
+		r := wrap(i-j, n)*n + j // bit(j, i)
+		if q := int(c.final); q != j {
+			// First hop: j is the intermediate node; the cell joins Q_jk and
+			// j records it for its next feedback to i (§3.3.2).
+			m.enqueue(j, wrap(q-j, n)*n+j, c.flow, c.owner, false, q)
+			pp := &m.p[r]
+			pp.recvFlow, pp.recvQueue = c.owner, int16(q)
+			m.mark(r)
+			continue
+		}
+		if c.local {
+			// Direct subflow: no queue at j to report, but the source still
+			// waits for feedback.
+			pp := &m.p[r]
+			pp.recvFlow, pp.recvQueue = c.owner, -1
+			m.mark(r)
+		}
+		w := &m.wf[c.flow]
+		w.delivered++
+		m.res.DeliveredPerNode[j]++
+		if inWindow {
+			w.window++
+		}
+		f := c.owner
+		s := &m.sf[f]
+		s.pending--
+		if s.pending == 0 {
+			m.node[s.dst].incast--
+			m.node[s.src].outcast--
+			m.maybeEnd(f)
+		}
+		if w.delivered == w.cells {
+			w.done = true
+			w.endNS = at
+			completed++
+		}
 	}
-	w.done = true
-	w.endNS = at
-	return true
+	return completed
 }
