@@ -495,11 +495,16 @@ func (m *sim) run(until float64) {
 }
 
 // column serves the pairs of bits base+lo .. base+hi-1 (nodes i sending to
-// i+offset), in order, visiting only the pairs whose active bit is set:
-// every other pair sends an empty cell.
+// j = i+offset), in order, visiting only the pairs whose active bit is set:
+// every other pair sends an empty cell. A visit is node i's slot to node j:
+// a release (when i has live Shoal flows), the head of Q_ij or an empty
+// cell, and the feedback i owes j. The visit's common steps are written out
+// here rather than called: a slot visits hundreds of pairs.
 func (m *sim) column(base, offset, lo, hi int, slot int64) {
 	n := m.n
-	active := m.active
+	active, p, live := m.active, m.p, m.live
+	noReady := m.o.NoReadyQueues
+	out := m.out
 	first, last := base+lo, base+hi-1
 	for w := first >> 6; w <= last>>6; w++ {
 		word := active[w]
@@ -514,16 +519,101 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 			word &= word - 1
 			x := w<<6 + b
 			i := x - base
-			pp := &m.p[x]
-			nl := len(m.live[i])
+			pp := &p[x]
+			anyLive := len(live[i]) > 0
 			// Nothing queued, no feedback owed (recvFlow is -1) and no live
 			// flow: one test of the three, which a branch each would
 			// mispredict more often.
-			if pp.qLen|(pp.recvFlow+1)|int32(nl) == 0 || !m.transmit(i, wrap(i+offset-n, n), x, pp, nl > 0, slot) {
+			if pp.qLen|(pp.recvFlow+1)|int32(len(live[i])) == 0 {
 				active[w] &^= 1 << uint(b)
+				continue
+			}
+			j := wrap(i+offset-n, n)
+			// listed: the pair may have something to send at its next
+			// visit (a listed subflow or a queued cell).
+			listed := anyLive
+			if anyLive && (noReady || pp.qLocal == 0) {
+				listed = m.release(i, j, x, slot)
+			}
+			if t := pp.tail; t >= 0 {
+				cells := m.cells
+				h := cells[t].next
+				ce := &cells[h]
+				c := dataCell{to: int32(j), from: int32(i), flow: ce.flow, owner: ce.owner, local: ce.local, final: int32(j)}
+				if h == t {
+					pp.tail = -1
+				} else {
+					cells[t].next = ce.next
+				}
+				ce.next = m.cellFree
+				m.cellFree = h
+				pp.qLen--
+				m.node[i].q--
+				if c.local {
+					pp.qLocal--
+					var more bool
+					c.final, more = m.sentLocal(j, x, c.owner)
+					listed = listed || more
+				} else {
+					m.forwarded++
+				}
+				m.dataCells++
+				out = append(out, c)
+			}
+			if pp.recvFlow >= 0 {
+				m.sendFeedback(i, j, pp, slot)
+			}
+			if !listed && pp.tail < 0 {
+				active[w] &^= 1 << uint(b) // nothing left to send: the next visit can wait for a mark
 			}
 		}
 	}
+	m.out = out
+}
+
+// sentLocal is the state change of a local cell of Shoal flow owner leaving
+// its source through j (pair index x): its subflow awaits feedback (or,
+// ignoring feedback, is listed again at once, reported by more). It returns
+// the cell's destination.
+func (m *sim) sentLocal(j, x int, owner int32) (final int32, more bool) {
+	s := &m.sf[owner]
+	sf := int(s.slab)*m.n + j
+	switch {
+	case !m.o.IgnoreFeedback:
+		m.sfState[sf] = m.sfState[sf]&^sfStateMask | sfOutstanding
+		s.waiting++
+	case s.unassigned > 0:
+		m.sfState[sf] = m.sfState[sf]&^sfStateMask | sfListed
+		m.list(x, sf)
+		more = true
+	default:
+		m.sfState[sf] &^= sfStateMask // sfIdle
+	}
+	return s.dst, more
+}
+
+// sendFeedback sends the rate-limit feedback node i owes j (pair pp) in
+// the header of its cell to j.
+func (m *sim) sendFeedback(i, j int, pp *pair, slot int64) {
+	// Rate-limit feedback about the queue the last local cell from j
+	// went into (reading S40): Eq. 1, len(Q_ik), without ready queues;
+	// with them Eq. 6, len(Q_ik) + len(R_ik) - 1, and, while j's own
+	// cell is still in Q_ik, the slot by which it will have left, so
+	// that j's next cell of the subflow reaches i after it.
+	f := pp.recvFlow
+	fb := feedback{to: int32(j), from: int32(i), flow: f}
+	if k := int(pp.recvQueue); k >= 0 {
+		y := m.bit(i, k)
+		fb.length = m.p[y].qLen
+		if !m.o.NoReadyQueues {
+			fb.length = max(fb.length+m.ready(i, k, y, slot)-1, 0)
+			if at := m.place(y, f); at > 0 {
+				fb.clear = m.nextSlot(i, k, slot+1) + int64(at-1)*int64(m.E)
+			}
+		}
+	}
+	pp.recvFlow = -1
+	m.fbOut = append(m.fbOut, fb)
 }
 
 // mark sets the active bit x.
@@ -638,16 +728,8 @@ func (m *sim) maybeEnd(f int32) {
 // flows with cells left (FIFO). It reports whether subflows remain on the
 // list.
 func (m *sim) release(i, j, r int, slot int64) bool {
-	n := m.n
 	// Most lists hold one subflow: take it without gathering and sorting.
-	var one liveFlow
-	listed := 0
-	for _, lf := range m.live[i] {
-		if m.sfState[int(lf.slab)*n+j]&sfInList != 0 {
-			one = lf
-			listed++
-		}
-	}
+	one, listed := m.listedOne(i, j)
 	switch listed {
 	case 0:
 		return false
@@ -655,6 +737,26 @@ func (m *sim) release(i, j, r int, slot int64) bool {
 		_, left := m.releaseOne(i, j, r, one, slot)
 		return !left
 	}
+	return m.releaseList(i, j, r, slot)
+}
+
+// listedOne counts the subflows on the candidate list of (i, j) and
+// returns one of them. It calls nothing, so that its loop keeps its
+// values in registers.
+func (m *sim) listedOne(i, j int) (one liveFlow, listed int) {
+	n, state := m.n, m.sfState
+	for _, lf := range m.live[i] {
+		if state[int(lf.slab)*n+j]&sfInList != 0 {
+			one = lf
+			listed++
+		}
+	}
+	return one, listed
+}
+
+// releaseList is release for a candidate list of two or more subflows.
+func (m *sim) releaseList(i, j, r int, slot int64) bool {
+	n := m.n
 	c := m.cand[:0]
 	for _, lf := range m.live[i] {
 		if m.sfState[int(lf.slab)*n+j]&sfInList != 0 {
@@ -683,40 +785,40 @@ func (m *sim) release(i, j, r int, slot int64) bool {
 
 // releaseOne is release for one listed subflow (of Shoal flow lf through
 // j): ok if it released a cell into Q_ij, left if it left the list
-// (released or stale).
+// (released or stale). The release rule is eligible's, written out.
 func (m *sim) releaseOne(i, j, r int, lf liveFlow, slot int64) (ok, left bool) {
 	f := lf.f
 	s := &m.sf[f]
 	sf := int(lf.slab)*m.n + j
-	st := &m.sfState[sf]
-	stale := true
-	if s.unassigned > 0 && *st&sfStateMask == sfListed {
-		stale = false
-		ok = m.eligible(s, sf, j, r, slot)
-		if ok {
-			*st = *st&^sfStateMask | sfQueued
+	st := m.sfState[sf]
+	if s.unassigned == 0 || st&sfStateMask != sfListed {
+		m.sfState[sf] = st &^ sfInList // stale: it leaves the list
+		return false, true
+	}
+	E := int64(m.E)
+	qlen := int64(m.p[r].qLen)
+	sb := &m.sfRate[sf]
+	if slot+qlen*E < sb.due ||
+		sb.clear > 0 && m.nextSlot(i, j, slot+qlen*E)+int64(m.d) <= sb.clear ||
+		!m.o.NoNewFlowRule && qlen > 1 && slot-s.startSlot < int64(min(bits.Len64(uint64(qlen-1)), 40))*E {
+		return false, false // not eligible (see eligible): it keeps its place
+	}
+	m.sfState[sf] = st&^(sfStateMask|sfInList) | sfQueued
+	k := s.head
+	m.enqueue(i, r, k, f, true, j)
+	w := &m.wf[k]
+	w.unassigned--
+	s.unassigned--
+	if w.unassigned == 0 {
+		s.head = w.next
+		if s.head < 0 {
+			s.tail = -1
 		}
 	}
-	if stale || ok {
-		*st &^= sfInList
-		left = true
+	if s.unassigned == 0 {
+		m.unlist(f)
 	}
-	if ok {
-		k := s.head
-		m.enqueue(i, r, k, f, true, j)
-		m.wf[k].unassigned--
-		s.unassigned--
-		if m.wf[k].unassigned == 0 {
-			s.head = m.wf[k].next
-			if s.head < 0 {
-				s.tail = -1
-			}
-		}
-		if s.unassigned == 0 {
-			m.unlist(f)
-		}
-	}
-	return ok, left
+	return true, true
 }
 
 // eligible applies the release rule (Eq. 2) and, unless turned off, the
@@ -819,75 +921,6 @@ func (m *sim) enqueue(i, r int, k, owner int32, local bool, next int) {
 	if q > bound {
 		m.boundViolations++
 	}
-}
-
-// transmit is node i's slot to node j (active bit x, pair pp): a release
-// (when i has live Shoal flows), the head of Q_ij or an empty cell, and the
-// feedback i owes j. It reports whether the pair may have something to send
-// at its next visit (a listed subflow or a queued cell).
-func (m *sim) transmit(i, j, x int, pp *pair, anyLive bool, slot int64) bool {
-	listed := anyLive
-	if anyLive && (m.o.NoReadyQueues || pp.qLocal == 0) {
-		listed = m.release(i, j, x, slot)
-	}
-	if t := pp.tail; t >= 0 {
-		cells := m.cells
-		h := cells[t].next
-		ce := &cells[h]
-		k, owner, local := ce.flow, ce.owner, ce.local
-		if h == t {
-			pp.tail = -1
-		} else {
-			cells[t].next = ce.next
-		}
-		ce.next = m.cellFree
-		m.cellFree = h
-		pp.qLen--
-		m.node[i].q--
-		final := int32(j)
-		if local {
-			pp.qLocal--
-			s := &m.sf[owner]
-			final = s.dst
-			sf := int(s.slab)*m.n + j
-			switch {
-			case !m.o.IgnoreFeedback:
-				m.sfState[sf] = m.sfState[sf]&^sfStateMask | sfOutstanding
-				s.waiting++
-			case s.unassigned > 0:
-				m.sfState[sf] = m.sfState[sf]&^sfStateMask | sfListed
-				m.list(x, sf)
-				listed = true
-			default:
-				m.sfState[sf] &^= sfStateMask // sfIdle
-			}
-		} else {
-			m.forwarded++
-		}
-		m.dataCells++
-		m.out = append(m.out, dataCell{to: int32(j), from: int32(i), flow: k, owner: owner, local: local, final: final})
-	}
-	if f := pp.recvFlow; f >= 0 {
-		// Rate-limit feedback about the queue the last local cell from j
-		// went into (reading S40): Eq. 1, len(Q_ik), without ready queues;
-		// with them Eq. 6, len(Q_ik) + len(R_ik) - 1, and, while j's own
-		// cell is still in Q_ik, the slot by which it will have left, so
-		// that j's next cell of the subflow reaches i after it.
-		fb := feedback{to: int32(j), from: int32(i), flow: f}
-		if k := int(pp.recvQueue); k >= 0 {
-			y := m.bit(i, k)
-			fb.length = m.p[y].qLen
-			if !m.o.NoReadyQueues {
-				fb.length = max(fb.length+m.ready(i, k, y, slot)-1, 0)
-				if at := m.place(y, f); at > 0 {
-					fb.clear = m.nextSlot(i, k, slot+1) + int64(at-1)*int64(m.E)
-				}
-			}
-		}
-		pp.recvFlow = -1
-		m.fbOut = append(m.fbOut, fb)
-	}
-	return listed || pp.tail >= 0
 }
 
 // place is the position, counted from 1 at the head, of the last cell of
