@@ -503,7 +503,7 @@ func (m *sim) run(until float64) {
 func (m *sim) column(base, offset, lo, hi int, slot int64) {
 	n := m.n
 	active, p, live := m.active, m.p, m.live
-	noReady := m.o.NoReadyQueues
+	noReady, ignoreFeedback := m.o.NoReadyQueues, m.o.IgnoreFeedback
 	out := m.out
 	first, last := base+lo, base+hi-1
 	for w := first >> 6; w <= last>>6; w++ {
@@ -551,9 +551,16 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 				m.node[i].q--
 				if c.local {
 					pp.qLocal--
-					var more bool
-					c.final, more = m.sentLocal(j, x, c.owner)
-					listed = listed || more
+					s := &m.sf[c.owner]
+					c.final = s.dst
+					if !ignoreFeedback {
+						// The subflow awaits its feedback.
+						sf := int(s.slab)*n + j
+						m.sfState[sf] = m.sfState[sf]&^sfStateMask | sfOutstanding
+						s.waiting++
+					} else if m.sentIgnoringFeedback(s, j, x) {
+						listed = true
+					}
 				} else {
 					m.forwarded++
 				}
@@ -571,25 +578,19 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 	m.out = out
 }
 
-// sentLocal is the state change of a local cell of Shoal flow owner leaving
-// its source through j (pair index x): its subflow awaits feedback (or,
-// ignoring feedback, is listed again at once, reported by more). It returns
-// the cell's destination.
-func (m *sim) sentLocal(j, x int, owner int32) (final int32, more bool) {
-	s := &m.sf[owner]
+// sentIgnoringFeedback is the state change of the subflow (of Shoal flow s
+// through j, pair index x) whose local cell has just left, for a NIC that
+// ignores feedback: it is listed again at once if the flow has cells left
+// (reported), idle otherwise.
+func (m *sim) sentIgnoringFeedback(s *shoalFlow, j, x int) bool {
 	sf := int(s.slab)*m.n + j
-	switch {
-	case !m.o.IgnoreFeedback:
-		m.sfState[sf] = m.sfState[sf]&^sfStateMask | sfOutstanding
-		s.waiting++
-	case s.unassigned > 0:
+	if s.unassigned > 0 {
 		m.sfState[sf] = m.sfState[sf]&^sfStateMask | sfListed
 		m.list(x, sf)
-		more = true
-	default:
-		m.sfState[sf] &^= sfStateMask // sfIdle
+		return true
 	}
-	return s.dst, more
+	m.sfState[sf] &^= sfStateMask // sfIdle
+	return false
 }
 
 // sendFeedback sends the rate-limit feedback node i owes j (pair pp) in
@@ -606,7 +607,11 @@ func (m *sim) sendFeedback(i, j int, pp *pair, slot int64) {
 		y := m.bit(i, k)
 		fb.length = m.p[y].qLen
 		if !m.o.NoReadyQueues {
-			fb.length = max(fb.length+m.ready(i, k, y, slot)-1, 0)
+			var ready int32
+			if len(m.live[i]) > 0 {
+				ready = m.ready(i, k, y, slot)
+			}
+			fb.length = max(fb.length+ready-1, 0)
 			if at := m.place(y, f); at > 0 {
 				fb.clear = m.nextSlot(i, k, slot+1) + int64(at-1)*int64(m.E)
 			}
@@ -636,7 +641,8 @@ func (m *sim) activate(k int, slot int64) {
 	fl := m.flows[k]
 	key := fl.Src*m.n + fl.Dst
 	f := m.pairFlow[key]
-	if f < 0 {
+	fresh := f < 0
+	if fresh {
 		f = m.start(fl.Src, fl.Dst, slot)
 	} else {
 		m.res.Joined++
@@ -664,6 +670,23 @@ func (m *sim) activate(k int, slot int64) {
 		return // its subflows are listed, queued or awaiting feedback already
 	}
 	base := int(s.slab) * m.n
+	if fresh {
+		// A new Shoal flow: every subflow is idle and off the lists, so
+		// each through a working node joins its list (in node order, as
+		// below) without the tests.
+		n, src := m.n, fl.Src
+		state, seq := m.sfState[base:base+n], m.sfSeq[base:base+n]
+		for j := range state {
+			if j == src || m.failed[j] {
+				continue
+			}
+			state[j] = sfListed | sfInList
+			seq[j] = m.seq
+			m.seq++
+			m.mark(wrap(j-src, n)*n + src)
+		}
+		return
+	}
 	for j := 0; j < m.n; j++ {
 		sf := base + j
 		st := m.sfState[sf]
