@@ -847,6 +847,8 @@ func (m *sim) releaseOne(i, j, r int, lf liveFlow, slot int64) (ok, left bool) {
 // eligible applies the release rule (Eq. 2) and, unless turned off, the
 // new-flow rule of §3.3.3 to subflow sf of Shoal flow s through j, at pair
 // index r.
+// releaseOne applies the same three tests written out (it runs on nearly
+// every visit): a change to one is a change to both.
 func (m *sim) eligible(s *shoalFlow, sf, j, r int, slot int64) bool {
 	E := int64(m.E)
 	qlen := int64(m.p[r].qLen)
