@@ -22,7 +22,7 @@ func TestDefaultLabBandsHaveReasons(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The whole lab judges with about 380 bands, its smallest plan (prr)
-	// with 26; under the race detector the run is one plan's
+	// with 26; under the race detector the run is the ExaNet plan's
 	// (defaultNightlyPlan).
 	least := 100
 	if plan := defaultNightlyPlan(t); plan != "" {

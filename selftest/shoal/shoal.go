@@ -122,11 +122,11 @@ type workloadParams struct {
 	LoadGbps *float64 `param:"load_gbps" default:"half the node link" doc:"R of L = F/(R·N·τ), in Gb/s"`
 	Seed     int      `param:"seed" doc:"seed of the workload"`
 	MaxBytes int      `param:"max_bytes" doc:"cap on a flow's size in bytes (0: none)"`
-	MaxSlots int      `param:"max_slots" min:"1" doc:"slots the run may take before it is cut"`
+	MaxSlots *int     `param:"max_slots" min:"1" default:"10x golden/shoal's slots for the same flows" doc:"slots the run may take before it is cut"`
 }
 
 // defaultWorkload is §7.3's workload at half load.
-var defaultWorkload = workloadParams{Workload: "uniform", Flows: 150, Load: 0.5, Seed: 1, MaxBytes: 0, MaxSlots: 3_000_000}
+var defaultWorkload = workloadParams{Workload: "uniform", Flows: 150, Load: 0.5, Seed: 1, MaxBytes: 0}
 
 // outcastParams are the outcast test's parameters.
 type outcastParams struct {

@@ -486,8 +486,8 @@ func (n *nicState) arrive(e *engine, ev *event) {
 		return
 	}
 	bj := uint64(1) << j
-	h, err := DecodeHeader(ev.w.hdr)
-	if err != nil || ev.w.bad {
+	h, ok := decodeHeader(ev.w.hdr)
+	if !ok || ev.w.bad {
 		// App. D: take the congestion-control fields, assume
 		// last-cell-dropped, discard, and ask the sender to retransmit.
 		n.ctr(cRxCorrupt)
