@@ -53,9 +53,9 @@ FULL_PKGS  := ./selftest/all ./cmd/labrunner ./boards/emu/prr ./golden/shoal ./g
 
 # Many tests wait more than they compute (a bridge paced at its baud rate, a board that must miss a deadline, a
 # co-simulation, a command in a process of its own): with go test's defaults (as many packages and parallel
-# tests as CPUs) those waits left the CPUs idle for half of the suite. The race pass runs UNIT_P packages and
-# UNIT_PARALLEL tests per package at once, the pass without it UNIT_P packages. (Running the two passes side by
-# side was tried: on two cores the emulated boards then miss their own deadlines.)
+# tests as CPUs) those waits left the CPUs idle for half of the suite. Both passes run UNIT_P packages and
+# UNIT_PARALLEL tests per package at once. (Running the two passes side by side was tried: on two cores the
+# emulated boards then miss their own deadlines.)
 UNIT_P        ?= 4
 UNIT_PARALLEL ?= 4
 
@@ -64,8 +64,8 @@ unit: influxd rtl-tools
 	@race=0; full=0; \
 	echo "GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -p $(UNIT_P) -parallel $(UNIT_PARALLEL) -timeout 20m ./..."; \
 	GORACE=atexit_sleep_ms=0 LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -race -count=1 -p $(UNIT_P) -parallel $(UNIT_PARALLEL) -timeout 20m ./... || race=$$?; \
-	echo "$(GO) test -count=1 -p $(UNIT_P) -timeout 20m -run $(FULL_TESTS) $(FULL_PKGS)"; \
-	LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -count=1 -p $(UNIT_P) -timeout 20m -run $(FULL_TESTS) $(FULL_PKGS) || full=$$?; \
+	echo "$(GO) test -count=1 -p $(UNIT_P) -parallel $(UNIT_PARALLEL) -timeout 20m -run $(FULL_TESTS) $(FULL_PKGS)"; \
+	LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -count=1 -p $(UNIT_P) -parallel $(UNIT_PARALLEL) -timeout 20m -run $(FULL_TESTS) $(FULL_PKGS) || full=$$?; \
 	if [ $$race -ne 0 ] || [ $$full -ne 0 ]; then echo "unit: the race pass exited $$race, the pass without it $$full"; exit 1; fi
 
 # InfluxDB 1.8 for the export tests (results/influx, cmd/labrunner): built once into .cache (about two

@@ -137,9 +137,16 @@ func (d *Dir) Attempt() int {
 func (d *Dir) MarkDone(step, kind string) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	// The step's lines reach the disk before the line that says it is done.
+	if err := d.syncData(); err != nil {
+		return err
+	}
 	p := Progress{Time: time.Now(), Step: step, Kind: kind, Attempt: d.attempt}
 	d.progress = append(d.progress, p)
-	return appendLine(d.prog, p)
+	if err := appendLine(d.prog, p); err != nil {
+		return err
+	}
+	return d.prog.Sync()
 }
 
 // Done reports whether a test step was finished by an earlier attempt (or

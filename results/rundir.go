@@ -317,17 +317,33 @@ func (d *Dir) writeRunLocked() error {
 	return WriteFileAtomic(filepath.Join(d.Path, RunFile), append(b, '\n'))
 }
 
+// appendLine appends v to f as one JSON line, not yet synced: MarkDone
+// syncs a step's lines before it records the step done, and Close syncs
+// the rest. What a power loss can take is then the lines of the step that
+// was running, which a resume runs again anyway (a step not recorded done
+// is run again and its rerun's lines supersede these, see filterVerdicts);
+// a sync per line cost every run thousands of journal commits, a wait
+// that runs sharing a disk queued on.
 func appendLine(f *os.File, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
 	b = append(b, '\n')
-	if _, err := f.Write(b); err != nil {
-		return err
+	_, err = f.Write(b)
+	return err
+}
+
+// syncData syncs the data files (measurements, expectations, verdicts).
+// The caller holds d.mu.
+func (d *Dir) syncData() error {
+	var errs []error
+	for _, f := range []*os.File{d.meas, d.exp, d.verdicts} {
+		if f != nil {
+			errs = append(errs, f.Sync())
+		}
 	}
-	// Sync each line: the point of the file is that a crash keeps it.
-	return f.Sync()
+	return errors.Join(errs...)
 }
 
 // AddMeasurement appends a measurement.
@@ -413,7 +429,7 @@ func (d *Dir) Finish(status string, exitCode int) error {
 func (d *Dir) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var errs []error
+	errs := []error{d.syncData()}
 	for _, f := range []*os.File{d.meas, d.exp, d.verdicts, d.prog} {
 		if f != nil {
 			errs = append(errs, f.Close())

@@ -72,8 +72,9 @@ var defaultPlans = []struct{ plan, design string }{
 // PRR's takes 75 s and TiN's 50 s). What this package adds under the
 // detector is the CLI's own concurrency (plans in parallel, progress,
 // export, the report), the same for every plan; each plan's own paths run
-// under the detector in selftest/all, a plan a day, and make test runs this
-// package again without it on every plan (see internal/raceshare).
+// under the detector in this package's per-design plan tests
+// (TestPRRPlanPassesOnTheEmulatedUltra96 and the others), and make test
+// runs this package again without it on every plan (see internal/raceshare).
 const raceNightlyPlan = "exanet-mesh"
 
 // defaultNightlyPlan is the one plan defaultNightly runs under the race

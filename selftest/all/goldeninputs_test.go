@@ -42,8 +42,25 @@ func TestGoldenInputsNeverComeFromTheBoard(t *testing.T) {
 	if plan != "" {
 		t.Logf("race detector on: plan %s only (make test runs every plan without it)", plan)
 	}
+	// The corrupted run goes side by side with the clean one (shared with
+	// TestDefaultPlansCatchEveryDesignFault): neither waits for the other.
+	var (
+		wg     sync.WaitGroup
+		bad    string
+		badErr error
+	)
+	badRoot, plans := t.TempDir(), onlyPlan(t)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		bad, _, badErr = runLabIn(badRoot, cat, labRun{plans: plans, corrupt: true})
+	}()
+	defer wg.Wait() // a failed clean run ends the test: not before this one
 	clean := cleanDefaultLab(t, cat)
-	bad := runDefaultLab(t, cat, onlyPlan(t), true)
+	wg.Wait()
+	if badErr != nil {
+		t.Fatal(badErr)
+	}
 
 	ce, be := expectations(t, clean), expectations(t, bad)
 	if len(ce) == 0 {
@@ -141,18 +158,6 @@ func checkBudgets(t *testing.T, dir, plan string) {
 			t.Errorf("no expectation of %s in the default lab's run", m)
 		}
 	}
-}
-
-// runDefaultLab runs the default lab's nightly in process (only plans,
-// when not empty) and returns its run directory. With corrupt, reads of the declared configuration fields
-// come back with their lowest bit flipped.
-func runDefaultLab(t *testing.T, cat *bitstreams.Catalogue, plans []string, corrupt bool) string {
-	t.Helper()
-	r := runLab(t, cat, labRun{plans: plans, corrupt: corrupt})
-	if !corrupt && r.out.ExitCode != 0 {
-		t.Fatalf("clean run: exit %d (%s)", r.out.ExitCode, r.out.Status)
-	}
-	return r.dir
 }
 
 // cleanRun is the default lab's clean run, made once for the tests that
@@ -382,13 +387,12 @@ func diff(a, b []string) []string {
 // case name.
 func configVerdicts(t *testing.T, dir string) map[string]results.Verdict {
 	t.Helper()
-	d, err := results.Open(dir)
+	vs, err := results.ReadVerdictLog(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
 	out := map[string]results.Verdict{}
-	for _, v := range d.Verdicts() {
+	for _, v := range vs {
 		if v.Test == "registers.config" {
 			out[v.Board+" "+v.Name()] = v
 		}
