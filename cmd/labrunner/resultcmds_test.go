@@ -47,6 +47,9 @@ func onlyRunDir(t *testing.T, root string, except ...string) string {
 // the server unreachable keeps its exit code and says how many points wait;
 // `labrunner export` then sends them. The token appears nowhere.
 func TestNightlyExportsToInfluxDB(t *testing.T) {
+	// Parallel: it sets no environment (a buffer gets plain progress lines
+	// without CI=true, and --influx-token-file wins over $INFLUX_TOKEN).
+	t.Parallel()
 	const pass = "N1ghtly-S3cret"
 	srv, err := influxtest.Start(t.TempDir(), influxtest.Options{Flux: true, User: "admin", Password: pass, Databases: []string{"lab"}})
 	if err != nil {
@@ -55,8 +58,6 @@ func TestNightlyExportsToInfluxDB(t *testing.T) {
 	defer srv.Stop()
 	tokFile := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(tokFile, []byte(srv.Token()+"\n"), 0o600)
-	t.Setenv("CI", "true")
-	t.Setenv("INFLUX_TOKEN", "")
 	root := t.TempDir()
 	flags := []string{"--lab", smallLab(t), "--influx-org", "lab", "--influx-bucket", "lab/autogen", "--influx-token-file", tokFile}
 
