@@ -233,11 +233,11 @@ type page struct {
 }
 
 func newPage(t *testing.T, bin string) *page {
-	dir := t.TempDir()
 	repo, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
+	dir := scratchDir(t, repo)
 	// The page's commands run "from the clone": every top-level entry of
 	// the repository is linked in, but what a run writes (runs/, bin/,
 	// mylab.yaml) stays in the scratch directory.
@@ -267,6 +267,42 @@ func newPage(t *testing.T, bin string) *page {
 	env = append(env, "PATH="+bin+string(os.PathListSeparator)+filepath.Join(dir, "gobin")+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"GOBIN="+filepath.Join(dir, "gobin"), "HOME="+dir, "CI=true", "LABRUNNER_LOCKS="+filepath.Join(dir, "locks"))
 	return &page{t: t, dir: dir, bin: bin, env: env}
+}
+
+// scratchDir is the page's scratch directory, empty: the same path every
+// run (under the clone's ignored .cache), because what a page builds (make
+// install, make figures' test binaries) is compiled from it and Go's build
+// cache keys a package by its directory: in a new temporary directory each
+// run, every run compiled the module again (a fifth of this test's CPU).
+// A lock keeps two runs of this test in one clone from sharing it.
+func scratchDir(t *testing.T, repo string) string {
+	t.Helper()
+	name := strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
+	dir := filepath.Join(repo, ".cache", "doctest", name)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	clean := func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Errorf("clearing the scratch directory: %v", err)
+		}
+	}
+	clean()
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		clean()
+		lock.Close() // drops the flock
+	})
+	return dir
 }
 
 // expand turns a page's command into the one to run: placeholders filled,
