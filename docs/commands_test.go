@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,7 +43,9 @@ import (
 //     http://influx:8086 at it, puts its token in ~/.influx-token, and
 //     checks that points arrived; `checked-by=TestX` says the block is host
 //     setup that cannot run in a sandbox (sudo, systemctl) and names the test
-//     that checks what it relies on instead, which must exist.
+//     that checks what it relies on instead, which must exist; `default-run`
+//     says the block's one nightly is the default lab's whole run, whose
+//     report and bands checkDefaultRun holds to account.
 //
 // Commands of one page share a scratch directory (a file one command writes,
 // the next may read), with the repository's bitstreams/ and docs/ linked in.
@@ -455,6 +458,7 @@ func TestDocumentedCommands(t *testing.T) {
 					continue
 				}
 				p.setUp(b)
+				before := len(p.runDirs)
 				for _, c := range b.cmds {
 					cmdText, _, _ := cutComment(c.text)
 					if why, ok := notRunHere[cmdText]; ok {
@@ -464,6 +468,15 @@ func TestDocumentedCommands(t *testing.T) {
 					p.run(c, 5*time.Minute)
 				}
 				p.tearDown(b)
+				if _, ok := b.directive["default-run"]; ok {
+					// A nightly names its run directory twice (status,
+					// log).
+					if runs := slices.Compact(slices.Clone(p.runDirs[before:])); len(runs) != 1 {
+						t.Errorf("%s:%d: default-run: the block made %d run directories, want one", b.file, b.line, len(runs))
+					} else {
+						checkDefaultRun(t, bin, runs[0])
+					}
+				}
 			}
 		})
 	}

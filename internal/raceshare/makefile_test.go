@@ -17,8 +17,7 @@ import (
 // test runs it again without the detector, every case: its name must match
 // the Makefile's FULL_TESTS and its package be in FULL_PKGS (docs/ci.md,
 // "The test suite"). Every test function of the repository that calls this
-// package directly is checked; one that reaches it through a helper of its
-// own package (cmd/labrunner's defaultNightly) is named in FULL_TESTS by hand.
+// package directly is checked.
 func TestEverySharedTestRunsWholeWithoutTheDetector(t *testing.T) {
 	root := filepath.Join("..", "..")
 	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
