@@ -396,12 +396,7 @@ func (p *page) run(c command, timeout time.Duration) {
 		}
 		pr.Close()
 	}
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		code = -1
-	}
+	code := exitCode(err)
 	if ctx.Err() != nil {
 		t.Errorf("%s:%d: `%s` did not finish within %s:\n%s", c.file, c.line, c.text, timeout, tail(out.String()))
 		return
@@ -417,6 +412,18 @@ func (p *page) run(c command, timeout time.Duration) {
 	if code != c.exit {
 		t.Errorf("%s:%d: `%s` exited %d, the page documents %d:\n%s", c.file, c.line, c.text, code, c.exit, tail(out.String()))
 	}
+}
+
+// exitCode is the exit code of a finished command: -1 when it did not run
+// or was killed by a signal.
+func exitCode(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
 }
 
 func tail(s string) string {

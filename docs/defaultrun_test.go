@@ -80,15 +80,8 @@ func checkDefaultRun(t *testing.T, bin, dir string) {
 	if len(off) > 0 {
 		want = 1
 	}
-	cmd := exec.Command(filepath.Join(bin, "labrunner"), "golden", "bands", "--offenders", "--check", "--run", dir)
-	out, err := cmd.CombinedOutput()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	if code != want {
-		t.Errorf("golden bands --check: exit %d, want %d (%d offenders):\n%s", code, want, len(off), tail(string(out)))
+	out, err := exec.Command(filepath.Join(bin, "labrunner"), "golden", "bands", "--offenders", "--check", "--run", dir).CombinedOutput()
+	if code := exitCode(err); code != want {
+		t.Errorf("golden bands --check: exit %d, want %d (%d offenders): %v\n%s", code, want, len(off), err, tail(string(out)))
 	}
 }
