@@ -116,27 +116,39 @@ const (
 // the pairs a slot serves, one column of the schedule per channel, are
 // consecutive, and the next slot serves the next columns, so the visits
 // of an epoch read the array from one end to the other instead of jumping
-// between N nodes' rows. Sixteen bytes keep a pair in one cache line.
+// between N nodes' rows.
+//
+// A pair is eight bytes, what a visit and the random accesses to a queue
+// (a forwarded cell joining it at its intermediate node, the feedback
+// reporting its length) need: the pairs are read at random far more often
+// than any other state, and the smaller they are, the more of them stay
+// cached. The length of Q_ab is kept in its tail cell (cellEntry.meta),
+// which an enqueue and a dequeue read anyway; the queue the last local cell
+// joined is that cell's destination (its Shoal flow's dst), the receiver
+// itself for a direct cell.
 type pair struct {
 	// tail is the last cell of Q_ab, -1 when it is empty; the list is
 	// circular (the tail's next is the head), so one index does for both
 	// ends.
 	tail int32
-	qLen int32
-	// recvFlow is the Shoal flow of the last local cell a received from b,
-	// -1 none; recvQueue the node of the queue that cell joined, -1 for a
-	// direct cell.
-	recvFlow  int32
-	qLocal    uint16 // local cells in Q_ab: at most one per Shoal flow of a, < MaxNodes
-	recvQueue int16
+	// recv is recvFlow+1 << 1 | queued: recvFlow is the Shoal flow of the
+	// last local cell a received from b (awaiting its rate-limit feedback),
+	// -1 none; queued is 1 while a local cell waits in Q_ab (with ready
+	// queues at most one does, §3.3.3; without them it is not kept).
+	recv uint32
 }
+
+// recvFlow is the Shoal flow of pair.recv, -1 none.
+func (pp *pair) recvFlow() int32 { return int32(pp.recv>>1) - 1 }
 
 // cellEntry is a cell waiting in a queue: flow is its workload flow, owner
 // that flow's Shoal flow (kept with the cell: the feedback's place and the
-// release of the next cell read it for every queued cell).
+// release of the next cell read it for every queued cell). meta is
+// qLen<<1 | local: local is 1 for a local cell, and qLen, read only in a
+// queue's tail cell, is the queue's length.
 type cellEntry struct {
 	next, flow, owner int32
-	local             bool
+	meta              int32
 }
 
 // shoalFlow is one Shoal flow (§3.3.2): all traffic of one node pair while
@@ -361,7 +373,7 @@ func (m *sim) init() {
 	m.p = make([]pair, n*n)
 	m.active = make([]uint64, (n*n+63)/64)
 	for i := range m.p {
-		m.p[i] = pair{tail: -1, recvFlow: -1, recvQueue: -1}
+		m.p[i] = pair{tail: -1}
 	}
 	m.slotOf = make([]int32, n)
 	m.failedIn = make([]int32, len(m.s.cols))
@@ -524,7 +536,7 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 			// Nothing queued, no feedback owed (recvFlow is -1) and no live
 			// flow: one test of the three, which a branch each would
 			// mispredict more often.
-			if pp.qLen|(pp.recvFlow+1)|int32(len(live[i])) == 0 {
+			if (pp.tail+1)|int32(pp.recv>>1)|int32(len(live[i])) == 0 {
 				active[w] &^= 1 << uint(b)
 				continue
 			}
@@ -532,25 +544,26 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 			// listed: the pair may have something to send at its next
 			// visit (a listed subflow or a queued cell).
 			listed := anyLive
-			if anyLive && (noReady || pp.qLocal == 0) {
+			if anyLive && (noReady || pp.recv&1 == 0) {
 				listed = m.release(i, j, x, slot)
 			}
 			if t := pp.tail; t >= 0 {
 				cells := m.cells
-				h := cells[t].next
+				tc := &cells[t]
+				h := tc.next
 				ce := &cells[h]
-				c := dataCell{to: int32(j), from: int32(i), flow: ce.flow, owner: ce.owner, local: ce.local, final: int32(j)}
+				c := dataCell{to: int32(j), from: int32(i), flow: ce.flow, owner: ce.owner, local: ce.meta&1 != 0, final: int32(j)}
 				if h == t {
 					pp.tail = -1
 				} else {
-					cells[t].next = ce.next
+					tc.next = ce.next
+					tc.meta -= 2 // the queue's length, one less
 				}
 				ce.next = m.cellFree
 				m.cellFree = h
-				pp.qLen--
 				m.node[i].q--
 				if c.local {
-					pp.qLocal--
+					pp.recv &^= 1
 					s := &m.sf[c.owner]
 					c.final = s.dst
 					if !ignoreFeedback {
@@ -567,7 +580,7 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 				m.dataCells++
 				out = append(out, c)
 			}
-			if pp.recvFlow >= 0 {
+			if pp.recv > 1 {
 				m.sendFeedback(i, j, pp, slot)
 			}
 			if !listed && pp.tail < 0 {
@@ -601,11 +614,11 @@ func (m *sim) sendFeedback(i, j int, pp *pair, slot int64) {
 	// with them Eq. 6, len(Q_ik) + len(R_ik) - 1, and, while j's own
 	// cell is still in Q_ik, the slot by which it will have left, so
 	// that j's next cell of the subflow reaches i after it.
-	f := pp.recvFlow
+	f := pp.recvFlow()
 	fb := feedback{to: int32(j), from: int32(i), flow: f}
-	if k := int(pp.recvQueue); k >= 0 {
+	if k := int(m.sf[f].dst); k != i {
 		y := m.bit(i, k)
-		fb.length = m.p[y].qLen
+		fb.length = m.qLen(y)
 		if !m.o.NoReadyQueues {
 			var ready int32
 			if len(m.live[i]) > 0 {
@@ -617,7 +630,7 @@ func (m *sim) sendFeedback(i, j int, pp *pair, slot int64) {
 			}
 		}
 	}
-	pp.recvFlow = -1
+	pp.recv &= 1
 	m.fbOut = append(m.fbOut, fb)
 }
 
@@ -819,7 +832,7 @@ func (m *sim) releaseOne(i, j, r int, lf liveFlow, slot int64) (ok, left bool) {
 		return false, true
 	}
 	E := int64(m.E)
-	qlen := int64(m.p[r].qLen)
+	qlen := int64(m.qLen(r))
 	sb := &m.sfRate[sf]
 	if slot+qlen*E < sb.due ||
 		sb.clear > 0 && m.nextSlot(i, j, slot+qlen*E)+int64(m.d) <= sb.clear ||
@@ -851,7 +864,7 @@ func (m *sim) releaseOne(i, j, r int, lf liveFlow, slot int64) (ok, left bool) {
 // every visit): a change to one is a change to both.
 func (m *sim) eligible(s *shoalFlow, sf, j, r int, slot int64) bool {
 	E := int64(m.E)
-	qlen := int64(m.p[r].qLen)
+	qlen := int64(m.qLen(r))
 	sb := &m.sfRate[sf]
 	if slot+qlen*E < sb.due {
 		return false
@@ -919,21 +932,23 @@ func (m *sim) enqueue(i, r int, k, owner int32, local bool, next int) {
 	}
 	cells := m.cells
 	ce := &cells[e]
-	ce.flow, ce.owner, ce.local = k, owner, local
+	ce.flow, ce.owner = k, owner
 	pp := &m.p[r]
+	q := int32(1)
 	if t := pp.tail; t >= 0 {
 		tc := &cells[t]
 		ce.next = tc.next
 		tc.next = e
+		q += tc.meta >> 1
 	} else {
 		ce.next = e
 		m.mark(r)
 	}
 	pp.tail = e
-	q := pp.qLen + 1
-	pp.qLen = q
+	ce.meta = q << 1
 	if local {
-		pp.qLocal++
+		ce.meta |= 1
+		pp.recv |= 1
 	}
 	nd := &m.node[i]
 	nd.q++
@@ -948,6 +963,14 @@ func (m *sim) enqueue(i, r int, k, owner int32, local bool, next int) {
 	}
 }
 
+// qLen is the length of the queue at pair index y.
+func (m *sim) qLen(y int) int32 {
+	if t := m.p[y].tail; t >= 0 {
+		return m.cells[t].meta >> 1
+	}
+	return 0
+}
+
 // place is the position, counted from 1 at the head, of the last cell of
 // Shoal flow f among the forwarded cells of queue y, 0 when none is there:
 // Q_y serves one cell an epoch, so that cell leaves in the place-th slot of
@@ -960,7 +983,7 @@ func (m *sim) place(y int, f int32) int32 {
 	var at, n int32
 	for e := m.cells[t].next; ; e = m.cells[e].next {
 		n++
-		if c := &m.cells[e]; !c.local && c.owner == f {
+		if c := &m.cells[e]; c.meta&1 == 0 && c.owner == f {
 			at = n
 		}
 		if e == t {
@@ -1008,7 +1031,7 @@ func (m *sim) feedbacks(fbs []feedback, slot int64) {
 			if st&sfInList == 0 {
 				m.list(r, sf)
 			}
-			if m.o.NoReadyQueues || m.p[r].qLocal == 0 {
+			if m.o.NoReadyQueues || m.p[r].recv&1 == 0 {
 				m.release(j, i, r, slot)
 			}
 			continue
@@ -1036,7 +1059,7 @@ func (m *sim) arrivals(cells []dataCell, slot int64) int {
 			// j records it for its next feedback to i (§3.3.2).
 			m.enqueue(j, wrap(q-j, n)*n+j, c.flow, c.owner, false, q)
 			pp := &m.p[r]
-			pp.recvFlow, pp.recvQueue = c.owner, int16(q)
+			pp.recv = pp.recv&1 | uint32(c.owner+1)<<1
 			m.mark(r)
 			continue
 		}
@@ -1044,7 +1067,7 @@ func (m *sim) arrivals(cells []dataCell, slot int64) int {
 			// Direct subflow: no queue at j to report, but the source still
 			// waits for feedback.
 			pp := &m.p[r]
-			pp.recvFlow, pp.recvQueue = c.owner, -1
+			pp.recv = pp.recv&1 | uint32(c.owner+1)<<1
 			m.mark(r)
 		}
 		w := &m.wf[c.flow]
