@@ -284,6 +284,7 @@ type sim struct {
 	slotOf   []int32
 	halfSlot [2]int32
 	halves   bool
+	slotMod  int // the current slot modulo E (see wait)
 	// failedIn[q] counts the pairs of column q of the schedule (slot·C +
 	// channel) that touch a failed node: their slots are unused, not empty.
 	failedIn []int32
@@ -445,6 +446,7 @@ func (m *sim) run(until float64) {
 		if float64(slot)*m.slotNS >= until {
 			break
 		}
+		m.slotMod = int(slot % int64(m.E))
 		for next < len(order) && m.wf[order[next]].startSlot <= slot {
 			m.activate(int(order[next]), slot)
 			next++
@@ -461,7 +463,7 @@ func (m *sim) run(until float64) {
 			slot++
 			break
 		}
-		q0 := int(slot%int64(m.E)) * m.c.Channels
+		q0 := m.slotMod * m.c.Channels
 		m.out = m.dataRing[(slot+int64(m.d))%int64(m.d+1)]
 		m.fbOut = m.fbRing[(slot+int64(m.fb))%int64(m.fb+1)]
 		for q := q0; q < q0+m.c.Channels; q++ {
@@ -626,7 +628,12 @@ func (m *sim) sendFeedback(i, j int, pp *pair, slot int64) {
 			}
 			fb.length = max(fb.length+ready-1, 0)
 			if at := m.place(y, f); at > 0 {
-				fb.clear = m.nextSlot(i, k, slot+1) + int64(at-1)*int64(m.E)
+				// The first slot after this one in which i sends to k.
+				next := m.wait(i, k)
+				if next == 0 {
+					next = int64(m.E)
+				}
+				fb.clear = slot + next + int64(at-1)*int64(m.E)
 			}
 		}
 	}
@@ -835,7 +842,7 @@ func (m *sim) releaseOne(i, j, r int, lf liveFlow, slot int64) (ok, left bool) {
 	qlen := int64(m.qLen(r))
 	sb := &m.sfRate[sf]
 	if slot+qlen*E < sb.due ||
-		sb.clear > 0 && m.nextSlot(i, j, slot+qlen*E)+int64(m.d) <= sb.clear ||
+		sb.clear > 0 && slot+qlen*E+m.wait(i, j)+int64(m.d) <= sb.clear ||
 		!m.o.NoNewFlowRule && qlen > 1 && slot-s.startSlot < int64(min(bits.Len64(uint64(qlen-1)), 40))*E {
 		return false, false // not eligible (see eligible): it keeps its place
 	}
@@ -873,7 +880,7 @@ func (m *sim) eligible(s *shoalFlow, sf, j, r int, slot int64) bool {
 	// and reach the intermediate d slots later: not before the previous
 	// cell of its subflow has left the intermediate's queue (§3.3.2, the
 	// invariant behind Eq. 3 and 5; reading S40).
-	if cl := sb.clear; cl > 0 && m.nextSlot(int(s.src), j, slot+qlen*E)+int64(m.d) <= cl {
+	if cl := sb.clear; cl > 0 && slot+qlen*E+m.wait(int(s.src), j)+int64(m.d) <= cl {
 		return false
 	}
 	// The new-flow rule: qlen > 2^age, age = (slot - start)/E in whole
@@ -992,15 +999,12 @@ func (m *sim) place(y int, f int32) int32 {
 	}
 }
 
-// nextSlot is the first slot at or after from in which node a sends to node
-// b: the static schedule repeats every epoch.
-func (m *sim) nextSlot(a, b int, from int64) int64 {
-	w := int64(m.when(a, b))
-	E := int64(m.E)
-	if from < 0 {
-		return from + ((w-from)%E+E)%E
-	}
-	return from + int64(wrap(int(w-from%E), int(E)))
+// wait is how many slots from the current one (m.slotMod) node a waits
+// until it sends to node b, 0 if it does in this slot: the static schedule
+// repeats every epoch, so the first slot at or after slot + q·E in which a
+// sends to b is slot + q·E + wait(a, b), without a division.
+func (m *sim) wait(a, b int) int64 {
+	return int64(wrap(int(m.when(a, b))-m.slotMod, m.E))
 }
 
 // feedbacks acts on the rate-limit feedback in the headers received in a
