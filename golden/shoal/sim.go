@@ -221,16 +221,18 @@ type nodeState struct {
 const noFeedback = math.MinInt64
 
 // liveFlow is an entry of a node's list of live Shoal flows.
-type liveFlow struct{ f, slab int32 }
+type liveFlow struct {
+	f    int32
+	base int32 // its slab·N: the subflow through j is at base + j
+}
 
 // dataCell is a cell on its way to its receiver, acted on DelaySlots after
 // the start of its send slot.
 type dataCell struct {
-	to, from int32
-	flow     int32 // workload flow
-	owner    int32 // its Shoal flow
-	final    int32
-	local    bool // first hop of the cell (from == source of the flow)
+	flow            int32  // workload flow
+	owner           int32  // its Shoal flow
+	to, from, final uint16 // nodes (< MaxNodes)
+	local           bool   // first hop of the cell (from == source of the flow)
 }
 
 // feedback is the rate-limit feedback of a cell's header (Eq. 1, Eq. 6),
@@ -554,7 +556,7 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 				tc := &cells[t]
 				h := tc.next
 				ce := &cells[h]
-				c := dataCell{to: int32(j), from: int32(i), flow: ce.flow, owner: ce.owner, local: ce.meta&1 != 0, final: int32(j)}
+				c := dataCell{to: uint16(j), from: uint16(i), flow: ce.flow, owner: ce.owner, local: ce.meta&1 != 0, final: uint16(j)}
 				if h == t {
 					pp.tail = -1
 				} else {
@@ -567,7 +569,7 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 				if c.local {
 					pp.recv &^= 1
 					s := &m.sf[c.owner]
-					c.final = s.dst
+					c.final = uint16(s.dst)
 					if !ignoreFeedback {
 						// The subflow awaits its feedback.
 						sf := int(s.slab)*n + j
@@ -740,7 +742,7 @@ func (m *sim) start(src, dst int, slot int64) int32 {
 	f := int32(len(m.sf))
 	m.sf = append(m.sf, shoalFlow{src: int32(src), dst: int32(dst), slab: sl, head: -1, tail: -1, startSlot: slot,
 		livePos: int32(len(m.live[src]))})
-	m.live[src] = append(m.live[src], liveFlow{f: f, slab: sl})
+	m.live[src] = append(m.live[src], liveFlow{f: f, base: sl * int32(m.n)})
 	return f
 }
 
@@ -787,9 +789,9 @@ func (m *sim) release(i, j, r int, slot int64) bool {
 // returns one of them. It calls nothing, so that its loop keeps its
 // values in registers.
 func (m *sim) listedOne(i, j int) (one liveFlow, listed int) {
-	n, state := m.n, m.sfState
+	state := m.sfState[j:]
 	for _, lf := range m.live[i] {
-		if state[int(lf.slab)*n+j]&sfInList != 0 {
+		if state[lf.base]&sfInList != 0 {
 			one = lf
 			listed++
 		}
@@ -799,17 +801,16 @@ func (m *sim) listedOne(i, j int) (one liveFlow, listed int) {
 
 // releaseList is release for a candidate list of two or more subflows.
 func (m *sim) releaseList(i, j, r int, slot int64) bool {
-	n := m.n
 	c := m.cand[:0]
 	for _, lf := range m.live[i] {
-		if m.sfState[int(lf.slab)*n+j]&sfInList != 0 {
+		if m.sfState[int(lf.base)+j]&sfInList != 0 {
 			c = append(c, lf)
 		}
 	}
 	m.cand = c
 	// The list's order: when each subflow joined it (few entries).
 	for a := 1; a < len(c); a++ {
-		for b := a; b > 0 && m.sfSeq[int(c[b].slab)*n+j] < m.sfSeq[int(c[b-1].slab)*n+j]; b-- {
+		for b := a; b > 0 && m.sfSeq[int(c[b].base)+j] < m.sfSeq[int(c[b-1].base)+j]; b-- {
 			c[b], c[b-1] = c[b-1], c[b]
 		}
 	}
@@ -832,7 +833,7 @@ func (m *sim) releaseList(i, j, r int, slot int64) bool {
 func (m *sim) releaseOne(i, j, r int, lf liveFlow, slot int64) (ok, left bool) {
 	f := lf.f
 	s := &m.sf[f]
-	sf := int(lf.slab)*m.n + j
+	sf := int(lf.base) + j
 	st := m.sfState[sf]
 	if s.unassigned == 0 || st&sfStateMask != sfListed {
 		m.sfState[sf] = st &^ sfInList // stale: it leaves the list
@@ -901,7 +902,7 @@ func (m *sim) eligible(s *shoalFlow, sf, j, r int, slot int64) bool {
 func (m *sim) ready(i, k, y int, slot int64) int32 {
 	var r int32
 	for _, lf := range m.live[i] {
-		sf := int(lf.slab)*m.n + k
+		sf := int(lf.base) + k
 		if m.sfState[sf]&sfStateMask != sfListed {
 			continue
 		}
