@@ -163,6 +163,7 @@ type shoalFlow struct {
 	unassigned int64 // cells of its workload flows not yet released
 	pending    int64 // cells not yet delivered
 	startSlot  int64 // for the new-flow rule's age (§3.3.3)
+	seq0       int64 // the sfSeq of its first subflow listed at its start (sfSeqFresh)
 	waiting    int32 // subflows awaiting feedback (sfOutstanding)
 	ended      bool
 }
@@ -194,6 +195,14 @@ type wflow struct {
 const (
 	sfStateMask uint8 = 3 // the subflow state, sfIdle … sfOutstanding
 	sfInList    uint8 = 4 // the subflow is on its candidate list
+	// sfRated: the subflow has had feedback, and sfRate holds its state;
+	// before, it is due noFeedback and clear 0, and a new Shoal flow's
+	// slab need not be written but for its state bytes.
+	sfRated uint8 = 8
+	// sfSeqFresh: the subflow joined its list when its Shoal flow started,
+	// in node order, and its sfSeq is implicit (seqOf): a new Shoal flow
+	// lists all its subflows, and need not write their order.
+	sfSeqFresh uint8 = 16
 )
 
 // subRate is a subflow's rate-limit state.
@@ -201,7 +210,8 @@ type subRate struct {
 	// due is the slot its last feedback lets it release a cell with an
 	// empty queue ahead: Eq. 2 allows a release in slot s behind qlen cells
 	// once s + qlen·E ≥ t + len·E, t the send slot of the reply carrying
-	// the feedback and len its queue length; noFeedback before any.
+	// the feedback and len its queue length; noFeedback before any (the
+	// subflow is not sfRated).
 	due int64
 	// clear is reading S40's slot in which the subflow's last cell leaves
 	// the intermediate's queue, 0 when it has left already.
@@ -291,6 +301,9 @@ type sim struct {
 	// channel) that touch a failed node: their slots are unused, not empty.
 	failedIn []int32
 	cand     []liveFlow // see release
+	candSeq  []int64    // their sfSeq (releaseList)
+	// failedBelow[j] counts the failed nodes below j (seqOf).
+	failedBelow []int32
 	// out and fbOut collect the cells and feedback sent in the current
 	// slot (the buckets of the rings they will be acted on from).
 	out   []dataCell
@@ -398,6 +411,15 @@ func (m *sim) init() {
 		}
 	}
 	m.cellFree = -1
+	if m.anyFailed {
+		m.failedBelow = make([]int32, n)
+		for j := 1; j < n; j++ {
+			m.failedBelow[j] = m.failedBelow[j-1]
+			if m.failed[j-1] {
+				m.failedBelow[j]++
+			}
+		}
+	}
 	m.node = make([]nodeState, n)
 	m.dataRing = make([][]dataCell, m.d+1)
 	for i := range m.dataRing {
@@ -649,7 +671,7 @@ func (m *sim) mark(x int) { m.active[x>>6] |= 1 << uint(x&63) }
 // list puts subflow sf (of a Shoal flow of node i, through j; r is the
 // pair index of (i, j)) at the tail of the candidate list of (i, j).
 func (m *sim) list(r, sf int) {
-	m.sfState[sf] |= sfInList
+	m.sfState[sf] = m.sfState[sf]&^sfSeqFresh | sfInList
 	m.sfSeq[sf] = m.seq
 	m.seq++
 	m.mark(r)
@@ -697,13 +719,13 @@ func (m *sim) activate(k int, slot int64) {
 		// each through a working node joins its list (in node order, as
 		// below) without the tests.
 		n, src := m.n, fl.Src
-		state, seq := m.sfState[base:base+n], m.sfSeq[base:base+n]
+		state := m.sfState[base : base+n]
+		s.seq0 = m.seq
 		for j := range state {
 			if j == src || m.failed[j] {
 				continue
 			}
-			state[j] = sfListed | sfInList
-			seq[j] = m.seq
+			state[j] = sfListed | sfInList | sfSeqFresh
 			m.seq++
 			m.mark(wrap(j-src, n)*n + src)
 		}
@@ -734,11 +756,7 @@ func (m *sim) start(src, dst int, slot int64) int32 {
 		m.sfSeq = append(m.sfSeq, make([]int64, m.n)...)
 	}
 	base := int(sl) * m.n
-	clear(m.sfState[base : base+m.n]) // sfIdle, not listed
-	rate := m.sfRate[base : base+m.n]
-	for j := range rate {
-		rate[j] = subRate{due: noFeedback}
-	}
+	clear(m.sfState[base : base+m.n]) // sfIdle, not listed, no feedback
 	f := int32(len(m.sf))
 	m.sf = append(m.sf, shoalFlow{src: int32(src), dst: int32(dst), slab: sl, head: -1, tail: -1, startSlot: slot,
 		livePos: int32(len(m.live[src]))})
@@ -809,9 +827,15 @@ func (m *sim) releaseList(i, j, r int, slot int64) bool {
 	}
 	m.cand = c
 	// The list's order: when each subflow joined it (few entries).
+	key := m.candSeq[:0]
+	for _, lf := range c {
+		key = append(key, m.seqOf(i, j, lf))
+	}
+	m.candSeq = key
 	for a := 1; a < len(c); a++ {
-		for b := a; b > 0 && m.sfSeq[int(c[b].base)+j] < m.sfSeq[int(c[b-1].base)+j]; b-- {
+		for b := a; b > 0 && key[b] < key[b-1]; b-- {
 			c[b], c[b-1] = c[b-1], c[b]
+			key[b], key[b-1] = key[b-1], key[b]
 		}
 	}
 	remain := len(c)
@@ -825,6 +849,24 @@ func (m *sim) releaseList(i, j, r int, slot int64) bool {
 		}
 	}
 	return remain > 0
+}
+
+// seqOf is the sfSeq of the subflow through j of live flow lf of node i:
+// for one listed at its flow's start, the flow's seq0 plus the number of
+// working nodes other than i below j.
+func (m *sim) seqOf(i, j int, lf liveFlow) int64 {
+	sf := int(lf.base) + j
+	if m.sfState[sf]&sfSeqFresh == 0 {
+		return m.sfSeq[sf]
+	}
+	rank := j
+	if j > i {
+		rank--
+	}
+	if m.anyFailed {
+		rank -= int(m.failedBelow[j])
+	}
+	return m.sf[lf.f].seq0 + int64(rank)
 }
 
 // releaseOne is release for one listed subflow (of Shoal flow lf through
@@ -841,11 +883,15 @@ func (m *sim) releaseOne(i, j, r int, lf liveFlow, slot int64) (ok, left bool) {
 	}
 	E := int64(m.E)
 	qlen := int64(m.qLen(r))
-	sb := &m.sfRate[sf]
-	if slot+qlen*E < sb.due ||
-		sb.clear > 0 && slot+qlen*E+m.wait(i, j)+int64(m.d) <= sb.clear ||
-		!m.o.NoNewFlowRule && qlen > 1 && slot-s.startSlot < int64(min(bits.Len64(uint64(qlen-1)), 40))*E {
-		return false, false // not eligible (see eligible): it keeps its place
+	if st&sfRated != 0 {
+		sb := &m.sfRate[sf]
+		if slot+qlen*E < sb.due ||
+			sb.clear > 0 && slot+qlen*E+m.wait(i, j)+int64(m.d) <= sb.clear {
+			return false, false // not eligible (see eligible): it keeps its place
+		}
+	}
+	if !m.o.NoNewFlowRule && qlen > 1 && slot-s.startSlot < int64(min(bits.Len64(uint64(qlen-1)), 40))*E {
+		return false, false
 	}
 	m.sfState[sf] = st&^(sfStateMask|sfInList) | sfQueued
 	k := s.head
@@ -873,7 +919,10 @@ func (m *sim) releaseOne(i, j, r int, lf liveFlow, slot int64) (ok, left bool) {
 func (m *sim) eligible(s *shoalFlow, sf, j, r int, slot int64) bool {
 	E := int64(m.E)
 	qlen := int64(m.qLen(r))
-	sb := &m.sfRate[sf]
+	sb := subRate{due: noFeedback} // before any feedback
+	if m.sfState[sf]&sfRated != 0 {
+		sb = m.sfRate[sf]
+	}
 	if slot+qlen*E < sb.due {
 		return false
 	}
@@ -1031,7 +1080,7 @@ func (m *sim) feedbacks(fbs []feedback, slot int64) {
 		m.sfRate[sf] = subRate{due: dueBase + int64(fb.length)*E, clear: fb.clear}
 		s.waiting--
 		if s.unassigned > 0 {
-			m.sfState[sf] = st&^sfStateMask | sfListed
+			m.sfState[sf] = st&^sfStateMask | sfListed | sfRated
 			r := wrap(i-j, n)*n + j // bit(j, i)
 			if st&sfInList == 0 {
 				m.list(r, sf)
@@ -1041,7 +1090,7 @@ func (m *sim) feedbacks(fbs []feedback, slot int64) {
 			}
 			continue
 		}
-		m.sfState[sf] = st &^ sfStateMask // sfIdle
+		m.sfState[sf] = st&^sfStateMask | sfRated // sfIdle
 		m.maybeEnd(f)
 	}
 }
