@@ -232,8 +232,10 @@ const noFeedback = math.MinInt64
 
 // liveFlow is an entry of a node's list of live Shoal flows.
 type liveFlow struct {
-	f    int32
-	base int32 // its slab·N: the subflow through j is at base + j
+	f int32
+	// base is its slab·N: the subflow through j is at base + j. It fits
+	// in 32 bits: 2^31 subflows would be over 50 GB of subflow state.
+	base int32
 }
 
 // dataCell is a cell on its way to its receiver, acted on DelaySlots after
