@@ -116,27 +116,39 @@ const (
 // the pairs a slot serves, one column of the schedule per channel, are
 // consecutive, and the next slot serves the next columns, so the visits
 // of an epoch read the array from one end to the other instead of jumping
-// between N nodes' rows. Sixteen bytes keep a pair in one cache line.
+// between N nodes' rows.
+//
+// A pair is eight bytes, what a visit and the random accesses to a queue
+// (a forwarded cell joining it at its intermediate node, the feedback
+// reporting its length) need: the pairs are read at random far more often
+// than any other state, and the smaller they are, the more of them stay
+// cached. The length of Q_ab is kept in its tail cell (cellEntry.meta),
+// which an enqueue and a dequeue read anyway; the queue the last local cell
+// joined is that cell's destination (its Shoal flow's dst), the receiver
+// itself for a direct cell.
 type pair struct {
 	// tail is the last cell of Q_ab, -1 when it is empty; the list is
 	// circular (the tail's next is the head), so one index does for both
 	// ends.
 	tail int32
-	qLen int32
-	// recvFlow is the Shoal flow of the last local cell a received from b,
-	// -1 none; recvQueue the node of the queue that cell joined, -1 for a
-	// direct cell.
-	recvFlow  int32
-	qLocal    uint16 // local cells in Q_ab: at most one per Shoal flow of a, < MaxNodes
-	recvQueue int16
+	// recv is recvFlow+1 << 1 | queued: recvFlow is the Shoal flow of the
+	// last local cell a received from b (awaiting its rate-limit feedback),
+	// -1 none; queued is 1 while a local cell waits in Q_ab (with ready
+	// queues at most one does, §3.3.3; without them it is not kept).
+	recv uint32
 }
+
+// recvFlow is the Shoal flow of pair.recv, -1 none.
+func (pp *pair) recvFlow() int32 { return int32(pp.recv>>1) - 1 }
 
 // cellEntry is a cell waiting in a queue: flow is its workload flow, owner
 // that flow's Shoal flow (kept with the cell: the feedback's place and the
-// release of the next cell read it for every queued cell).
+// release of the next cell read it for every queued cell). meta is
+// qLen<<1 | local: local is 1 for a local cell, and qLen, read only in a
+// queue's tail cell, is the queue's length.
 type cellEntry struct {
 	next, flow, owner int32
-	local             bool
+	meta              int32
 }
 
 // shoalFlow is one Shoal flow (§3.3.2): all traffic of one node pair while
@@ -151,6 +163,7 @@ type shoalFlow struct {
 	unassigned int64 // cells of its workload flows not yet released
 	pending    int64 // cells not yet delivered
 	startSlot  int64 // for the new-flow rule's age (§3.3.3)
+	seq0       int64 // the sfSeq of its first subflow listed at its start (sfSeqFresh)
 	waiting    int32 // subflows awaiting feedback (sfOutstanding)
 	ended      bool
 }
@@ -182,6 +195,14 @@ type wflow struct {
 const (
 	sfStateMask uint8 = 3 // the subflow state, sfIdle … sfOutstanding
 	sfInList    uint8 = 4 // the subflow is on its candidate list
+	// sfRated: the subflow has had feedback, and sfRate holds its state;
+	// before, it is due noFeedback and clear 0, and a new Shoal flow's
+	// slab need not be written but for its state bytes.
+	sfRated uint8 = 8
+	// sfSeqFresh: the subflow joined its list when its Shoal flow started,
+	// in node order, and its sfSeq is implicit (seqOf): a new Shoal flow
+	// lists all its subflows, and need not write their order.
+	sfSeqFresh uint8 = 16
 )
 
 // subRate is a subflow's rate-limit state.
@@ -189,7 +210,8 @@ type subRate struct {
 	// due is the slot its last feedback lets it release a cell with an
 	// empty queue ahead: Eq. 2 allows a release in slot s behind qlen cells
 	// once s + qlen·E ≥ t + len·E, t the send slot of the reply carrying
-	// the feedback and len its queue length; noFeedback before any.
+	// the feedback and len its queue length; noFeedback before any (the
+	// subflow is not sfRated).
 	due int64
 	// clear is reading S40's slot in which the subflow's last cell leaves
 	// the intermediate's queue, 0 when it has left already.
@@ -209,16 +231,20 @@ type nodeState struct {
 const noFeedback = math.MinInt64
 
 // liveFlow is an entry of a node's list of live Shoal flows.
-type liveFlow struct{ f, slab int32 }
+type liveFlow struct {
+	f int32
+	// base is its slab·N: the subflow through j is at base + j. It fits
+	// in 32 bits: 2^31 subflows would be over 50 GB of subflow state.
+	base int32
+}
 
 // dataCell is a cell on its way to its receiver, acted on DelaySlots after
 // the start of its send slot.
 type dataCell struct {
-	to, from int32
-	flow     int32 // workload flow
-	owner    int32 // its Shoal flow
-	final    int32
-	local    bool // first hop of the cell (from == source of the flow)
+	flow            int32  // workload flow
+	owner           int32  // its Shoal flow
+	to, from, final uint16 // nodes (< MaxNodes)
+	local           bool   // first hop of the cell (from == source of the flow)
 }
 
 // feedback is the rate-limit feedback of a cell's header (Eq. 1, Eq. 6),
@@ -272,10 +298,14 @@ type sim struct {
 	slotOf   []int32
 	halfSlot [2]int32
 	halves   bool
+	slotMod  int // the current slot modulo E (see wait)
 	// failedIn[q] counts the pairs of column q of the schedule (slot·C +
 	// channel) that touch a failed node: their slots are unused, not empty.
 	failedIn []int32
 	cand     []liveFlow // see release
+	candSeq  []int64    // their sfSeq (releaseList)
+	// failedBelow[j] counts the failed nodes below j (seqOf).
+	failedBelow []int32
 	// out and fbOut collect the cells and feedback sent in the current
 	// slot (the buckets of the rings they will be acted on from).
 	out   []dataCell
@@ -361,7 +391,7 @@ func (m *sim) init() {
 	m.p = make([]pair, n*n)
 	m.active = make([]uint64, (n*n+63)/64)
 	for i := range m.p {
-		m.p[i] = pair{tail: -1, recvFlow: -1, recvQueue: -1}
+		m.p[i] = pair{tail: -1}
 	}
 	m.slotOf = make([]int32, n)
 	m.failedIn = make([]int32, len(m.s.cols))
@@ -383,6 +413,15 @@ func (m *sim) init() {
 		}
 	}
 	m.cellFree = -1
+	if m.anyFailed {
+		m.failedBelow = make([]int32, n)
+		for j := 1; j < n; j++ {
+			m.failedBelow[j] = m.failedBelow[j-1]
+			if m.failed[j-1] {
+				m.failedBelow[j]++
+			}
+		}
+	}
 	m.node = make([]nodeState, n)
 	m.dataRing = make([][]dataCell, m.d+1)
 	for i := range m.dataRing {
@@ -433,6 +472,7 @@ func (m *sim) run(until float64) {
 		if float64(slot)*m.slotNS >= until {
 			break
 		}
+		m.slotMod = int(slot % int64(m.E))
 		for next < len(order) && m.wf[order[next]].startSlot <= slot {
 			m.activate(int(order[next]), slot)
 			next++
@@ -449,7 +489,7 @@ func (m *sim) run(until float64) {
 			slot++
 			break
 		}
-		q0 := int(slot%int64(m.E)) * m.c.Channels
+		q0 := m.slotMod * m.c.Channels
 		m.out = m.dataRing[(slot+int64(m.d))%int64(m.d+1)]
 		m.fbOut = m.fbRing[(slot+int64(m.fb))%int64(m.fb+1)]
 		for q := q0; q < q0+m.c.Channels; q++ {
@@ -524,7 +564,7 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 			// Nothing queued, no feedback owed (recvFlow is -1) and no live
 			// flow: one test of the three, which a branch each would
 			// mispredict more often.
-			if pp.qLen|(pp.recvFlow+1)|int32(len(live[i])) == 0 {
+			if (pp.tail+1)|int32(pp.recv>>1)|int32(len(live[i])) == 0 {
 				active[w] &^= 1 << uint(b)
 				continue
 			}
@@ -532,27 +572,28 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 			// listed: the pair may have something to send at its next
 			// visit (a listed subflow or a queued cell).
 			listed := anyLive
-			if anyLive && (noReady || pp.qLocal == 0) {
+			if anyLive && (noReady || pp.recv&1 == 0) {
 				listed = m.release(i, j, x, slot)
 			}
 			if t := pp.tail; t >= 0 {
 				cells := m.cells
-				h := cells[t].next
+				tc := &cells[t]
+				h := tc.next
 				ce := &cells[h]
-				c := dataCell{to: int32(j), from: int32(i), flow: ce.flow, owner: ce.owner, local: ce.local, final: int32(j)}
+				c := dataCell{to: uint16(j), from: uint16(i), flow: ce.flow, owner: ce.owner, local: ce.meta&1 != 0, final: uint16(j)}
 				if h == t {
 					pp.tail = -1
 				} else {
-					cells[t].next = ce.next
+					tc.next = ce.next
+					tc.meta -= 2 // the queue's length, one less
 				}
 				ce.next = m.cellFree
 				m.cellFree = h
-				pp.qLen--
 				m.node[i].q--
 				if c.local {
-					pp.qLocal--
+					pp.recv &^= 1
 					s := &m.sf[c.owner]
-					c.final = s.dst
+					c.final = uint16(s.dst)
 					if !ignoreFeedback {
 						// The subflow awaits its feedback.
 						sf := int(s.slab)*n + j
@@ -567,7 +608,7 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 				m.dataCells++
 				out = append(out, c)
 			}
-			if pp.recvFlow >= 0 {
+			if pp.recv > 1 {
 				m.sendFeedback(i, j, pp, slot)
 			}
 			if !listed && pp.tail < 0 {
@@ -601,11 +642,11 @@ func (m *sim) sendFeedback(i, j int, pp *pair, slot int64) {
 	// with them Eq. 6, len(Q_ik) + len(R_ik) - 1, and, while j's own
 	// cell is still in Q_ik, the slot by which it will have left, so
 	// that j's next cell of the subflow reaches i after it.
-	f := pp.recvFlow
+	f := pp.recvFlow()
 	fb := feedback{to: int32(j), from: int32(i), flow: f}
-	if k := int(pp.recvQueue); k >= 0 {
+	if k := int(m.sf[f].dst); k != i {
 		y := m.bit(i, k)
-		fb.length = m.p[y].qLen
+		fb.length = m.qLen(y)
 		if !m.o.NoReadyQueues {
 			var ready int32
 			if len(m.live[i]) > 0 {
@@ -613,11 +654,16 @@ func (m *sim) sendFeedback(i, j int, pp *pair, slot int64) {
 			}
 			fb.length = max(fb.length+ready-1, 0)
 			if at := m.place(y, f); at > 0 {
-				fb.clear = m.nextSlot(i, k, slot+1) + int64(at-1)*int64(m.E)
+				// The first slot after this one in which i sends to k.
+				next := m.wait(i, k)
+				if next == 0 {
+					next = int64(m.E)
+				}
+				fb.clear = slot + next + int64(at-1)*int64(m.E)
 			}
 		}
 	}
-	pp.recvFlow = -1
+	pp.recv &= 1
 	m.fbOut = append(m.fbOut, fb)
 }
 
@@ -627,7 +673,7 @@ func (m *sim) mark(x int) { m.active[x>>6] |= 1 << uint(x&63) }
 // list puts subflow sf (of a Shoal flow of node i, through j; r is the
 // pair index of (i, j)) at the tail of the candidate list of (i, j).
 func (m *sim) list(r, sf int) {
-	m.sfState[sf] |= sfInList
+	m.sfState[sf] = m.sfState[sf]&^sfSeqFresh | sfInList
 	m.sfSeq[sf] = m.seq
 	m.seq++
 	m.mark(r)
@@ -675,13 +721,13 @@ func (m *sim) activate(k int, slot int64) {
 		// each through a working node joins its list (in node order, as
 		// below) without the tests.
 		n, src := m.n, fl.Src
-		state, seq := m.sfState[base:base+n], m.sfSeq[base:base+n]
+		state := m.sfState[base : base+n]
+		s.seq0 = m.seq
 		for j := range state {
 			if j == src || m.failed[j] {
 				continue
 			}
-			state[j] = sfListed | sfInList
-			seq[j] = m.seq
+			state[j] = sfListed | sfInList | sfSeqFresh
 			m.seq++
 			m.mark(wrap(j-src, n)*n + src)
 		}
@@ -712,15 +758,11 @@ func (m *sim) start(src, dst int, slot int64) int32 {
 		m.sfSeq = append(m.sfSeq, make([]int64, m.n)...)
 	}
 	base := int(sl) * m.n
-	clear(m.sfState[base : base+m.n]) // sfIdle, not listed
-	rate := m.sfRate[base : base+m.n]
-	for j := range rate {
-		rate[j] = subRate{due: noFeedback}
-	}
+	clear(m.sfState[base : base+m.n]) // sfIdle, not listed, no feedback
 	f := int32(len(m.sf))
 	m.sf = append(m.sf, shoalFlow{src: int32(src), dst: int32(dst), slab: sl, head: -1, tail: -1, startSlot: slot,
 		livePos: int32(len(m.live[src]))})
-	m.live[src] = append(m.live[src], liveFlow{f: f, slab: sl})
+	m.live[src] = append(m.live[src], liveFlow{f: f, base: sl * int32(m.n)})
 	return f
 }
 
@@ -767,9 +809,9 @@ func (m *sim) release(i, j, r int, slot int64) bool {
 // returns one of them. It calls nothing, so that its loop keeps its
 // values in registers.
 func (m *sim) listedOne(i, j int) (one liveFlow, listed int) {
-	n, state := m.n, m.sfState
+	state := m.sfState[j:]
 	for _, lf := range m.live[i] {
-		if state[int(lf.slab)*n+j]&sfInList != 0 {
+		if state[lf.base]&sfInList != 0 {
 			one = lf
 			listed++
 		}
@@ -779,18 +821,23 @@ func (m *sim) listedOne(i, j int) (one liveFlow, listed int) {
 
 // releaseList is release for a candidate list of two or more subflows.
 func (m *sim) releaseList(i, j, r int, slot int64) bool {
-	n := m.n
 	c := m.cand[:0]
 	for _, lf := range m.live[i] {
-		if m.sfState[int(lf.slab)*n+j]&sfInList != 0 {
+		if m.sfState[int(lf.base)+j]&sfInList != 0 {
 			c = append(c, lf)
 		}
 	}
 	m.cand = c
 	// The list's order: when each subflow joined it (few entries).
+	key := m.candSeq[:0]
+	for _, lf := range c {
+		key = append(key, m.seqOf(i, j, lf))
+	}
+	m.candSeq = key
 	for a := 1; a < len(c); a++ {
-		for b := a; b > 0 && m.sfSeq[int(c[b].slab)*n+j] < m.sfSeq[int(c[b-1].slab)*n+j]; b-- {
+		for b := a; b > 0 && key[b] < key[b-1]; b-- {
 			c[b], c[b-1] = c[b-1], c[b]
+			key[b], key[b-1] = key[b-1], key[b]
 		}
 	}
 	remain := len(c)
@@ -806,25 +853,47 @@ func (m *sim) releaseList(i, j, r int, slot int64) bool {
 	return remain > 0
 }
 
+// seqOf is the sfSeq of the subflow through j of live flow lf of node i:
+// for one listed at its flow's start, the flow's seq0 plus the number of
+// working nodes other than i below j.
+func (m *sim) seqOf(i, j int, lf liveFlow) int64 {
+	sf := int(lf.base) + j
+	if m.sfState[sf]&sfSeqFresh == 0 {
+		return m.sfSeq[sf]
+	}
+	rank := j
+	if j > i {
+		rank--
+	}
+	if m.anyFailed {
+		rank -= int(m.failedBelow[j])
+	}
+	return m.sf[lf.f].seq0 + int64(rank)
+}
+
 // releaseOne is release for one listed subflow (of Shoal flow lf through
 // j): ok if it released a cell into Q_ij, left if it left the list
 // (released or stale). The release rule is eligible's, written out.
 func (m *sim) releaseOne(i, j, r int, lf liveFlow, slot int64) (ok, left bool) {
 	f := lf.f
 	s := &m.sf[f]
-	sf := int(lf.slab)*m.n + j
+	sf := int(lf.base) + j
 	st := m.sfState[sf]
 	if s.unassigned == 0 || st&sfStateMask != sfListed {
 		m.sfState[sf] = st &^ sfInList // stale: it leaves the list
 		return false, true
 	}
 	E := int64(m.E)
-	qlen := int64(m.p[r].qLen)
-	sb := &m.sfRate[sf]
-	if slot+qlen*E < sb.due ||
-		sb.clear > 0 && m.nextSlot(i, j, slot+qlen*E)+int64(m.d) <= sb.clear ||
-		!m.o.NoNewFlowRule && qlen > 1 && slot-s.startSlot < int64(min(bits.Len64(uint64(qlen-1)), 40))*E {
-		return false, false // not eligible (see eligible): it keeps its place
+	qlen := int64(m.qLen(r))
+	if st&sfRated != 0 {
+		sb := &m.sfRate[sf]
+		if slot+qlen*E < sb.due ||
+			sb.clear > 0 && slot+qlen*E+m.wait(i, j)+int64(m.d) <= sb.clear {
+			return false, false // not eligible (see eligible): it keeps its place
+		}
+	}
+	if !m.o.NoNewFlowRule && qlen > 1 && slot-s.startSlot < int64(min(bits.Len64(uint64(qlen-1)), 40))*E {
+		return false, false
 	}
 	m.sfState[sf] = st&^(sfStateMask|sfInList) | sfQueued
 	k := s.head
@@ -851,8 +920,11 @@ func (m *sim) releaseOne(i, j, r int, lf liveFlow, slot int64) (ok, left bool) {
 // every visit): a change to one is a change to both.
 func (m *sim) eligible(s *shoalFlow, sf, j, r int, slot int64) bool {
 	E := int64(m.E)
-	qlen := int64(m.p[r].qLen)
-	sb := &m.sfRate[sf]
+	qlen := int64(m.qLen(r))
+	sb := subRate{due: noFeedback} // before any feedback
+	if m.sfState[sf]&sfRated != 0 {
+		sb = m.sfRate[sf]
+	}
 	if slot+qlen*E < sb.due {
 		return false
 	}
@@ -860,7 +932,7 @@ func (m *sim) eligible(s *shoalFlow, sf, j, r int, slot int64) bool {
 	// and reach the intermediate d slots later: not before the previous
 	// cell of its subflow has left the intermediate's queue (§3.3.2, the
 	// invariant behind Eq. 3 and 5; reading S40).
-	if cl := sb.clear; cl > 0 && m.nextSlot(int(s.src), j, slot+qlen*E)+int64(m.d) <= cl {
+	if cl := sb.clear; cl > 0 && slot+qlen*E+m.wait(int(s.src), j)+int64(m.d) <= cl {
 		return false
 	}
 	// The new-flow rule: qlen > 2^age, age = (slot - start)/E in whole
@@ -881,7 +953,7 @@ func (m *sim) eligible(s *shoalFlow, sf, j, r int, slot int64) bool {
 func (m *sim) ready(i, k, y int, slot int64) int32 {
 	var r int32
 	for _, lf := range m.live[i] {
-		sf := int(lf.slab)*m.n + k
+		sf := int(lf.base) + k
 		if m.sfState[sf]&sfStateMask != sfListed {
 			continue
 		}
@@ -919,21 +991,23 @@ func (m *sim) enqueue(i, r int, k, owner int32, local bool, next int) {
 	}
 	cells := m.cells
 	ce := &cells[e]
-	ce.flow, ce.owner, ce.local = k, owner, local
+	ce.flow, ce.owner = k, owner
 	pp := &m.p[r]
+	q := int32(1)
 	if t := pp.tail; t >= 0 {
 		tc := &cells[t]
 		ce.next = tc.next
 		tc.next = e
+		q += tc.meta >> 1
 	} else {
 		ce.next = e
 		m.mark(r)
 	}
 	pp.tail = e
-	q := pp.qLen + 1
-	pp.qLen = q
+	ce.meta = q << 1
 	if local {
-		pp.qLocal++
+		ce.meta |= 1
+		pp.recv |= 1
 	}
 	nd := &m.node[i]
 	nd.q++
@@ -948,6 +1022,14 @@ func (m *sim) enqueue(i, r int, k, owner int32, local bool, next int) {
 	}
 }
 
+// qLen is the length of the queue at pair index y.
+func (m *sim) qLen(y int) int32 {
+	if t := m.p[y].tail; t >= 0 {
+		return m.cells[t].meta >> 1
+	}
+	return 0
+}
+
 // place is the position, counted from 1 at the head, of the last cell of
 // Shoal flow f among the forwarded cells of queue y, 0 when none is there:
 // Q_y serves one cell an epoch, so that cell leaves in the place-th slot of
@@ -960,7 +1042,7 @@ func (m *sim) place(y int, f int32) int32 {
 	var at, n int32
 	for e := m.cells[t].next; ; e = m.cells[e].next {
 		n++
-		if c := &m.cells[e]; !c.local && c.owner == f {
+		if c := &m.cells[e]; c.meta&1 == 0 && c.owner == f {
 			at = n
 		}
 		if e == t {
@@ -969,15 +1051,12 @@ func (m *sim) place(y int, f int32) int32 {
 	}
 }
 
-// nextSlot is the first slot at or after from in which node a sends to node
-// b: the static schedule repeats every epoch.
-func (m *sim) nextSlot(a, b int, from int64) int64 {
-	w := int64(m.when(a, b))
-	E := int64(m.E)
-	if from < 0 {
-		return from + ((w-from)%E+E)%E
-	}
-	return from + int64(wrap(int(w-from%E), int(E)))
+// wait is how many slots from the current one (m.slotMod) node a waits
+// until it sends to node b, 0 if it does in this slot: the static schedule
+// repeats every epoch, so the first slot at or after slot + q·E in which a
+// sends to b is slot + q·E + wait(a, b), without a division.
+func (m *sim) wait(a, b int) int64 {
+	return int64(wrap(int(m.when(a, b))-m.slotMod, m.E))
 }
 
 // feedbacks acts on the rate-limit feedback in the headers received in a
@@ -1003,17 +1082,17 @@ func (m *sim) feedbacks(fbs []feedback, slot int64) {
 		m.sfRate[sf] = subRate{due: dueBase + int64(fb.length)*E, clear: fb.clear}
 		s.waiting--
 		if s.unassigned > 0 {
-			m.sfState[sf] = st&^sfStateMask | sfListed
+			m.sfState[sf] = st&^sfStateMask | sfListed | sfRated
 			r := wrap(i-j, n)*n + j // bit(j, i)
 			if st&sfInList == 0 {
 				m.list(r, sf)
 			}
-			if m.o.NoReadyQueues || m.p[r].qLocal == 0 {
+			if m.o.NoReadyQueues || m.p[r].recv&1 == 0 {
 				m.release(j, i, r, slot)
 			}
 			continue
 		}
-		m.sfState[sf] = st &^ sfStateMask // sfIdle
+		m.sfState[sf] = st&^sfStateMask | sfRated // sfIdle
 		m.maybeEnd(f)
 	}
 }
@@ -1036,7 +1115,7 @@ func (m *sim) arrivals(cells []dataCell, slot int64) int {
 			// j records it for its next feedback to i (§3.3.2).
 			m.enqueue(j, wrap(q-j, n)*n+j, c.flow, c.owner, false, q)
 			pp := &m.p[r]
-			pp.recvFlow, pp.recvQueue = c.owner, int16(q)
+			pp.recv = pp.recv&1 | uint32(c.owner+1)<<1
 			m.mark(r)
 			continue
 		}
@@ -1044,7 +1123,7 @@ func (m *sim) arrivals(cells []dataCell, slot int64) int {
 			// Direct subflow: no queue at j to report, but the source still
 			// waits for feedback.
 			pp := &m.p[r]
-			pp.recvFlow, pp.recvQueue = c.owner, -1
+			pp.recv = pp.recv&1 | uint32(c.owner+1)<<1
 			m.mark(r)
 		}
 		w := &m.wf[c.flow]
