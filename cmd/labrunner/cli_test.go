@@ -50,10 +50,8 @@ func tail(s string, n int) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, root := range []string{cleanTwoGroups.root} {
-		if root != "" {
-			os.RemoveAll(root)
-		}
+	if cleanTwoGroups.root != "" {
+		os.RemoveAll(cleanTwoGroups.root)
 	}
 	os.Exit(code)
 }

@@ -10,18 +10,10 @@ import (
 // whole (the race detector checks the locking).
 func TestConcurrentWritesArriveWhole(t *testing.T) {
 	var b Buffer
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 100 {
-				b.Write([]byte("abcd\n"))
-				_ = b.String()
-			}
-		}()
-	}
-	wg.Wait()
+	from8(func() {
+		b.Write([]byte("abcd\n"))
+		_ = b.String()
+	})
 	s := b.String()
 	if n := strings.Count(s, "abcd\n"); n != 800 || len(s) != 800*5 {
 		t.Errorf("%d whole writes in %d bytes, want 800 in 4000", n, len(s))
@@ -33,18 +25,22 @@ func TestConcurrentWritesArriveWhole(t *testing.T) {
 func TestWriterSerialisesWrites(t *testing.T) {
 	var plain strings.Builder
 	w := &Writer{W: &plain}
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 100 {
-				w.Write([]byte("line\n"))
-			}
-		}()
-	}
-	wg.Wait()
+	from8(func() { w.Write([]byte("line\n")) })
 	if n := strings.Count(plain.String(), "line\n"); n != 800 || plain.Len() != 800*5 {
 		t.Errorf("%d whole lines in %d bytes, want 800 in 4000", n, plain.Len())
 	}
+}
+
+// from8 calls f 100 times on each of 8 goroutines at once and returns when
+// all are done.
+func from8(f func()) {
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 100 {
+				f()
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -162,8 +162,8 @@ func TestDefaultPlansCatchEveryDesignFault(t *testing.T) {
 	// TestGoldenInputsNeverComeFromTheBoard, which fails it unless it
 	// passed), or for a TiN fault caught within tinTests, those of the TiN
 	// plan run with only them.
-	// A run directory is opened by one reader at a time: each clean run's
-	// names are read once, for every fault.
+	// Each clean run's names are read once, for every fault that compares
+	// with them.
 	tinRoot := t.TempDir()
 	tinClean := sync.OnceValues(func() ([]string, error) {
 		dir, out, err := runLabIn(tinRoot, cat, labRun{plans: []string{"tin"}, tests: map[string][]string{"tin": tinTests}})
@@ -175,11 +175,6 @@ func TestDefaultPlansCatchEveryDesignFault(t *testing.T) {
 		}
 		return caseNamesIn(dir)
 	})
-	var (
-		labOnce  sync.Once
-		labNames []string
-		labErr   error
-	)
 	cleanCases := func(t *testing.T, plan string, whole bool) []string {
 		t.Helper()
 		if plan == "tin" && !whole {
@@ -189,13 +184,8 @@ func TestDefaultPlansCatchEveryDesignFault(t *testing.T) {
 			}
 			return names
 		}
-		dir := cleanDefaultLab(t, cat)
-		labOnce.Do(func() { labNames, labErr = caseNamesIn(dir) })
-		if labErr != nil {
-			t.Fatal(labErr)
-		}
 		var out []string
-		for _, c := range labNames {
+		for _, c := range cleanDefaultCases(t, cat) {
 			if strings.HasPrefix(c, plan+".") {
 				out = append(out, c)
 			}

@@ -163,11 +163,12 @@ func checkBudgets(t *testing.T, dir, plan string) {
 // cleanRun is the default lab's clean run, made once for the tests that
 // read one.
 var cleanRun struct {
-	once sync.Once
-	root string
-	dir  string
-	out  labrun.Outcome
-	err  error
+	once  sync.Once
+	root  string
+	dir   string
+	out   labrun.Outcome
+	names []string // its cases (caseNames), read once for every test that compares with them
+	err   error
 }
 
 // cleanDefaultLab runs the default lab's nightly without a fault once per
@@ -182,7 +183,9 @@ func cleanDefaultLab(t *testing.T, cat *bitstreams.Catalogue) string {
 		if cleanRun.root, cleanRun.err = os.MkdirTemp("", "labrunner-clean-default-"); cleanRun.err != nil {
 			return
 		}
-		cleanRun.dir, cleanRun.out, cleanRun.err = runLabIn(cleanRun.root, cat, labRun{plans: plans})
+		if cleanRun.dir, cleanRun.out, cleanRun.err = runLabIn(cleanRun.root, cat, labRun{plans: plans}); cleanRun.err == nil {
+			cleanRun.names, cleanRun.err = caseNamesIn(cleanRun.dir)
+		}
 	})
 	if cleanRun.err != nil {
 		t.Fatal(cleanRun.err)
@@ -191,6 +194,13 @@ func cleanDefaultLab(t *testing.T, cat *bitstreams.Catalogue) string {
 		t.Fatalf("clean run: exit %d (%s)", cleanRun.out.ExitCode, cleanRun.out.Status)
 	}
 	return cleanRun.dir
+}
+
+// cleanDefaultCases are the cases of cleanDefaultLab's run.
+func cleanDefaultCases(t *testing.T, cat *bitstreams.Catalogue) []string {
+	t.Helper()
+	cleanDefaultLab(t, cat)
+	return cleanRun.names
 }
 
 func TestMain(m *testing.M) {

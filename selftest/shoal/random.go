@@ -22,6 +22,9 @@ type workloadRun struct {
 	seed  int
 	flows []ts.Flow
 	o     outcome
+	// golden is golden/shoal's simulation of flows when the slot budget
+	// was drawn from it (workloadSlots), else nil.
+	golden *gs.SimResult
 }
 
 func (w workloadRun) params(kv ...string) results.Params {
@@ -58,16 +61,18 @@ func runWorkloadTraffic(ctx context.Context, env *selftest.Env, k *rack, c gs.Co
 	if w.flows, err = ts.Generate(wl); err != nil {
 		return w, paramErr(env, err)
 	}
-	maxSlots, err := workloadSlots(c, w.flows, par.MaxSlots)
-	if err != nil {
+	var maxSlots int64
+	if par.MaxSlots != nil {
+		maxSlots = int64(*par.MaxSlots)
+	} else if maxSlots, w.golden, err = workloadSlots(c, w.flows); err != nil {
 		return w, err
 	}
 	w.o, err = k.runFlows(ctx, w.flows, maxSlots)
 	return w, err
 }
 
-// workloadSlots is the slot budget of a random workload's run: max_slots,
-// or by default ten times the slots golden/shoal's simulation of the same
+// workloadSlots is the default slot budget of a random workload's run
+// (max_slots unset), with the simulation it came from: ten times the slots golden/shoal's simulation of the same
 // flows takes to complete them (at least minWorkloadSlots). The factor is
 // wide because the two disagree on completion (the workload test is out of
 // the nightly for it): the default lab's uniform and skewed workloads take
@@ -75,15 +80,12 @@ func runWorkloadTraffic(ctx context.Context, env *selftest.Env, k *rack, c gs.Co
 // 3.1x). A rack that never completes them (cells lost to a short guard
 // band, a fabric that stopped) is cut there, about a million slots, not
 // after a fixed 3M, which took the emulator 11 s a run.
-func workloadSlots(c gs.Config, flows []ts.Flow, param *int) (int64, error) {
-	if param != nil {
-		return int64(*param), nil
-	}
+func workloadSlots(c gs.Config, flows []ts.Flow) (int64, *gs.SimResult, error) {
 	sr, err := gs.Simulate(c, goldenFlows(c, flows), gs.SimOptions{})
 	if err != nil {
-		return 0, fmt.Errorf("golden/shoal simulation of the workload (for its slot budget; max_slots sets one): %w", err)
+		return 0, nil, fmt.Errorf("golden/shoal simulation of the workload (for its slot budget; max_slots sets one): %w", err)
 	}
-	return max(10*sr.Slots, minWorkloadSlots), nil
+	return max(10*sr.Slots, minWorkloadSlots), sr, nil
 }
 
 // minWorkloadSlots is the least budget of a workload run: a few epochs'
@@ -175,9 +177,11 @@ func runWorkload(ctx context.Context, env *selftest.Env) error {
 		return nil
 	}
 	gf := goldenFlows(c, w.flows)
-	sr, err := gs.Simulate(c, gf, gs.SimOptions{})
-	if err != nil {
-		return fmt.Errorf("golden/shoal simulation of the workload: %w", err)
+	sr := w.golden // the budget's simulation of the same flows, when it had one
+	if sr == nil {
+		if sr, err = gs.Simulate(c, gf, gs.SimOptions{}); err != nil {
+			return fmt.Errorf("golden/shoal simulation of the workload: %w", err)
+		}
 	}
 	sum := gs.Summarise(c, gf, sr)
 	src := "Shoal §7.3, Fig. 15/16: Poisson arrivals, Pareto(1.05, mean 100 KB) sizes, uniform pairs"
