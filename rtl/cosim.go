@@ -107,16 +107,30 @@ func (c Config) ClkHz() int {
 // cacheDir is the repository's .cache/rtl.
 func cacheDir() string { return filepath.Join(Dir(), "..", ".cache", "rtl") }
 
-var buildMu sync.Mutex
-
 // Build returns the path of the co-simulation binary for cfg, building it
-// when the cache has none for these sources, parameters and Verilator. A
-// lock file serialises builds between test processes; the binary appears
-// under its final name only once complete.
+// when the cache has none for these sources, parameters and Verilator.
 func Build(ctx context.Context, cfg Config) (string, error) {
 	if cfg.Baud <= 0 {
 		return "", fmt.Errorf("co-simulation: baud %d must be positive", cfg.Baud)
 	}
+	args := []string{"--top-module", "lbrb_example_top",
+		"-GCLK_HZ=" + strconv.Itoa(cfg.ClkHz()), "-GBAUD=" + strconv.Itoa(cfg.Baud),
+		"-CFLAGS", fmt.Sprintf("-O2 -DTB_CLK_HZ=%d -DTB_BAUD=%d", cfg.ClkHz(), cfg.Baud)}
+	if cfg.MaxCount > 0 {
+		args = append(args, "-GMAX_COUNT="+strconv.Itoa(cfg.MaxCount))
+	}
+	return buildTB(ctx, "sim-"+cfg.name(), "tb.cpp", args)
+}
+
+var buildMu sync.Mutex
+
+// buildTB returns the path of a Verilator build of the RTL sources with the
+// testbench rtl/sim/<tb> and the extra Verilator arguments args (top
+// module, parameters, C flags), cached in .cache/rtl/<name>-<key> by a hash
+// of Verilator's version, args and the sources. A lock file serialises
+// builds between test processes; the binary appears under its final name
+// only once complete.
+func buildTB(ctx context.Context, name, tb string, args []string) (string, error) {
 	if err := RequireTools(); err != nil {
 		return "", err
 	}
@@ -124,14 +138,14 @@ func Build(ctx context.Context, cfg Config) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	tb := filepath.Join(Dir(), "sim", "tb.cpp")
+	tbPath := filepath.Join(Dir(), "sim", tb)
 	ver, err := exec.CommandContext(ctx, "verilator", "--version").Output()
 	if err != nil {
 		return "", fmt.Errorf("verilator --version: %w", err)
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "%s baud=%d clk=%d max=%d\n", strings.TrimSpace(string(ver)), cfg.Baud, cfg.ClkHz(), cfg.MaxCount)
-	for _, f := range append(srcs, tb) {
+	fmt.Fprintf(h, "%s\n%s\n", strings.TrimSpace(string(ver)), strings.Join(args, "\x00"))
+	for _, f := range append(srcs, tbPath) {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return "", err
@@ -140,7 +154,7 @@ func Build(ctx context.Context, cfg Config) (string, error) {
 		h.Write(data)
 	}
 	key := hex.EncodeToString(h.Sum(nil))[:16]
-	dir := filepath.Join(cacheDir(), fmt.Sprintf("sim-%s-%s", cfg.name(), key))
+	dir := filepath.Join(cacheDir(), fmt.Sprintf("%s-%s", name, key))
 	bin := filepath.Join(dir, "tb")
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
@@ -168,20 +182,15 @@ func Build(ctx context.Context, cfg Config) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	args := []string{"--cc", "--exe", "--build", "-j", "2", "-O3", "--x-assign", "fast", "--x-initial", "fast",
-		"--default-language", "1364-2005", "--top-module", "lbrb_example_top",
-		"-GCLK_HZ=" + strconv.Itoa(cfg.ClkHz()), "-GBAUD=" + strconv.Itoa(cfg.Baud),
-		"-CFLAGS", fmt.Sprintf("-O2 -DTB_CLK_HZ=%d -DTB_BAUD=%d", cfg.ClkHz(), cfg.Baud),
-		"-Mdir", tmp, "-o", filepath.Join(tmp, "tb")}
-	if cfg.MaxCount > 0 {
-		args = append(args, "-GMAX_COUNT="+strconv.Itoa(cfg.MaxCount))
-	}
-	args = append(args, srcs...)
-	args = append(args, tb)
-	cmd := exec.CommandContext(ctx, "verilator", args...)
+	all := []string{"--cc", "--exe", "--build", "-j", "2", "-O3", "--x-assign", "fast", "--x-initial", "fast",
+		"--default-language", "1364-2005", "-Mdir", tmp, "-o", filepath.Join(tmp, "tb")}
+	all = append(all, args...)
+	all = append(all, srcs...)
+	all = append(all, tbPath)
+	cmd := exec.CommandContext(ctx, "verilator", all...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("building the co-simulation (verilator %s): %w\n%s", strings.Join(args, " "), err, tail(out, 4000))
+		return "", fmt.Errorf("building %s (verilator %s): %w\n%s", name, strings.Join(all, " "), err, tail(out, 4000))
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -189,14 +198,27 @@ func Build(ctx context.Context, cfg Config) (string, error) {
 	if err := os.Rename(filepath.Join(tmp, "tb"), bin); err != nil {
 		return "", err
 	}
-	// Builds of this configuration from other sources are of no more use.
-	old, _ := filepath.Glob(filepath.Join(cacheDir(), fmt.Sprintf("sim-%s-*", cfg.name())))
-	for _, o := range old {
-		if o != dir {
-			os.RemoveAll(o)
-		}
+	// Builds of this name from other sources are of no more use.
+	for _, o := range otherBuilds(cacheDir(), name, key) {
+		os.RemoveAll(o)
 	}
 	return bin, nil
+}
+
+// otherBuilds lists the builds in cache named name with a key other than
+// key. The key's characters are matched one by one, so that the builds of
+// another name that begins with this one (sim-921600-max16 for sim-921600)
+// are not taken for this name's: removing them would pull a binary from
+// under a test about to run it.
+func otherBuilds(cache, name, key string) []string {
+	all, _ := filepath.Glob(filepath.Join(cache, name+"-"+strings.Repeat("?", len(key))))
+	var old []string
+	for _, d := range all {
+		if filepath.Base(d) != name+"-"+key {
+			old = append(old, d)
+		}
+	}
+	return old
 }
 
 func tail(b []byte, n int) string {

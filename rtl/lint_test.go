@@ -3,8 +3,10 @@ package rtl
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,5 +80,21 @@ func TestToolsMissing(t *testing.T) {
 	}
 	if _, err := Build(context.Background(), Config{Baud: 115200}); err == nil || !strings.Contains(err.Error(), ToolsTarget) {
 		t.Fatalf("Build with an empty PATH: %v", err)
+	}
+}
+
+// TestOtherBuilds: a new build removes its own name's builds of other
+// sources, never those of a name it is the beginning of.
+func TestOtherBuilds(t *testing.T) {
+	cache := t.TempDir()
+	for _, d := range []string{"sim-921600-aaaaaaaaaaaaaaaa", "sim-921600-bbbbbbbbbbbbbbbb",
+		"sim-921600-max16-aaaaaaaaaaaaaaaa", "sim-9216000-aaaaaaaaaaaaaaaa", "line-aaaaaaaaaaaaaaaa"} {
+		if err := os.Mkdir(filepath.Join(cache, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := otherBuilds(cache, "sim-921600", "bbbbbbbbbbbbbbbb")
+	if want := []string{filepath.Join(cache, "sim-921600-aaaaaaaaaaaaaaaa")}; !slices.Equal(got, want) {
+		t.Fatalf("otherBuilds(sim-921600) = %v, want %v", got, want)
 	}
 }

@@ -4,11 +4,14 @@
 // labrunner at it:
 //
 //	go run ./rtl/cosim --baud 921600 --lab cosim.yaml &
-//	labrunner regs read --lab cosim.yaml --board rtl-sim ID VERSION
+//	labrunner regs read --lab cosim.yaml --board rtl-sim --design bridge-example ID VERSION
+//
+// (The lab file has no plan, so register commands name the design.)
 //
 // The simulator is built once into .cache/rtl (Verilator must be installed:
 // make rtl-tools). Exit codes: 0 stopped, 2 bad usage, 3 the simulator could
-// not be built or started.
+// not be built or started. A --lab path whose directory does not exist is
+// bad usage, found before anything is built.
 package main
 
 import (
@@ -18,6 +21,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -39,6 +43,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 0 || *baud <= 0 {
 		fmt.Fprintln(stderr, "usage: cosim [--baud N] [--lab FILE]")
 		return 2
+	}
+	if *lab != "" {
+		if fi, err := os.Stat(filepath.Dir(*lab)); err != nil || !fi.IsDir() {
+			fmt.Fprintf(stderr, "cosim: --lab %s: no directory %s to write it in\n", *lab, filepath.Dir(*lab))
+			return 2
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
