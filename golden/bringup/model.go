@@ -184,6 +184,9 @@ func parseScenario(s, raw map[string]string) (*scenario, error) {
 	if sc.primaries, err = ParseBoards(s["primary"]); err != nil {
 		return nil, fmt.Errorf("parameter primary: %w", err)
 	}
+	// The primary candidates in order (reading M2, Aquila Appendix B): the
+	// caller's (the runner gives the primary it chose first), else the DCN
+	// boards, then every board.
 	if len(sc.primaries) == 0 {
 		sc.primaries = append(sc.primaries, sc.top.DCN...)
 		for _, b := range sc.top.Boards {
@@ -451,6 +454,9 @@ func (sc *scenario) predict() ([]results.Expectation, error) {
 	g := tree.g
 	linkMax := g.maxLinkNS()
 	out = append(out, sc.treeExpectations("bringup.timesync", tree)...)
+	// A client's offset is its own largest correction, held to its band
+	// (offset_ns); the sum of the corrections along its path only to this
+	// looser bound (reading M1, Aquila Appendix B).
 	for d := 1; d <= tree.Depth; d++ {
 		b, err := sc.sync.OffsetBoundNS(d, linkMax)
 		if err != nil {

@@ -272,10 +272,11 @@ func negBinQuantile(n int, fail, level float64) (float64, error) {
 
 // GoodputFraction is the payload a transfer of bytes delivers per second,
 // as a fraction of the MOS data rate (6 bytes per word at MOSRate): the
-// figure of the PMOS goodput benchmark. Min and Max come from the
-// transfer's Max and Min times; with no loss and a window that covers a
-// round trip it tends, for long transfers, to Payload / (6 · words per
-// frame), the framing efficiency.
+// bringup.pmos.goodput band, and the figure drivers/pmos's goodput
+// benchmarks report (goodput/mos). Min and Max come from the transfer's
+// Max and Min times; with no loss and a window that covers a round trip it
+// tends, for long transfers, to Payload / (6 · words per frame), the
+// framing efficiency.
 func (p PMOS) GoodputFraction(bytes int, linkNS, loss float64) (Estimate, error) {
 	if bytes <= 0 {
 		return Estimate{}, fmt.Errorf("goodput of a %d-byte transfer: want a positive size", bytes)

@@ -94,7 +94,7 @@ func TestRing(t *testing.T) {
 	})
 }
 
-// The small Clique of the issue: 2 pods x 4 boards, each pod fully
+// A small Clique: 2 pods x 4 boards, each pod fully
 // connected, TiN t of pod 0 cabled to TiN t of pod 1.
 func TestSmallCliqueTwoDCNInOnePod(t *testing.T) {
 	top, err := Clique(2, 4, 1)

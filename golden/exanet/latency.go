@@ -9,8 +9,9 @@ import (
 )
 
 // KARMA ping-pong figures (§4, §4.2, §4.4). The ARM's per-word costs are in
-// cycles of the ARM's 1.5 GHz clock per 32-bit AXI word (see the package
-// documentation for why no other reading is consistent with §4.4).
+// cycles of the ARM's 1.5 GHz clock per 32-bit AXI word: reading E3,
+// ExaNet §4 (the package documentation says why no other reading is
+// consistent with §4.4).
 const (
 	// ARMClockHz is the Cortex-A53's clock (§4: "works at a frequency of
 	// 1.5 Ghz").

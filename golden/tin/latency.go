@@ -72,6 +72,8 @@ func (t Timing) Check() error {
 
 // HopLatency is the head latency of one hop: from a cell leaving the output
 // of one switch to its reaching the output of the next, flight included.
+// It is a head latency because the switch cuts through (reading A3, Aquila
+// §3.1): §3.1's 40 ns a hop is below a 160-byte cell's serialisation.
 func (t Timing) HopLatency(k LinkKind) float64 {
 	if k == Global {
 		return t.HopLatencyOver(k, t.GlobalPropNs)

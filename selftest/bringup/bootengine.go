@@ -452,8 +452,9 @@ func (e *engine) decide() {
 	e.fmu.Lock()
 	e.wanted = wanted
 	e.fmu.Unlock()
-	// Relays on where a target waits, off where none does (every relay
-	// floods the DCN board's mailbox every millisecond: mgmt.md §4 holds 32).
+	// Relays on where a target waits, off where none does (reading M3,
+	// Aquila §4.4: every relay floods the DCN board's mailbox every
+	// millisecond, and mgmt.md §4 holds 32).
 	for _, p := range rr.nodes {
 		want := wantRelay[p]
 		s := e.relay[p]

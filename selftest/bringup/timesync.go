@@ -323,11 +323,11 @@ func (rr *rackRun) buildTree(live []*node, ts *tsRack) *node {
 		isLive[n] = !ts.excluded[n]
 		n.ts = tsInfo{Role: "off", Depth: -1, Status: "unsynced"}
 	}
-	// Candidates: the DCN boards (the runner reaches them directly, so it
-	// can time the primary's first message), then the others; within each,
-	// the board nearest the middle of the rack first (App. B.2: each hop
-	// adds its errors, so a shallow tree keeps the offsets small), then lab
-	// order.
+	// Candidates (reading M2, Aquila Appendix B): the DCN boards (the
+	// runner reaches them directly, so it can time the primary's first
+	// message), then the others; within each, the board nearest the middle
+	// of the rack first (App. B.2: each hop adds its errors, so a shallow
+	// tree keeps the offsets small), then lab order.
 	ecc := rr.eccentricity(live, isLive, ts)
 	cands := append([]*node(nil), live...)
 	sort.SliceStable(cands, func(i, j int) bool {
@@ -862,7 +862,7 @@ func (rr *rackRun) reroot(ctx context.Context, live []*node, ts *tsRack) bool {
 
 // offsets takes each client's largest correction as its offset from the
 // primary, and sums the largest corrections along its path for the bound
-// the hardware vouches for.
+// the hardware vouches for (reading M1, Aquila Appendix B).
 func (rr *rackRun) offsets(live []*node, ts *tsRack) {
 	for _, n := range live {
 		if n.ts.Role != "client" {

@@ -93,9 +93,9 @@ const (
 // KARMA ping-pong (§4.2). The ARM Cortex-A53 runs at 1.5 GHz (§4); the
 // user-space ping-pong takes "about 20 clock cycles per word" to read and
 // "4 clock cycles per word" to write. These are ARM cycles and ARM words
-// (32 bits): docs/exanet.md gives the reasoning. Time on the ARM side is
-// counted in fifths of an ARM cycle, so that one core-clock cycle is an
-// integer (1500/156.25 = 9.6 ARM cycles = 48 units).
+// (32 bits): reading E3, ExaNet §4 (docs/readings.md). Time on the ARM
+// side is counted in fifths of an ARM cycle, so that one core-clock cycle
+// is an integer (1500/156.25 = 9.6 ARM cycles = 48 units).
 const (
 	armUnitsPerCycle = 48  // units per core-clock cycle
 	armReadUnits     = 100 // 20 ARM cycles per 32-bit read (§4.2)

@@ -22,11 +22,11 @@ type cell struct {
 	arr   int64 // its head reached the current input FIFO
 	ready int64 // the route pipeline is done: the head may request the crossbar
 	avail int64 // in an output buffer: the head has crossed the crossbar
-	// Cut-through (docs/tin.md, "Timing model"): a cell moves on while its
-	// tail is still coming in. tail: when the last byte reaches the current
-	// input FIFO; tailOut, in an output buffer: the earliest the last byte
-	// can leave the output (it crossed the crossbar, and the switch's
-	// fall-through after it arrived).
+	// Cut-through (reading A3, Aquila §3.1; docs/tin.md, "Timing model"):
+	// a cell moves on while its tail is still coming in. tail: when the
+	// last byte reaches the current input FIFO; tailOut, in an output
+	// buffer: the earliest the last byte can leave the output (it crossed
+	// the crossbar, and the switch's fall-through after it arrived).
 	tail    int64
 	tailOut int64
 
