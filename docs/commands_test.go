@@ -45,7 +45,9 @@ import (
 //     setup that cannot run in a sandbox (sudo, systemctl) and names the test
 //     that checks what it relies on instead, which must exist; `default-run`
 //     says the block's one nightly is the default lab's whole run, whose
-//     report and bands checkDefaultRun holds to account.
+//     report and bands checkDefaultRun holds to account; `campaign-run` that
+//     the block's one command is a fault campaign, whose outcomes
+//     checkCampaignRun holds to what the page says of them.
 //
 // Commands of one page share a scratch directory (a file one command writes,
 // the next may read), with the repository's bitstreams/ and docs/ linked in.
@@ -475,13 +477,19 @@ func TestDocumentedCommands(t *testing.T) {
 					p.run(c, 5*time.Minute)
 				}
 				p.tearDown(b)
-				if _, ok := b.directive["default-run"]; ok {
+				for key, check := range map[string]func(string){
+					"default-run":  func(dir string) { checkDefaultRun(t, bin, dir) },
+					"campaign-run": func(dir string) { checkCampaignRun(t, dir) },
+				} {
+					if _, ok := b.directive[key]; !ok {
+						continue
+					}
 					// A nightly names its run directory twice (status,
 					// log).
 					if runs := slices.Compact(slices.Clone(p.runDirs[before:])); len(runs) != 1 {
-						t.Errorf("%s:%d: default-run: the block made %d run directories, want one", b.file, b.line, len(runs))
+						t.Errorf("%s:%d: %s: the block made %d run directories, want one", b.file, b.line, key, len(runs))
 					} else {
-						checkDefaultRun(t, bin, runs[0])
+						check(runs[0])
 					}
 				}
 			}

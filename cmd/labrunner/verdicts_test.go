@@ -158,67 +158,43 @@ func TestARunThatJudgedNothingIsNotGreen(t *testing.T) {
 	}
 }
 
-// The campaign on a small filter set: a design fault caught by its test,
-// a benign fault absorbed with its trace, its severe setting caught as
-// infrastructure; the table, campaign.json and the report's section.
+// The campaign in-process, under the race detector when the suite runs it:
+// a design fault caught by its test after a clean baseline; campaign.json
+// and the report's section. The benign fault, its severe setting and the
+// table's summary are held by the documentation test, on verdicts.md's
+// campaign (docs, checkCampaignRun).
 func TestFaultCampaignOnASmallSet(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
 	code := runCode(t, "--log-level", "error", "faults", "campaign", "--lab", "testdata/mini.yaml", "--out", out,
-		"--faults", "credit-leak", "--faults", "uart-drop", "--night", "0")
+		"--faults", "credit-leak", "--night", "0")
 	dir := theRunDir(t, out)
 	camp, err := results.ReadCampaign(dir)
 	if err != nil || camp == nil {
 		t.Fatalf("campaign.json: %v", err)
 	}
 	if code != 0 {
-		t.Errorf("exit %d, want 0 (every fault caught or absorbed)", code)
+		t.Errorf("exit %d, want 0 (every fault caught)", code)
 	}
-	if len(camp.Entries) != 3 || camp.Rounds != 3 || camp.Targets != "rotation" || len(camp.Baseline) != 1 || camp.Baseline[0].ExitCode != 0 {
+	if len(camp.Entries) != 1 || camp.Rounds != 1 || camp.Targets != "rotation" || len(camp.Baseline) != 1 || camp.Baseline[0].ExitCode != 0 {
 		t.Fatalf("campaign: %+v", camp)
 	}
-	byName := map[string]results.CampaignEntry{}
-	for _, e := range camp.Entries {
-		key := e.Name
-		if strings.Contains(e.Fault, "rate=") {
-			key += ",severe"
-		}
-		byName[key] = e
-		if e.WallSeconds <= 0 || e.RunDir == "" || e.Target == "" {
-			t.Errorf("entry %+v lacks wall time, run directory or target", e)
-		}
-	}
-	if e := byName["credit-leak"]; e.Outcome != results.Caught || e.Class != "design" || e.ExitCode != 1 || !contains(e.CaughtBy, "bandwidth.credits") {
+	e := camp.Entries[0]
+	if e.Name != "credit-leak" || e.Outcome != results.Caught || e.Class != "design" || e.ExitCode != 1 || !contains(e.CaughtBy, "bandwidth.credits") {
 		t.Errorf("credit-leak: %+v", e)
 	}
-	if e := byName["uart-drop"]; e.Outcome != results.Absorbed || !e.Benign || !hasPrefix(e.Trace, "timeouts=") {
-		t.Errorf("uart-drop: %+v", e)
-	}
-	if e := byName["uart-drop,severe"]; e.Outcome != results.Caught || e.Class != "infrastructure" || e.Benign {
-		t.Errorf("uart-drop,rate=1: %+v", e)
-	}
-	txt, err := os.ReadFile(filepath.Join(dir, "campaign.txt"))
-	if err != nil || !strings.Contains(string(txt), "2 caught, 0 escaped, 1 benign absorbed") {
-		t.Errorf("campaign.txt: %s (%v)", txt, err)
+	if e.WallSeconds <= 0 || e.RunDir == "" || e.Target == "" {
+		t.Errorf("entry %+v lacks wall time, run directory or target", e)
 	}
 	html, _ := os.ReadFile(filepath.Join(dir, "report.html"))
-	if !strings.Contains(string(html), `id="campaign"`) || !strings.Contains(string(html), byName["credit-leak"].Fault) {
-		t.Error("report.html has no campaign section naming the faults")
+	if !strings.Contains(string(html), `id="campaign"`) || !strings.Contains(string(html), e.Fault) {
+		t.Error("report.html has no campaign section naming the fault")
 	}
 }
 
 func contains(xs []string, x string) bool {
 	for _, y := range xs {
 		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
-func hasPrefix(xs []string, p string) bool {
-	for _, x := range xs {
-		if strings.HasPrefix(x, p) {
 			return true
 		}
 	}

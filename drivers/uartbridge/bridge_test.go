@@ -408,8 +408,17 @@ func TestLostAnswerCostsTheAdaptiveDeadline(t *testing.T) {
 	if err != nil || v != 42 {
 		t.Fatalf("Read32 with two answers lost = %d, %v", v, err)
 	}
-	if st := b.Stats(); st.Timeouts != 2 || st.Retries != 2 || st.Failures != 0 {
-		t.Errorf("Stats = %+v, want 2 timeouts, 2 retries", st)
+	// Two timeouts are the lost answers. On a loaded machine an answer may
+	// also come in after its attempt's deadline: that timeout is a needless
+	// retry, counted in Late once the answer's second copy arrives (taken in
+	// by the next request), so timeouts less late answers is what was lost.
+	eventually(t, "two timeouts besides late answers", func() bool {
+		b.Read32(ctx, 0)
+		st := b.Stats()
+		return st.Timeouts-st.Late == 2
+	})
+	if st := b.Stats(); st.Retries != st.Timeouts || st.Failures != 0 {
+		t.Errorf("Stats = %+v, want a retry per timeout and no failure", st)
 	}
 }
 
