@@ -48,8 +48,8 @@ vet:
 # internal/raceshare's TestEverySharedTestRunsWholeWithoutTheDetector checks that FULL_TESTS and FULL_PKGS name
 # every test that takes a share). GORACE's atexit_sleep_ms=0 drops the second each race-enabled test binary
 # waits at exit for late reports (races are reported per test as they happen).
-FULL_TESTS := '^(TestNightlyCatchesInjectedFaults|TestManagementFaultsFailTheNightly|TestABadCableIsADesignFailure|Test(Shoal|TiN|PRR)PlanCatchesEmulatorFaults|TestDefaultPlansCatchEveryDesignFault|TestGoldenInputsNeverComeFromTheBoard|TestWorstCaseLatencyReproducesSection51|TestSimulationDigests|TestFaultSilentDrop|TestRandomBatches(BitExact|WithDrops)|TestAdaptiveRouting|TestRoutesDeadlockFree|TestFullCliqueRTTSweep|TestPaperComparisons|TestPermutationMaxMinBound|TestEveryBandHasABudget|TestQueueBoundUnderRandomTraffic|TestFIFOSaturation|TestOutputQueueLatency|TestPaperDropRatesAtDepthOne|TestFailedSlotsTableOne)$$'
-FULL_PKGS  := ./selftest/all ./cmd/labrunner ./boards/emu/prr ./golden/shoal ./golden/tin ./golden/prr ./boards/emu/shoal
+FULL_TESTS := '^(TestNightlyCatchesInjectedFaults|TestManagementFaultsFailTheNightly|TestABadCableIsADesignFailure|Test(Shoal|TiN|PRR)PlanCatchesEmulatorFaults|TestDefaultPlansCatchEveryDesignFault|TestGoldenInputsNeverComeFromTheBoard|TestWorstCaseLatencyReproducesSection51|TestSimulationDigests|TestFaultSilentDrop|TestRandomBatches(BitExact|WithDrops)|TestAdaptiveRouting|TestRoutesDeadlockFree|TestFullCliqueRTTSweep|TestPaperComparisons|TestPermutationMaxMinBound|TestEveryBandHasABudget|TestQueueBoundUnderRandomTraffic|TestFIFOSaturation|TestOutputQueueLatency|TestPaperDropRatesAtDepthOne|TestFailedSlotsTableOne|TestMakeFigures)$$'
+FULL_PKGS  := ./selftest/all ./cmd/labrunner ./boards/emu/prr ./golden/shoal ./golden/tin ./golden/prr ./boards/emu/shoal ./docs
 
 # Many tests wait more than they compute (a bridge paced at its baud rate, a board that must miss a deadline, a
 # co-simulation, a command in a process of its own): with go test's defaults (as many packages and parallel

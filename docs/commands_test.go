@@ -439,7 +439,8 @@ func tail(s string) string {
 // notRunHere are commands a page shows that this test must not run itself,
 // each with what runs them instead.
 var notRunHere = map[string]string{
-	"make test": "this suite is what `make test` runs (.ci/run calls it on every change)",
+	"make test":    "this suite is what `make test` runs (.ci/run calls it on every change)",
+	"make figures": "TestMakeFigures runs it, in make test's pass without the race detector",
 	"go install github.com/labrunner/labrunner/cmd/labrunner@latest": "needs the published module and the network; `go install ./cmd/labrunner` from the tree is run instead",
 }
 
