@@ -82,8 +82,11 @@ type FaultInfo struct {
 	// Needs says what a board must have for the fault to act on it:
 	// NeedsUARTBridge (its bus is the UART bridge), NeedsCable (a cabled
 	// port: the fault acts through management traffic or TimeSync clients),
-	// or "param:KEY=VALUE", a plan parameter of the board ("param:role=nic":
-	// the fault acts on a Shoal NIC board, not a switch).
+	// NeedsInBand (the runner reaches the board only through the management
+	// plane, not dcn: the fault acts on remote register requests, which a
+	// board on the DCN never receives), or "param:KEY=VALUE", a plan
+	// parameter of the board ("param:role=nic": the fault acts on a Shoal NIC
+	// board, not a switch).
 	Needs []string
 }
 
@@ -91,6 +94,7 @@ type FaultInfo struct {
 const (
 	NeedsUARTBridge = "uart_bridge"
 	NeedsCable      = "cable"
+	NeedsInBand     = "in_band"
 )
 
 // Port is one network cage of a board, possibly cabled to another.

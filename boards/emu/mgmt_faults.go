@@ -52,13 +52,14 @@ func init() {
 			"started init, with an RCU stall and no prompt. Its design registers still answer over the bridge. The " +
 			"runner must report it failed and go on with the rest"})
 	RegisterFault(FaultInfo{Name: FaultNSFReboot, Scope: "board", Params: map[string]string{"after": "6"},
-		Benign: true, Needs: []string{NeedsCable},
+		Benign: true, Needs: []string{NeedsCable, NeedsInBand},
 		Doc: "the board's management firmware reboots without traffic loss (non-stop forwarding, §4.3) on the " +
 			"`after`-th remote register request it receives (default 6), which is lost unexecuted with whatever the " +
 			"firmware held. Symptoms: that request gets no answer; after 1 ms the firmware is back, forwarding went " +
 			"on, but its view of the routing table reads empty (ROUTE, DEFAULT_ROUTE VALID=0) and its settings " +
 			"(PROXY_CTRL, TS_THRESHOLD_NS, TS_FAIL_LIMIT) are back at their defaults: a runner reconciling the board's " +
-			"registers with its intent finds and rewrites them"})
+			"registers with its intent finds and rewrites them. Only remote requests (over PMOS) count: on a board " +
+			"the runner reaches on the DCN (dcn: true) the fault never fires"})
 	RegisterFault(FaultInfo{Name: FaultTSyncDead, Scope: "board", Params: map[string]string{"at_us": "0"},
 		Needs: []string{NeedsCable},
 		Doc: "from at_us microseconds of emulated management time on (default 0) the board's TimeSync transmitter " +

@@ -99,6 +99,23 @@ func NewTopology(lab *labconfig.Lab, cat *bitstreams.Catalogue) (*Topology, erro
 	return newTopology(lab, cat, nil)
 }
 
+// Direct says which of the boards within (all when empty) the bring-up and
+// the nightly's management check reach directly rather than through the
+// management plane: those with `dcn: true` and, in a rack where none has it,
+// every board with a register bus (NewTopology). A fault that acts on remote
+// register requests never fires on them.
+func Direct(lab *labconfig.Lab, cat *bitstreams.Catalogue, within []string) (map[string]bool, error) {
+	t, err := newTopology(lab, cat, within)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, b := range t.Boards {
+		out[b.Name] = b.DCN
+	}
+	return out, nil
+}
+
 // newTopology is NewTopology restricted to the boards within (all when
 // empty) and the cables between them; a board keeps its index in the lab
 // file, and so its management address.

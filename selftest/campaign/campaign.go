@@ -19,6 +19,7 @@ import (
 	"github.com/labrunner/labrunner/labrun"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/selftest"
+	"github.com/labrunner/labrunner/selftest/bringup"
 )
 
 // Target modes.
@@ -70,6 +71,7 @@ type group struct {
 	boards []string
 	design map[string]string           // board -> the design its plans load
 	params map[string]labconfig.Params // board -> its parameters in its plan (the plan's, then the board's)
+	direct map[string]bool             // board -> reached directly, not in band (bringup.Direct)
 }
 
 // Jobs enumerates the faults of the registry on the targets each can name
@@ -101,8 +103,15 @@ func Jobs(opts Options) ([][]Job, error) {
 		return nil, fmt.Errorf("targets %q: use %s or %s", mode, TargetsAll, TargetsRotation)
 	}
 	var out [][]Job
+	cat := opts.Catalogue
+	if cat == nil {
+		cat = bitstreams.Default()
+	}
 	for gi, ps := range labrun.GroupPlans(plans) {
 		g := newGroup(ps)
+		if g.direct, err = bringup.Direct(opts.Lab, cat, g.boards); err != nil {
+			return nil, err
+		}
 		var jobs []Job
 		for _, f := range want {
 			targets := g.targets(opts.Lab, f)
@@ -235,6 +244,10 @@ func (g *group) targets(lab *labconfig.Lab, f emu.FaultInfo) []string {
 				}
 			case emu.NeedsCable:
 				if len(cabled[board]) == 0 {
+					return false
+				}
+			case emu.NeedsInBand:
+				if g.direct[board] {
 					return false
 				}
 			default:

@@ -108,3 +108,47 @@ func TestJobsTargets(t *testing.T) {
 		t.Error("an unknown plan was accepted")
 	}
 }
+
+// A fault that acts on remote register requests (mgmt-nsf-reboot) is aimed
+// only at boards the runner reaches in band: on a DCN board (every ExaNet,
+// PRR and Shoal board of the default lab, tin-p0b0 and tin-p0b2) it never
+// fires, and a passing run there would be reported as the fault absorbed.
+func TestInBandFaultsSkipDCNBoards(t *testing.T) {
+	lab := defaultLab(t)
+	reg := []emu.FaultInfo{{Name: "in-band-only", Scope: "board", Needs: []string{emu.NeedsCable, emu.NeedsInBand}}}
+	groups, err := Jobs(Options{Lab: lab, Registry: reg, Targets: TargetsAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range groups {
+		for _, j := range g {
+			got = append(got, j.Target)
+			if b, ok := lab.Board(j.Target); !ok || b.DCN {
+				t.Errorf("in-band-only aimed at %s, a board on the DCN", j.Target)
+			}
+		}
+	}
+	// The TiN Clique's six boards behind tin-p0b0 and tin-p0b2.
+	if len(got) != 6 {
+		t.Errorf("in-band-only: targets %v, want the 6 in-band TiN boards", got)
+	}
+
+	// The registry's own NSF-reboot fault says so.
+	groups, err = Jobs(Options{Lab: lab, Faults: []string{emu.FaultNSFReboot}, Targets: TargetsAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, g := range groups {
+		for _, j := range g {
+			n++
+			if b, ok := lab.Board(j.Target); !ok || b.DCN {
+				t.Errorf("%s aimed at a board on the DCN", j.Fault)
+			}
+		}
+	}
+	if n != 6 {
+		t.Errorf("%s: %d targets, want the 6 in-band TiN boards", emu.FaultNSFReboot, n)
+	}
+}
