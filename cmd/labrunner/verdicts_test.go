@@ -65,6 +65,37 @@ func TestBenignLineFaultsPassAndLeaveATrace(t *testing.T) {
 	}
 }
 
+// The management plane's benign fault passes the nightly and shows in its
+// measurements: a MOS cable that loses 5% of its words is repaired by PMOS,
+// and the management check records the cable's retransmissions.
+func TestBenignManagementFaultPassesAndLeavesATrace(t *testing.T) {
+	t.Parallel()
+	code, dir := nightly(t, "--fault", "mos-lossy@exa-00:sfp0")
+	if code != 0 {
+		for _, v := range resultstest.NotPassed(verdicts(t, dir)) {
+			t.Logf("%s %s %s: %s", v.Status, v.Board, v.Name(), v.Message)
+		}
+		t.Fatalf("exit %d with the documented benign mos-lossy (5%%), want 0", code)
+	}
+	retx, other := 0.0, 0.0
+	for _, m := range measurementsOf(t, dir) {
+		if m.Metric != "bringup.pmos.retransmissions" {
+			continue
+		}
+		if strings.Contains(m.Params["link"], "exa-00:sfp0") {
+			retx += m.Value
+		} else {
+			other += m.Value
+		}
+	}
+	if retx == 0 {
+		t.Error("no bringup.pmos.retransmissions on the lossy cable exa-00:sfp0: the benign fault left no trace")
+	}
+	if other != 0 {
+		t.Errorf("%g retransmissions on cables without a fault", other)
+	}
+}
+
 func TestManagementFaultsFailTheNightly(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
