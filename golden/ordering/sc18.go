@@ -370,7 +370,7 @@ const (
 // them streaming to one endpoint of group 1 and half to another, both
 // sets over the group pair's one global channel, at 0.7 of a link
 // combined, packets uniformly random in time (Bernoulli per ns) or in
-// back-to-back bursts of a stream.
+// back-to-back bursts of a stream (reading O7, SC'18 §IV-D).
 func (x SC18) robExperiment(rr robRun) (ROBResult, error) {
 	cfg := x.cfg()
 	cfg.Target = TargetConfig{ROB: ROBCapacityPaper, Conns: rr.Conns}

@@ -387,7 +387,8 @@ func (rr *rackRun) shoal(live []*node, ts *tsRack, sync map[string]string) {
 	// absorbs, not judged: the lab's Shoal design synchronises its slots
 	// with its own protocol (docs/shoal.md, "Time sync", §6.1: precision
 	// below a cycle); the management TimeSync's precision says which guard
-	// band and slot a Shoal rack timed by it would need.
+	// band and slot a Shoal rack timed by it would need (reading M4, Shoal
+	// §3.4).
 	fits := s.MaxPrecisionNS <= 0 || prec <= s.MaxPrecisionNS
 	verdict := "fits"
 	if !fits {

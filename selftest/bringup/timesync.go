@@ -313,10 +313,11 @@ func (rr *rackRun) primaryNode(live []*node) *node {
 	return nil
 }
 
-// buildTree chooses the primary (the first DCN board up, then the others in
-// lab order, as golden/bringup does) and spans the live boards
-// breadth-first over the cables not known to have failed; each client
-// receives from its lowest-index parent.
+// buildTree chooses the primary (reading M2: the DCN boards first, then the
+// others; within each the board nearest the middle of the rack, then lab
+// order; golden/bringup is given this choice as its first candidate) and
+// spans the live boards breadth-first over the cables not known to have
+// failed; each client receives from its lowest-index parent.
 func (rr *rackRun) buildTree(live []*node, ts *tsRack) *node {
 	isLive := map[*node]bool{}
 	for _, n := range live {

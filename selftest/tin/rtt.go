@@ -46,7 +46,8 @@ func runRTT(ctx context.Context, env *selftest.Env) error {
 		// The fabric as golden/tin simulates it: RTS, CTS and CTD hashed
 		// over minimal routes (§3.3: deterministic, for their order; the
 		// reset's plain "deterministic" mode also hashes onto non-minimal
-		// candidates, §3.2), data cells fully adaptive (sim_mode above).
+		// candidates, §3.2), data cells fully adaptive (sim_mode above):
+		// reading A6, Aquila §3.2, §3.3.
 		for _, f := range []string{"ROUTE_MODE.RTS", "ROUTE_MODE.CTS"} {
 			if err := c.r.WriteAll(ctx, f, 3); err != nil {
 				return err

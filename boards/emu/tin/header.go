@@ -190,7 +190,8 @@ const (
 	OReqHdr = 16
 	// MaxOReqData: write data an OREQ carries.
 	MaxOReqData = MaxCell - HeaderSize - OReqHdr // 136
-	// OCtlCell: ACK, NACK, FIN and FIN-ACK are 16 B.
+	// OCtlCell: ACK, NACK, FIN and FIN-ACK are 16 B, GNet's smallest cell
+	// (reading O4, SC'18 §III-C).
 	OCtlCell = 16
 )
 

@@ -485,7 +485,9 @@ func (e *ipEP) onData(c *cell, now int64) {
 }
 
 // deliverFlow forwards the flow's reassembled packets that have every
-// earlier packet of the flow (in CTS issue order) forwarded (§3.3).
+// earlier packet of the flow (in CTS issue order) forwarded (§3.3); a
+// packet is delivered once it has crossed the host port (reading A5,
+// Aquila §3.3).
 func (e *ipEP) deliverFlow(k flowKey, now int64) {
 	fs := e.flows[k]
 	for len(fs.pend) > 0 && fs.pend[0].complete {

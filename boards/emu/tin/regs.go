@@ -282,8 +282,9 @@ const (
 	resetRouteMode = modeDeterministic << (2 * rmRTS)
 	resetARWeight  = 2
 	resetARBias    = 160
-	// resetVCFifo: eight 160 B cells per VC, sized to cover the credit
-	// round trip of a global link, so that one VC can keep a link busy:
+	// resetVCFifo (reading A4, Aquila §3.1): eight 160 B cells per VC,
+	// sized to cover the credit round trip of a global link, so that one
+	// VC can keep a link busy:
 	// head out PCS 20 + wire + FEC 30, tail 54.5 ns later, read out 20 ns
 	// after, credit back PCS + wire + FEC: about 274 ns on the lab's 10 m
 	// (50 ns) global cables, 5 cells at 23.5 Gb/s; 1280 B covers cables up
