@@ -1,11 +1,15 @@
 package selftest
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/boards"
 	"github.com/labrunner/labrunner/labconfig"
 )
@@ -159,5 +163,24 @@ func TestRegisterRefusesDesignParamsThatAreNotStructs(t *testing.T) {
 	})
 	if !strings.Contains(msg, "RegisterNoSetup at") || !strings.Contains(msg, "DesignParams.Plan:") {
 		t.Error(msg)
+	}
+}
+
+// A plan run without lab check (a test's own runner) whose parameters do
+// not decode stops before any board is touched: every test of every board
+// is a setup error naming the key, and the design's setup never runs.
+func TestRunPlanRefusesParametersBeforeTouchingABoard(t *testing.T) {
+	pl := plan(t, "exanet", "{lattice: [2, 1, 1]}", "{board: a, params: {coord: [0, 0, 0]}}")
+	rec := &memRecorder{}
+	r := &Runner{Lab: &labconfig.Lab{Name: "t"}, Catalogue: bitstreams.Default(), Rec: rec,
+		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Progress: func(plan, step string) { t.Errorf("step %s of plan %s started", step, plan) }}
+	res := r.RunPlan(context.Background(), pl)
+	if res.Setup == nil || !strings.Contains(res.Setup.Error(), `params.lattice: plan p (design exanet): unknown parameter "lattice"`) {
+		t.Fatalf("setup error %v", res.Setup)
+	}
+	if len(rec.vs) != 1 || rec.vs[0].Class != "setup" || rec.vs[0].Board != "a" || rec.vs[0].Test != "registers" ||
+		!strings.Contains(rec.vs[0].Message, `boards[0].params.coord: board a: unknown parameter "coord"`) {
+		t.Errorf("verdicts %+v", rec.vs)
 	}
 }
