@@ -138,7 +138,7 @@ func TestLabCheckAndNightlyRefusePlanAndBoardParameters(t *testing.T) {
 		{"exanet board outside the lattice", "{board: exa-11, params: {coord: [1, 1, 0]}}", "{board: exa-11, params: {coord: [1, 2, 0]}}", "coord: [1, 2, 0]",
 			[]string{`plans[0].boards[3].params.coord: board exa-11: coordinate (1,2,0) is outside the lattice [2 2 1]`}},
 		{"shoal role", "{board: shoal-sw5, params: {role: switch}}", "{board: shoal-sw5, params: {role: swich}}", "role: swich",
-			[]string{`plans[2].boards[7].params.role: board shoal-sw5: "swich" is not nic or switch (did you mean switch?)`}},
+			[]string{`plans[2].boards[7].params.role: board shoal-sw5: "swich" is not nic or switch (write role: nic or role: switch)`}},
 		{"tin place taken twice", "{board: tin-p1b3, params: {pod: 1, tin: 3}}", "{board: tin-p1b3, params: {pod: 1, tin: 2}}", "{board: tin-p1b3, params: {pod: 1, tin: 2}}",
 			[]string{`.params.tin: board tin-p1b3: boards tin-p1b2 and tin-p1b3 are both TiN 2 of pod 1 (give each board its own pod and TiN)`}},
 	} {

@@ -30,7 +30,6 @@ import (
 	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/drivers/regmap"
 	gs "github.com/labrunner/labrunner/golden/shoal"
-	"github.com/labrunner/labrunner/internal/strictyaml"
 	"github.com/labrunner/labrunner/labconfig"
 	"github.com/labrunner/labrunner/selftest"
 	ts "github.com/labrunner/labrunner/traffic/shoal"
@@ -174,11 +173,7 @@ func (p boardParams) CheckParams() error {
 	case "nic", "switch":
 		return nil
 	}
-	fix := "write role: nic or role: switch"
-	if n := strictyaml.Nearest(strings.ToLower(p.Role), []string{"nic", "switch"}); n != "" {
-		fix = "did you mean " + n + "?"
-	}
-	return &labconfig.ParamError{Key: "role", Msg: fmt.Sprintf("%q is not nic or switch", p.Role), Fix: fix}
+	return &labconfig.ParamError{Key: "role", Msg: fmt.Sprintf("%q is not nic or switch", p.Role), Fix: "write role: nic or role: switch"}
 }
 
 // corruptionParams are the corruption test's parameters.
