@@ -47,6 +47,10 @@ type registries interface {
 	Setup(design string) bool
 	// Tests maps a design to its registered tests (generic tests left out).
 	Tests() map[string][]string
+	// DecodePlan decodes a plan's params: and its boards' params: into
+	// the parameter structs its design registered with its setup
+	// (selftest.DecodePlan).
+	DecodePlan(pl *labconfig.Plan) error
 }
 
 // repository is what the tree holds.
@@ -257,7 +261,7 @@ var parts = []part{
 			return ""
 		},
 		fix: func(d string) string {
-			return fmt.Sprintf("call selftest.RegisterSetup(%q, setup) from selftest/%s, or selftest.RegisterNoSetup(%q, why) when there is nothing to configure", d, d, d)
+			return fmt.Sprintf("call selftest.RegisterSetup(%q, setup, selftest.DesignParams{Plan: planParams{...}, Board: boardParams{}}) from selftest/%s, or selftest.RegisterNoSetup(%q, why, selftest.DesignParams{...}) when there is nothing to configure", d, d, d)
 		}},
 	{key: "tests", needs: "selftest import",
 		missing: func(c *checker, d string) string {
@@ -285,15 +289,23 @@ var parts = []part{
 		}},
 	{key: "plan",
 		missing: func(c *checker, d string) string {
+			found := false
 			for _, p := range c.repo.Plans() {
-				if p.Design == d {
-					return ""
+				if p.Design != d {
+					continue
+				}
+				found = true
+				if err := c.reg.DecodePlan(&p); err != nil {
+					return fmt.Sprintf("the default lab's plan %s gives params: its design does not declare: %v", p.Name, err)
 				}
 			}
-			return "the default lab (labconfig/default.yaml) has no plan of the design"
+			if !found {
+				return "the default lab (labconfig/default.yaml) has no plan of the design"
+			}
+			return ""
 		},
 		fix: func(d string) string {
-			return fmt.Sprintf("add the design's boards, cables and a plan with design: %s to labconfig/default.yaml", d)
+			return fmt.Sprintf("add the design's boards, cables and a plan with design: %s to labconfig/default.yaml, the plan and each board with the params: the design declares (labrunner lab tests lists them)", d)
 		}},
 	{key: "docs page",
 		missing: func(c *checker, d string) string {
@@ -445,6 +457,19 @@ func TestRecipeCheckFailsForEachMissingPart(t *testing.T) {
 	}
 }
 
+// A plan in the default lab whose params: its design does not declare is
+// a missing part of the plan step too.
+func TestRecipeCheckDecodesThePlan(t *testing.T) {
+	const d = "sixth"
+	f := completeFake(d)
+	f.badPlans = map[string]error{d: errors.New(`params.fifo_dept: unknown parameter "fifo_dept"`)}
+	got := checkDesigns(f, f)
+	if len(got) != 1 || got[0].part != "plan" || !strings.Contains(got[0].missing, `the default lab's plan sixth gives params: its design does not declare: params.fifo_dept`) {
+		t.Fatalf("a plan that does not decode: %v", got)
+	}
+	t.Log(got[0])
+}
+
 // A builtin block and the entries of notNetworkDesigns are not designs,
 // and a design no manifest describes is found from the registries.
 func TestRecipeCheckFindsEveryDesign(t *testing.T) {
@@ -508,6 +533,11 @@ func (liveRegistries) GoldenModels() []string { return golden.Names() }
 func (liveRegistries) Setup(design string) bool {
 	has, _ := selftest.SetupOf(design)
 	return has
+}
+
+func (liveRegistries) DecodePlan(pl *labconfig.Plan) error {
+	_, err := selftest.DecodePlan(pl)
+	return err
 }
 
 func (liveRegistries) Tests() map[string][]string {
@@ -579,6 +609,7 @@ type fakeRepo struct {
 	setups    map[string]bool
 	tests     map[string][]string
 	plans     []labconfig.Plan
+	badPlans  map[string]error    // plan -> why its params do not decode
 	imports   map[string][]string // package -> its imports; absent: no package
 	text      map[string]string   // file -> content
 }
@@ -641,6 +672,8 @@ func (f *fakeRepo) Faults() map[string][]string { return f.faults }
 func (f *fakeRepo) GoldenModels() []string      { return f.golden }
 func (f *fakeRepo) Setup(design string) bool    { return f.setups[design] }
 func (f *fakeRepo) Tests() map[string][]string  { return f.tests }
+
+func (f *fakeRepo) DecodePlan(pl *labconfig.Plan) error { return f.badPlans[pl.Name] }
 
 func (f *fakeRepo) Manifests() []*bitstreams.Manifest { return f.manifests }
 

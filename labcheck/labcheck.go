@@ -3,13 +3,16 @@
 // the bitstream it would be programmed with (the plan's own file or the
 // catalogue's) exists, parses, was built for the board's part and is in a
 // format the board's programmer loads, and the programmer supports the
-// part; every test's parameters are ones the test takes; every fault, from
+// part; the plan's own parameters and each of its boards' are ones the
+// design takes, of their types and limits, with every required one given;
+// every test's parameters are ones the test takes; every fault, from
 // the lab file or from --fault, is a known fault aimed at the kind of
 // target it needs, with parameters it takes. labconfig has already checked
 // the file's own consistency; this is what it cannot know on its own.
 package labcheck
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,6 +41,13 @@ type Options struct {
 	// keys, values of the wrong type or outside their limits; known is
 	// false when the design has no such test (labconfig reports that).
 	CheckTest func(design, test string, ps labconfig.Params) (known bool, err error)
+	// CheckPlan decodes a plan's params: and each of its boards' params:
+	// into the design's parameter structs (selftest.DecodePlan): unknown
+	// keys, values of the wrong type or outside their limits, a required
+	// parameter left out, boards that do not fit the plan (a coordinate
+	// outside the lattice). Its *labconfig.Errors name fields relative to
+	// the plan ("params.lattice", "boards[1].params.coord").
+	CheckPlan func(pl *labconfig.Plan) error
 	// Faults are the faults the emulated rack can inject, by name.
 	Faults map[string]Fault
 	// FlagFaults are faults given on the command line (--fault).
@@ -105,6 +115,9 @@ func (c *checker) plans() {
 		p := fmt.Sprintf("plans[%d]", i)
 		if c.o.Catalogue != nil {
 			c.bitstreams(p, pl)
+		}
+		if c.o.CheckPlan != nil {
+			c.planParams(p, pl)
 		}
 		if c.o.CheckTest != nil {
 			c.tests(p, pl)
@@ -236,6 +249,26 @@ func (c *checker) programmer(i int, b *labconfig.Board, kind boards.Kind) {
 		if !strings.HasPrefix(strings.ToLower(kind.Part), "xczu") {
 			c.add(at, field, fmt.Sprintf("fpga_manager programs the PL of a Zynq UltraScale+ MPSoC from its own Linux; the %s's %s is not one", kind.Name, kind.Part), others())
 		}
+	}
+}
+
+// planParams checks the plan's and its boards' parameters.
+func (c *checker) planParams(p string, pl *labconfig.Plan) {
+	err := c.o.CheckPlan(pl)
+	if err == nil {
+		return
+	}
+	var errs *labconfig.Errors
+	if !errors.As(err, &errs) {
+		c.add(pl.Pos, p+".params", fmt.Sprintf("plan %s: %v", pl.Name, err), "")
+		return
+	}
+	for _, e := range errs.List {
+		if e.Pos.Line == 0 && e.Pos.File == "" {
+			e.Pos = pl.Pos
+		}
+		e.Field = p + "." + e.Field
+		c.errs = append(c.errs, e)
 	}
 }
 

@@ -263,3 +263,32 @@ plans:
 		t.Errorf("a fixed design: %v", err)
 	}
 }
+
+// A plan's own params: and its boards' are checked as CheckPlan decodes
+// them: each problem is reported under the plan's field, at its line (the
+// plan's when the decode has none), for the plans selected only.
+func TestCheckPlanParams(t *testing.T) {
+	lab := parse(t, "real.yaml", strings.Replace(realLab, "batchs", "batches", 1))
+	o := options()
+	o.CheckPlan = func(pl *labconfig.Plan) error {
+		if pl.Design != "exanet" {
+			return nil
+		}
+		return &labconfig.Errors{List: []labconfig.Error{
+			{Pos: labconfig.Pos{File: "real.yaml", Line: 3}, Field: "params.dor_ordr", Msg: `plan exa (design exanet): unknown parameter "dor_ordr"`, Fix: "did you mean dor_order?"},
+			{Field: "boards[0].params.coord", Msg: "board te-0: missing parameter coord", Fix: "write coord: [0, ...]"},
+		}}
+	}
+	o.Faults = nil
+	got := problems(t, Check(lab, o))
+	wantProblem(t, got, "real.yaml:3: plans[0].params.dor_ordr: plan exa (design exanet): unknown parameter", "did you mean dor_order?")
+	wantProblem(t, got, "plans[0].boards[0].params.coord: board te-0: missing parameter coord (write coord: [0, ...])")
+	exa := lab.Plans[0].Pos.String()
+	if !strings.HasPrefix(got[len(got)-1], exa+": plans[0].boards[0]") && !strings.HasPrefix(got[0], exa+": plans[0].boards[0]") {
+		t.Errorf("the missing coordinate is not at the plan's line %s:\n%s", exa, strings.Join(got, "\n"))
+	}
+	o.Plans = []string{"prr"}
+	if err := Check(lab, o); err != nil && strings.Contains(err.Error(), "plans[0]") {
+		t.Errorf("only prr selected: %v", err)
+	}
+}

@@ -25,6 +25,8 @@ import (
 //	oneof:"a,b,c"      the values a text parameter (or each element) may take
 //	default:"text"     the default as a person reads it, where the value is
 //	                   decided at run time (a pointer field left nil)
+//	required:"true"    the entry must set it: there is no default (a
+//	                   board's place in a mesh); its field's value is unused
 //
 // Field types: int, float64, string, bool, time.Duration, a slice of the
 // first three (a scalar in the plan gives a one-element list), or a pointer
@@ -60,6 +62,9 @@ type ParamField struct {
 	Default string // the default, rendered
 	Doc     string
 	Limits  string // "1..1000000", "one of a, b"; "" when any value of the type goes
+	// Required is set when the entry must give the parameter (the tag
+	// required:"true"); Default is then "required".
+	Required bool
 
 	index    []int
 	kind     reflect.Type // the scalar type: of the field, its elements or its pointee
@@ -161,6 +166,12 @@ func fieldOf(t reflect.Type, sf reflect.StructField) (ParamField, error) {
 	if f.Name == "" {
 		return bad(`needs a param:"name" tag`)
 	}
+	if s, ok := sf.Tag.Lookup("required"); ok {
+		if s != "true" || f.Default != "" {
+			return bad(`required is written required:"true", on a field without a default:"..." tag`)
+		}
+		f.Required, f.Default = true, "required"
+	}
 	ft := sf.Type
 	switch ft.Kind() {
 	case reflect.Slice:
@@ -179,7 +190,7 @@ func fieldOf(t reflect.Type, sf reflect.StructField) (ParamField, error) {
 	default:
 		return bad("type %s is not a parameter type (int, float64, string, bool, time.Duration, a slice of or a pointer to the first three)", sf.Type)
 	}
-	if f.pointer && f.Default == "" {
+	if f.pointer && f.Default == "" && !f.Required {
 		return bad(`a pointer field (set at run time when absent) needs a default:"..." tag saying what it then is`)
 	}
 	number := ft.Kind() == reflect.Int || ft.Kind() == reflect.Float64
@@ -297,6 +308,30 @@ func (f ParamField) wants() string {
 	return w
 }
 
+// example is a value of the parameter's type, for fixes.
+func (f ParamField) example() string {
+	var one string
+	switch {
+	case len(f.oneOf) > 0:
+		one = f.oneOf[0]
+	case f.kind == durationType:
+		one = "2s"
+	case f.kind.Kind() == reflect.Bool:
+		one = "true"
+	case f.kind.Kind() == reflect.String:
+		one = "TEXT"
+	default:
+		one = "N"
+		if f.min != nil {
+			one = strconv.FormatFloat(*f.min, 'g', -1, 64)
+		}
+	}
+	if f.list {
+		return "[" + one + ", ...]"
+	}
+	return one
+}
+
 func renderDefault(v reflect.Value) string {
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -327,9 +362,12 @@ func renderDefault(v reflect.Value) string {
 // Decode fills the parameter struct into points at (holding the defaults)
 // from ps. Every problem is reported, in line order, as *Errors: a key the
 // struct does not declare (with the nearest one it does), a value that is
-// not of the field's type or is outside its limits. A field the plan does
-// not set keeps its default; a list field set in the plan gets a list of
-// its own (the defaults' slices are never written).
+// not of the field's type or is outside its limits, a required parameter
+// the entry does not give (at the entry's first line, or no line when the
+// entry is empty: the caller knows the entry's; not reported when a
+// mistyped key already points to it). A field the plan does not set keeps
+// its default; a list field set in the plan gets a list of its own (the
+// defaults' slices are never written).
 func (ps Params) Decode(into any) error {
 	rv := reflect.ValueOf(into)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
@@ -347,8 +385,21 @@ func (ps Params) Decode(into any) error {
 	}
 	sort.Strings(allowed)
 	var errs []Error
+	meant := map[string]bool{} // the keys a mistyped one is taken for
 	if err := ps.Check(allowed...); err != nil {
 		errs = append(errs, err.(*Errors).List...)
+		for _, k := range ps.Keys() {
+			if _, ok := byName[k]; !ok {
+				meant[strictyaml.Nearest(k, allowed)] = true
+			}
+		}
+	}
+	for _, f := range fs {
+		if f.Required && !ps.Has(f.Name) && !meant[f.Name] {
+			e := ps.checkError(&ParamError{Key: f.Name, Msg: "missing parameter " + f.Name + " (" + f.Doc + ")",
+				Fix: "write " + f.Name + ": " + f.example()})
+			errs = append(errs, e)
+		}
 	}
 	for _, k := range ps.Keys() {
 		f, ok := byName[k]

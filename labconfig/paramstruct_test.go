@@ -222,6 +222,43 @@ func TestDecodeParamsWithoutParameters(t *testing.T) {
 	}
 }
 
+// placeParams has a required parameter, as a board's place in a mesh.
+type placeParams struct {
+	Coord []int  `param:"coord" required:"true" min:"0" doc:"the board's place"`
+	Role  string `param:"role" doc:"what it does"`
+}
+
+// A required parameter the entry leaves out is refused at the entry's
+// first line (no line for an empty entry: the caller places it), and not
+// again when a mistyped key is taken for it.
+func TestDecodeParamsRequired(t *testing.T) {
+	var p placeParams
+	err := entry(t, "role: nic").Decode(&p)
+	var errs *labconfig.Errors
+	if !errors.As(err, &errs) || len(errs.List) != 1 {
+		t.Fatalf("role without coord: %v", err)
+	}
+	if e := errs.List[0]; e.Pos.Line != 15 || e.Field != "coord" || e.Msg != "missing parameter coord (the board's place)" || e.Fix != "write coord: [0, ...]" {
+		t.Errorf("missing coord: %+v", e)
+	}
+	err = (labconfig.Params{}).Decode(&p)
+	if !errors.As(err, &errs) || len(errs.List) != 1 || errs.List[0].Pos.Line != 0 || errs.List[0].Field != "coord" {
+		t.Errorf("an empty entry: %v", err)
+	}
+	err = entry(t, "cord: [1, 0, 0]").Decode(&p)
+	if !errors.As(err, &errs) || len(errs.List) != 1 || !strings.Contains(err.Error(), "did you mean coord?") {
+		t.Errorf("a mistyped coord: %v", err)
+	}
+	p = placeParams{}
+	if err := entry(t, "coord: [1, 0, 0]").Decode(&p); err != nil || !slices.Equal(p.Coord, []int{1, 0, 0}) {
+		t.Errorf("coord given: %v, %+v", err, p)
+	}
+	fs, err := labconfig.ParamFields(placeParams{})
+	if err != nil || !fs[0].Required || fs[0].Default != "required" || fs[1].Required {
+		t.Errorf("fields: %+v, %v", fs, err)
+	}
+}
+
 func TestParamFieldsDescribeTheStruct(t *testing.T) {
 	fs, err := labconfig.ParamFields(sampleDefaults)
 	if err != nil {
@@ -287,6 +324,12 @@ func TestParamFieldsRefuseBadDeclarations(t *testing.T) {
 			A int `param:"n"`
 			B int `param:"n"`
 		}{}, `two fields take the parameter "n"`},
+		{struct {
+			C []int `param:"c" required:"yes"`
+		}{}, `C: required is written required:"true"`},
+		{struct {
+			C []int `param:"c" required:"true" default:"origin"`
+		}{}, `C: required is written required:"true", on a field without a default`},
 		{42, "parameters are declared as a struct, got int"},
 	}
 	for _, c := range cases {

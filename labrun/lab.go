@@ -128,9 +128,9 @@ func Emulator(r *emu.Rack) boards.Emulator {
 }
 
 // CheckLab checks the lab against everything a nightly needs before it
-// touches a board (labcheck): bitstreams, programmers, test and fault
-// parameters, the faults given on the command line, for the named plans
-// (all when none). Problems are an *Error with ExitConfig listing each with
+// touches a board (labcheck): bitstreams, programmers, the plans' and
+// their boards' parameters, test and fault parameters, the faults given
+// on the command line, for the named plans (all when none). Problems are an *Error with ExitConfig listing each with
 // file:line and the fix. What openFPGALoader supports comes from the
 // installed tool when a board uses it and it answers, else from the list
 // labrunner embeds (a note on notes says which).
@@ -154,6 +154,10 @@ func CheckLab(ctx context.Context, lab *labconfig.Lab, cat *bitstreams.Catalogue
 	}
 	o := labcheck.Options{
 		Catalogue: cat, Faults: faults, FlagFaults: fs, Plans: plans,
+		CheckPlan: func(pl *labconfig.Plan) error {
+			_, err := selftest.DecodePlan(pl)
+			return err
+		},
 		CheckTest: func(design, name string, ps labconfig.Params) (bool, error) {
 			t, ok := selftest.Lookup(design, name)
 			if !ok {

@@ -82,16 +82,16 @@ func TestRegisterRefusesATestWithoutNameOrRun(t *testing.T) {
 
 func TestRegisterSetupRefusesADuplicate(t *testing.T) {
 	defer setups.forget("registry-test")
-	RegisterSetup("registry-test", noop)
-	msg := mustPanic(t, func() { RegisterSetup("registry-test", noop) })
+	RegisterSetup("registry-test", noop, noParams)
+	msg := mustPanic(t, func() { RegisterSetup("registry-test", noop, noParams) })
 	wantBothPlaces(t, msg, "RegisterSetup: the setup of design", "registry-test")
 	// Declaring no setup is a registration too: it cannot follow a setup.
-	msg = mustPanic(t, func() { RegisterNoSetup("registry-test", "nothing to configure") })
+	msg = mustPanic(t, func() { RegisterNoSetup("registry-test", "nothing to configure", noParams) })
 	wantBothPlaces(t, msg, "RegisterSetup: the setup of design", "registry-test")
 	if has, none := SetupOf("registry-test"); !has || none != "" {
 		t.Errorf("SetupOf = %v, %q; want a setup", has, none)
 	}
-	mustPanic(t, func() { RegisterSetup("registry-test-nil", nil) })
+	mustPanic(t, func() { RegisterSetup("registry-test-nil", nil, noParams) })
 	if has, _ := SetupOf("registry-test-nil"); has {
 		t.Error("a nil setup was registered")
 	}
@@ -99,16 +99,16 @@ func TestRegisterSetupRefusesADuplicate(t *testing.T) {
 
 func TestRegisterNoSetup(t *testing.T) {
 	defer setups.forget("registry-test-none")
-	RegisterNoSetup("registry-test-none", "a single board: every test configures what it uses")
+	RegisterNoSetup("registry-test-none", "a single board: every test configures what it uses", noParams)
 	if has, none := SetupOf("registry-test-none"); !has || !strings.Contains(none, "single board") {
 		t.Errorf("SetupOf = %v, %q", has, none)
 	}
 	if setupFor("registry-test-none") != nil {
 		t.Error("a design with no setup has a setup step")
 	}
-	msg := mustPanic(t, func() { RegisterSetup("registry-test-none", noop) })
+	msg := mustPanic(t, func() { RegisterSetup("registry-test-none", noop, noParams) })
 	wantBothPlaces(t, msg, "RegisterSetup: the setup of design", "registry-test-none")
-	mustPanic(t, func() { RegisterNoSetup("registry-test-why", " ") })
+	mustPanic(t, func() { RegisterNoSetup("registry-test-why", " ", noParams) })
 	if has, _ := SetupOf("nothing-registered"); has {
 		t.Error("SetupOf a design that registered nothing says it has")
 	}

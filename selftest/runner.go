@@ -81,7 +81,8 @@ func TestStep(plan *labconfig.Plan, i int) string {
 	return fmt.Sprintf("%s#%d:%s", plan.Name, i, plan.Tests[i].Name)
 }
 
-// RunPlan runs a plan in phases (planRun): health checks, bitstream checks
+// RunPlan runs a plan in phases (planRun): the plan's and its boards'
+// parameters decoded (DecodePlan), health checks, bitstream checks
 // (a bad file stops the plan before any board is touched: no half-programmed
 // rack), programming in parallel, the design's setup and its board health
 // check, the management check (Mgmt, when set), then the plan's tests in
@@ -99,7 +100,7 @@ func (r *Runner) RunPlan(ctx context.Context, plan *labconfig.Plan) PlanResult {
 	pr.busBefore = r.busCounters(plan)
 	defer pr.recordBusCounters(ctx)
 	for _, phase := range []func(context.Context) bool{
-		pr.design, pr.health, pr.check, pr.program, pr.setup, pr.boardHealth, pr.mgmt, pr.tests,
+		pr.design, pr.params, pr.health, pr.check, pr.program, pr.setup, pr.boardHealth, pr.mgmt, pr.tests,
 	} {
 		if !phase(ctx) {
 			break
@@ -171,6 +172,22 @@ func (pr *planRun) design(context.Context) bool {
 		return false
 	}
 	pr.env.Design = m
+	return true
+}
+
+// params decodes the plan's and its boards' parameters (DecodePlan): a
+// plan that does not decode stops before any board is touched. lab check
+// and the nightly's check refuse it before; a plan run another way still
+// records it.
+func (pr *planRun) params(context.Context) bool {
+	d, err := DecodePlan(pr.plan)
+	if err != nil {
+		err = planParamsError(pr.plan, err)
+		pr.res.Setup = err
+		pr.failTests(nil, err)
+		return false
+	}
+	pr.env.plan = d
 	return true
 }
 

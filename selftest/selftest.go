@@ -61,6 +61,9 @@ type Env struct {
 	parent *Env
 	// params is the running test's decoded parameter struct (ParamsOf).
 	params any
+	// plan is the plan's and its boards' decoded parameters
+	// (PlanParamsOf, BoardParamsOf).
+	plan *DecodedPlan
 	// testCtx is the running test's context and testFails how many
 	// verdicts had not passed when it started (see Error).
 	testCtx   context.Context
@@ -72,7 +75,7 @@ type Env struct {
 // design's registers: the management block checked within a plan.
 func (e *Env) WithDesign(m *bitstreams.Manifest) *Env {
 	return &Env{Lab: e.Lab, Plan: e.Plan, Test: e.Test, Design: m, Boards: e.Boards, Deadlines: e.Deadlines, Log: e.Log,
-		Shared: map[string]any{}, Unhealthy: e.Unhealthy, rec: e.rec, step: e.step, parent: e}
+		Shared: map[string]any{}, Unhealthy: e.Unhealthy, rec: e.rec, step: e.step, parent: e, plan: e.plan}
 }
 
 // Note records a measurement that no verdict judges (a figure a person
@@ -363,10 +366,12 @@ var (
 )
 
 // designSetup is what a design registered for the step between programming
-// and its tests: a Setup, or the reason it needs none.
+// and its tests: a Setup, or the reason it needs none, and the parameters
+// its plans and their boards take.
 type designSetup struct {
-	run  Setup
-	none string
+	run    Setup
+	none   string
+	params DesignParams
 }
 
 // Register makes a test available to plans. It is meant for init
@@ -403,16 +408,19 @@ func testKey(design, name string) string {
 	return design + "/" + name
 }
 
-// RegisterSetup sets a design's setup step. A design has one setup, or
-// says it needs none (RegisterNoSetup): a second registration for the same
-// design panics naming both, and so does a nil setup.
-func RegisterSetup(design string, s Setup) {
+// RegisterSetup sets a design's setup step and the parameters its plans
+// and their boards take (DesignParams), which the setup reads decoded
+// (PlanParamsOf, BoardParamsOf). A design has one setup, or says it needs
+// none (RegisterNoSetup): a second registration for the same design panics
+// naming both, and so does a nil setup or parameters that are not structs.
+func RegisterSetup(design string, s Setup, ps DesignParams) {
 	where := caller(1)
 	if design == "" || s == nil {
 		panic(fmt.Sprintf("selftest.RegisterSetup at %s: want a design name and a setup (got %q, nil setup %v); a design that needs none calls RegisterNoSetup",
 			where, design, s == nil))
 	}
-	setups.add(design, designSetup{run: s}, where)
+	checkDesignParams("RegisterSetup", where, design, ps)
+	setups.add(design, designSetup{run: s, params: ps}, where)
 }
 
 // RegisterNoSetup declares that a design has nothing to configure between
@@ -420,12 +428,16 @@ func RegisterSetup(design string, s Setup) {
 // uses; a single board with no cables). Saying so, rather than saying
 // nothing, lets the design-consistency test (docs/adding-a-design.md) tell
 // a design that needs no setup from one whose setup was forgotten.
-func RegisterNoSetup(design, why string) {
+//
+// Its plans may still take parameters (ps), which its tests read with
+// PlanParamsOf and BoardParamsOf; empty structs say they take none.
+func RegisterNoSetup(design, why string, ps DesignParams) {
 	where := caller(1)
 	if design == "" || strings.TrimSpace(why) == "" {
 		panic(fmt.Sprintf("selftest.RegisterNoSetup at %s: want a design name and the reason it needs no setup (got %q, %q)", where, design, why))
 	}
-	setups.add(design, designSetup{none: why}, where)
+	checkDesignParams("RegisterNoSetup", where, design, ps)
+	setups.add(design, designSetup{none: why, params: ps}, where)
 }
 
 // SetupOf says what a design registered for its setup step: has is false

@@ -12,7 +12,7 @@ import (
 func TestStepsCountsTheSetup(t *testing.T) {
 	plain := &labconfig.Plan{Design: "steps-test-plain", Tests: []labconfig.Test{{Name: "a"}, {Name: "b"}}}
 	withSetup := &labconfig.Plan{Design: "steps-test-setup", Tests: plain.Tests}
-	RegisterSetup(withSetup.Design, func(context.Context, *Env) error { return nil })
+	RegisterSetup(withSetup.Design, func(context.Context, *Env) error { return nil }, noParams)
 	if got := Steps(plain, false); got != 5 {
 		t.Errorf("plan without setup: %d steps, want health, bitstreams, program + 2 tests = 5", got)
 	}

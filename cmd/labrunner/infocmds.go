@@ -275,8 +275,13 @@ func labCommand() *cli.Command {
 				Action: labDefault,
 			},
 			{
-				Name:   "tests",
-				Usage:  "list the tests plans can name, per design",
+				Name:  "tests",
+				Usage: "list the tests plans can name, per design, with their parameters, and what each design's plans and their boards take in their params:",
+				Description: "For each design: (plan) lists the keys a plan of the design may give in its own params:, (board) the keys each board\n" +
+					"of the plan may give in its params: (\"required\" where there is no default, as a board's place in a mesh), then\n" +
+					"the design's tests with the keys of each test entry's params:. Each key shows its type and limits, default and\n" +
+					"what it sets. lab check and the nightly refuse any other key, a value of another type or outside its limits,\n" +
+					"and a required key left out, with the file:line, before a board is touched.",
 				Action: labTests,
 			},
 		},
@@ -308,30 +313,79 @@ func labDefault(c *cli.Context) error {
 
 // labTests lists the tests plans can name, per design, each with the
 // parameters its plan entry may set (from the test's parameter struct):
-// name, type and limits, default, and what it sets.
+// name, type and limits, default, and what it sets. Before a design's
+// tests come the parameters its plans take in their own params: and each
+// of their boards in its params: (the design's DesignParams).
 func labTests(c *cli.Context) error {
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "DESIGN\tTEST\tWHAT IT CHECKS / PARAMETERS (type, default, what it sets)")
+	listed := map[string]bool{}
 	for _, t := range selftest.Tests() {
 		d := t.Design
 		if d == "" {
 			d = "(any)"
+		} else if !listed[d] {
+			listed[d] = true
+			if err := listDesignParams(tw, d); err != nil {
+				return err
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", d, t.Name, t.Doc)
 		if t.Params == nil {
 			continue
 		}
-		fs, err := labconfig.ParamFields(t.Params)
-		if err != nil {
-			return err // Register refuses such a declaration
-		}
-		for _, f := range fs {
-			typ := f.Type
-			if f.Limits != "" {
-				typ += " (" + f.Limits + ")"
-			}
-			fmt.Fprintf(tw, "\t\t  %s\t%s\tdefault %s\t%s\n", f.Name, typ, f.Default, f.Doc)
+		if err := listParams(tw, t.Params); err != nil {
+			return err
 		}
 	}
 	return tw.Flush()
+}
+
+// listDesignParams lists what a design's plans and boards take.
+func listDesignParams(tw io.Writer, design string) error {
+	dp, _ := selftest.ParamsOfDesign(design)
+	for _, s := range []struct {
+		where, doc string
+		v          any
+	}{
+		{"(plan)", "the plan's own params:", dp.Plan},
+		{"(board)", "each board's params: in the plan's boards:", dp.Board},
+	} {
+		if s.v == nil {
+			s.v = struct{}{}
+		}
+		fs, err := labconfig.ParamFields(s.v)
+		if err != nil {
+			return err // RegisterSetup refuses such a declaration
+		}
+		doc := s.doc
+		if len(fs) == 0 {
+			doc += " none (lab check and the nightly refuse any key)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", design, s.where, doc)
+		if err := listParams(tw, s.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listParams lists a parameter struct's fields, one a line.
+func listParams(tw io.Writer, v any) error {
+	fs, err := labconfig.ParamFields(v)
+	if err != nil {
+		return err // the registries refuse such a declaration
+	}
+	for _, f := range fs {
+		typ := f.Type
+		if f.Limits != "" {
+			typ += " (" + f.Limits + ")"
+		}
+		def := "default " + f.Default
+		if f.Required {
+			def = "required"
+		}
+		fmt.Fprintf(tw, "\t\t  %s\t%s\t%s\t%s\n", f.Name, typ, def, f.Doc)
+	}
+	return nil
 }

@@ -110,3 +110,104 @@ func TestLabTestsListsParameters(t *testing.T) {
 		}
 	}
 }
+
+// The mistakes in a plan's own params: and in its boards' params: that
+// lab check used to pass (a typo silently ignored, a missing coordinate
+// reported as 41 design failures, a Shoal slot refused only after the rack
+// was programmed): lab check and the nightly refuse each with exit 2, the
+// file:line, the key and the fix, and the nightly makes no run directory.
+func TestLabCheckAndNightlyRefusePlanAndBoardParameters(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, old, new string
+		// at is the text of the line the problem is reported at; want
+		// what the message says there.
+		at   string
+		want []string
+	}{
+		{"exanet plan key", "      dor_order: XYZ\n", "      dor_ordr: XYZ\n", "dor_ordr: XYZ",
+			[]string{`plans[0].params.dor_ordr: plan exanet-mesh (design exanet): unknown parameter "dor_ordr" (allowed: dor_order, lattice) (did you mean dor_order?)`}},
+		{"exanet board key", "{board: exa-00, params: {coord: [0, 0, 0]}}", "{board: exa-00, params: {cord: [0, 0, 0]}}", "cord: [0, 0, 0]",
+			[]string{`plans[0].boards[0].params.cord: board exa-00: unknown parameter "cord" (allowed: coord) (did you mean coord?)`}},
+		{"shoal plan key", "params: {slot_cycles: 12, guard_cycles: 1, sync_master: 0}", "params: {slot_cycle: 12, guard_cycles: 1, sync_master: 0}", "slot_cycle: 12",
+			[]string{`plans[2].params.slot_cycle: plan shoal (design shoal): unknown parameter "slot_cycle" (allowed: guard_cycles, slot_cycles, sync_master) (did you mean slot_cycles?)`}},
+		{"prr plan key", "    design: prr\n", "    design: prr\n    params: {fifo_dept: 8}\n", "fifo_dept: 8",
+			[]string{`plans[1].params.fifo_dept: plan prr (design prr): unknown parameter "fifo_dept" (this takes no parameters) (remove it)`}},
+		{"exanet board coordinate missing", "{board: exa-11, params: {coord: [1, 1, 0]}}", "{board: exa-11}", "{board: exa-11}",
+			[]string{`plans[0].boards[3].params.coord: board exa-11: missing parameter coord (the board's place in the mesh: [x, y, z], each below the plan's lattice) (write coord: [0, ...])`}},
+		{"exanet board outside the lattice", "{board: exa-11, params: {coord: [1, 1, 0]}}", "{board: exa-11, params: {coord: [1, 2, 0]}}", "coord: [1, 2, 0]",
+			[]string{`plans[0].boards[3].params.coord: board exa-11: coordinate (1,2,0) is outside the lattice [2 2 1]`}},
+		{"shoal role", "{board: shoal-sw5, params: {role: switch}}", "{board: shoal-sw5, params: {role: swich}}", "role: swich",
+			[]string{`plans[2].boards[7].params.role: board shoal-sw5: "swich" is not nic or switch (write role: nic or role: switch)`}},
+		{"tin place taken twice", "{board: tin-p1b3, params: {pod: 1, tin: 3}}", "{board: tin-p1b3, params: {pod: 1, tin: 2}}", "{board: tin-p1b3, params: {pod: 1, tin: 2}}",
+			[]string{`.params.tin: board tin-p1b3: boards tin-p1b2 and tin-p1b3 are both TiN 2 of pod 1 (give each board its own pod and TiN)`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			src := string(labconfig.DefaultSource())
+			if !strings.Contains(src, c.old) {
+				t.Fatalf("the default lab no longer has %q", c.old)
+			}
+			src = strings.Replace(src, c.old, c.new, 1)
+			lab := filepath.Join(t.TempDir(), "lab.yaml")
+			if err := os.WriteFile(lab, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			prefix := fmt.Sprintf("%s:%d: ", lab, lineOf(t, src, c.at))
+			code, out := runCLI(t, "lab", "check", "--lab", lab)
+			if code != 2 {
+				t.Fatalf("lab check: exit %d, want 2:\n%s", code, out)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(out, prefix+w) && !(strings.HasPrefix(w, ".") && strings.Contains(out, w) && strings.Contains(out, prefix)) {
+					t.Errorf("lab check does not say\n%s%s\nin:\n%s", prefix, w, out)
+				}
+			}
+			root := t.TempDir()
+			code, out = runCLI(t, "nightly", "--lab", lab, "--out", root, "--locks", t.TempDir())
+			if code != 2 || !strings.Contains(out, c.want[0]) {
+				t.Fatalf("nightly: exit %d, want 2 saying %q:\n%s", code, c.want[0], out)
+			}
+			if es, _ := os.ReadDir(root); len(es) != 0 {
+				t.Errorf("the refused nightly made %v", es)
+			}
+		})
+	}
+}
+
+// lab tests lists what each design's plans and their boards take, as it
+// lists the tests' parameters.
+func TestLabTestsListsPlanAndBoardParameters(t *testing.T) {
+	t.Parallel()
+	code, out := runCLI(t, "lab", "tests")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	for _, want := range [][]string{
+		{"exanet", "(plan)", "the plan's own params:"},
+		{"lattice", "list of integers (at least 1)", "default 2,2,1", "the mesh's size"},
+		{"dor_order", "text", "default XYZ", "permutation of XYZ"},
+		{"exanet", "(board)", "each board's params:"},
+		{"coord", "list of integers (at least 0)", "required", "the board's place in the mesh"},
+		{"shoal", "(plan)"},
+		{"slot_cycles", "integer (at least 1)", "default 12"},
+		{"role", "text", "required", "nic"},
+		{"tin", "(board)"},
+		{"pod", "integer (0..7)", "required"},
+		{"seed", "integer", "default the lab's seed"},
+		{"prr", "(plan)", "none (lab check and the nightly refuse any key)"},
+		{"prr", "(board)", "none (lab check and the nightly refuse any key)"},
+	} {
+		found := false
+		for _, l := range strings.Split(out, "\n") {
+			ok := true
+			for _, w := range want {
+				ok = ok && strings.Contains(l, w)
+			}
+			found = found || ok
+		}
+		if !found {
+			t.Errorf("no line of lab tests holds %q:\n%s", want, out)
+		}
+	}
+}

@@ -7,6 +7,7 @@ package exanet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -80,13 +81,74 @@ type hopLatencyParams struct {
 	Pairs int `param:"pairs" min:"1" max:"256" doc:"traced packets each way per cable (each router's trace FIFO holds 1024 entries)"`
 }
 
+// planParams are what an ExaNet plan takes in its params: the mesh's size
+// and the routers' dimension order (§3.3).
+type planParams struct {
+	Lattice  []int  `param:"lattice" min:"1" doc:"the mesh's size in nodes along X, Y and Z (three sizes); every board's coord lies inside it"`
+	DOROrder string `param:"dor_order" doc:"the dimension order of the routers' DOR (§3.3): a permutation of XYZ"`
+}
+
+// CheckParams wants three lattice sizes and a dimension order the router
+// takes.
+func (p planParams) CheckParams() error {
+	if len(p.Lattice) != 3 {
+		return &labconfig.ParamError{Key: "lattice", Msg: fmt.Sprintf("got %d sizes, want three (X, Y, Z)", len(p.Lattice)), Fix: "write lattice: [X, Y, Z], e.g. [2, 2, 1]"}
+	}
+	if _, err := tx.OrderWord(p.DOROrder); err != nil {
+		return &labconfig.ParamError{Key: "dor_order", Msg: err.Error(), Fix: "write dor_order: XYZ (or another order of X, Y and Z)"}
+	}
+	return nil
+}
+
+// CheckBoards wants every board inside the lattice and no two boards at
+// one place.
+func (p planParams) CheckBoards(boards []selftest.BoardParams) error {
+	var errs []error
+	at := map[tx.Coord]string{}
+	for _, b := range boards {
+		c := b.Params.(boardParams).coord()
+		for i := 0; i < 3; i++ {
+			if c[i] >= p.Lattice[i] {
+				errs = append(errs, &selftest.BoardParamError{Board: b.Name, Key: "coord",
+					Msg: fmt.Sprintf("coordinate %s is outside the lattice %v", c, p.Lattice),
+					Fix: fmt.Sprintf("give each coordinate below the plan's lattice (%d, %d, %d), or enlarge the lattice", p.Lattice[0], p.Lattice[1], p.Lattice[2])})
+				break
+			}
+		}
+		if other, dup := at[c]; dup {
+			errs = append(errs, &selftest.BoardParamError{Board: b.Name, Key: "coord",
+				Msg: fmt.Sprintf("boards %s and %s are both at %s", other, b.Name, c), Fix: "give each board its own place in the mesh"})
+			continue
+		}
+		at[c] = b.Name
+	}
+	return errors.Join(errs...)
+}
+
+// boardParams are what each board of an ExaNet plan takes in its params:
+// its place in the mesh, which the routers are programmed with (§4).
+type boardParams struct {
+	Coord []int `param:"coord" required:"true" min:"0" doc:"the board's place in the mesh: [x, y, z], each below the plan's lattice"`
+}
+
+// CheckParams wants three coordinates.
+func (p boardParams) CheckParams() error {
+	if len(p.Coord) != 3 {
+		return &labconfig.ParamError{Key: "coord", Msg: fmt.Sprintf("got %d coordinates, want three", len(p.Coord)), Fix: "write coord: [x, y, z], e.g. [1, 0, 0]"}
+	}
+	return nil
+}
+
+func (p boardParams) coord() tx.Coord { return tx.Coord{p.Coord[0], p.Coord[1], p.Coord[2]} }
+
 // portLoopbackParams are the port_loopback test's parameters.
 type portLoopbackParams struct {
 	Payloads []int `param:"payloads" doc:"payload sizes in words written into the port"`
 }
 
 func init() {
-	selftest.RegisterSetup(design, setup)
+	selftest.RegisterSetup(design, setup, selftest.DesignParams{
+		Plan: planParams{Lattice: []int{2, 2, 1}, DOROrder: "XYZ"}, Board: boardParams{}})
 	selftest.RegisterHealth(design, health)
 	selftest.Register(selftest.Test{Name: "links", Design: design, Run: runLinks,
 		Doc: "every cabled APElink of the mesh is up and idle with its full credit (§3.4)"})
@@ -114,34 +176,20 @@ func init() {
 // sets coordinates and lattice size).
 func setup(ctx context.Context, env *selftest.Env) error {
 	t := &topo{coord: map[string]tx.Coord{}, byCoord: map[tx.Coord]string{}, peer: map[string][2]string{}}
-	lat, err := env.Plan.Params.Ints("lattice", []int{2, 2, 1})
+	pp, err := selftest.PlanParamsOf[planParams](env)
 	if err != nil {
 		return err
 	}
-	if len(lat) != 3 {
-		return fmt.Errorf("%s: plan %s: lattice needs three sizes (X, Y, Z)", env.Plan.Pos, env.Plan.Name)
-	}
-	t.lattice = tx.Coord{lat[0], lat[1], lat[2]}
-	if t.order, err = env.Plan.Params.String("dor_order", "XYZ"); err != nil {
-		return err
-	}
+	t.lattice = tx.Coord{pp.Lattice[0], pp.Lattice[1], pp.Lattice[2]}
+	t.order = pp.DOROrder
 	for _, b := range env.Boards {
-		c, err := b.Params.Ints("coord", nil)
+		bp, err := selftest.BoardParamsOf[boardParams](env, b)
 		if err != nil {
 			return err
 		}
-		if len(c) != 3 {
-			return fmt.Errorf("plan %s: board %s needs params.coord: [x, y, z]", env.Plan.Name, b.Name)
-		}
-		co := tx.Coord{c[0], c[1], c[2]}
-		for i := 0; i < 3; i++ {
-			if co[i] < 0 || co[i] >= t.lattice[i] {
-				return fmt.Errorf("plan %s: board %s: coordinate %s is outside the lattice %v", env.Plan.Name, b.Name, co, lat)
-			}
-		}
-		if other, dup := t.byCoord[co]; dup {
-			return fmt.Errorf("plan %s: boards %s and %s both at %s", env.Plan.Name, other, b.Name, co)
-		}
+		// The decode (lab check, the runner) checked that the board is
+		// inside the lattice and alone at its place.
+		co := bp.coord()
 		t.coord[b.Name], t.byCoord[co] = co, b.Name
 		t.names = append(t.names, b.Name)
 	}

@@ -102,9 +102,19 @@ func (p dropRateParams) CheckParams() error {
 	return nil
 }
 
+// planParams is what a PRR plan takes in its params: nothing. The build
+// (P, S, FIFO depth) is the manifest's (reading P60): another FIFO depth is
+// another bitstream, never a plan parameter.
+type planParams struct{}
+
+// boardParams is what each board of a PRR plan takes in its params:
+// nothing, each board being a switch on its own.
+type boardParams struct{}
+
 func init() {
 	selftest.RegisterNoSetup(design, "each PRR board is a switch on its own, with no cables to other boards: "+
-		"every test opens its boards' switches (open) and configures what it uses")
+		"every test opens its boards' switches (open) and configures what it uses",
+		selftest.DesignParams{Plan: planParams{}, Board: boardParams{}})
 	selftest.Register(selftest.Test{Name: "placement", Design: design, Run: runPlacement,
 		Params: placementParams{Batches: 2000, CheckEvery: 64, DrainEvery: 16, ResetEvery: 1000, MaxDiffering: 20},
 		Doc: "random batches (seeded from the lab seed and the board) written into the debug peripheral's batch " +

@@ -153,6 +153,29 @@ func (p failureParams) CheckParams() error {
 	return nil
 }
 
+// planParams are what a Shoal plan takes in its params: the slot, its
+// guard band and the node the others synchronise to (§3.4, §6.1).
+type planParams struct {
+	SlotCycles  int `param:"slot_cycles" min:"1" doc:"slot length in cycles, guard band included (§6.1: 12)"`
+	GuardCycles int `param:"guard_cycles" min:"0" doc:"guard band in cycles (§3.4, §6.1: 1)"`
+	SyncMaster  int `param:"sync_master" min:"0" doc:"the node every other synchronises its clock to (§3.4)"`
+}
+
+// boardParams are what each board of a Shoal plan takes in its params:
+// whether it holds NICs or is a switch.
+type boardParams struct {
+	Role string `param:"role" required:"true" doc:"nic (a board of NICs, node ids in plan order) or switch"`
+}
+
+// CheckParams wants nic or switch (in any case).
+func (p boardParams) CheckParams() error {
+	switch strings.ToLower(p.Role) {
+	case "nic", "switch":
+		return nil
+	}
+	return &labconfig.ParamError{Key: "role", Msg: fmt.Sprintf("%q is not nic or switch", p.Role), Fix: "write role: nic or role: switch"}
+}
+
 // corruptionParams are the corruption test's parameters.
 type corruptionParams struct {
 	BER   float64 `param:"ber" above:"0" doc:"injected bit-error rate"`
@@ -160,7 +183,8 @@ type corruptionParams struct {
 }
 
 func init() {
-	selftest.RegisterSetup(design, setup)
+	selftest.RegisterSetup(design, setup, selftest.DesignParams{
+		Plan: planParams{SlotCycles: 12, GuardCycles: 1, SyncMaster: 0}, Board: boardParams{}}) // §6.1
 	selftest.RegisterHealth(design, health)
 	selftest.Register(selftest.Test{Name: "schedule", Design: design, Run: runSchedule,
 		Params: scheduleParams{Epochs: 3},
@@ -207,39 +231,22 @@ func init() {
 // schedule in every NIC and switch, the time sync and the bootstrap
 // (docs/shoal.md, "Bring-up, register by register").
 func setup(ctx context.Context, env *selftest.Env) error {
-	if err := env.Plan.Params.Check("slot_cycles", "guard_cycles", "sync_master"); err != nil {
-		return drivers.Setup("", "plan "+env.Plan.Name, "", err)
-	}
-	slot, err := env.Plan.Params.Int("slot_cycles", 12) // §6.1
+	pp, err := selftest.PlanParamsOf[planParams](env)
 	if err != nil {
-		return drivers.Setup("", "plan "+env.Plan.Name, "", err)
+		return err
 	}
-	guard, err := env.Plan.Params.Int("guard_cycles", 1) // §6.1
-	if err != nil {
-		return drivers.Setup("", "plan "+env.Plan.Name, "", err)
-	}
-	master, err := env.Plan.Params.Int("sync_master", 0)
-	if err != nil {
-		return drivers.Setup("", "plan "+env.Plan.Name, "", err)
-	}
+	slot, guard, master := pp.SlotCycles, pp.GuardCycles, pp.SyncMaster
 	var nics, switches []string
 	regs := map[string]*selftest.Board{}
 	for _, b := range env.Boards {
-		if err := b.Params.Check("role"); err != nil {
-			return drivers.Setup(b.Name, "plan "+env.Plan.Name, "", err)
-		}
-		role, err := b.Params.String("role", "")
+		bp, err := selftest.BoardParamsOf[boardParams](env, b)
 		if err != nil {
-			return drivers.Setup(b.Name, "plan "+env.Plan.Name, "", err)
+			return err
 		}
-		switch strings.ToLower(role) {
-		case "nic":
+		if strings.EqualFold(bp.Role, "nic") {
 			nics = append(nics, b.Name)
-		case "switch":
-			switches = append(switches, b.Name)
-		default:
-			return drivers.Setup(b.Name, "plan "+env.Plan.Name, "give each board params: {role: nic} or {role: switch}",
-				fmt.Errorf("board %s has role %q", b.Name, role))
+		} else {
+			switches = append(switches, b.Name) // the decode took nic or switch only
 		}
 		regs[b.Name] = b
 	}

@@ -1,14 +1,60 @@
 package tin
 
 import (
+	"errors"
 	"fmt"
 
+	gt "github.com/labrunner/labrunner/golden/tin"
 	"github.com/labrunner/labrunner/labconfig"
 	"github.com/labrunner/labrunner/selftest"
 )
 
 // The parameters each TiN test takes from its plan entry (field tags:
 // labconfig.ParamFields), with their defaults where the tests register.
+
+// planParams are what a TiN plan takes in its params.
+type planParams struct {
+	// The design sizes cells to the byte (docs/tin.md: a data cell is
+	// 12 + n bytes): golden/tin's granularity 1.
+	Align int  `param:"align" min:"1" max:"16" doc:"the cell size granularity in bytes golden/tin is told the design uses: 1, 2, 4, 8 or 16 (a divisor of the 16-byte smallest cell, §3.1)"`
+	Seed  *int `param:"seed" default:"the lab's seed" doc:"seed of the Clique's traffic, for the tests that take no seed of their own"`
+}
+
+// CheckParams wants a granularity golden/tin takes: one that divides the
+// smallest and the largest cell.
+func (p planParams) CheckParams() error {
+	if gt.MinCell%p.Align != 0 || gt.MaxCell%p.Align != 0 {
+		return &labconfig.ParamError{Key: "align", Msg: fmt.Sprintf("%d divides neither the %d-byte smallest cell nor the %d-byte largest (§3.1)", p.Align, gt.MinCell, gt.MaxCell),
+			Fix: "write align: 1, 2, 4, 8 or 16"}
+	}
+	return nil
+}
+
+// CheckBoards wants every board at its own place in the Clique.
+func (p planParams) CheckBoards(boards []selftest.BoardParams) error {
+	var errs []error
+	at := map[[2]int]string{}
+	for _, b := range boards {
+		bp := b.Params.(boardParams)
+		k := [2]int{bp.Pod, bp.TiN}
+		if other, dup := at[k]; dup {
+			errs = append(errs, &selftest.BoardParamError{Board: b.Name, Key: "tin",
+				Msg: fmt.Sprintf("boards %s and %s are both TiN %d of pod %d", other, b.Name, bp.TiN, bp.Pod), Fix: "give each board its own pod and TiN"})
+			continue
+		}
+		at[k] = b.Name
+	}
+	return errors.Join(errs...)
+}
+
+// boardParams are what each board of a TiN plan takes in its params: its
+// place in the Clique (docs/tin.md: board tin-pPbT is TiN T of pod P).
+// The limits are the routing tables' reach, traffic/tin's MaxPods and
+// MaxTiNs (TestBoardParamsReachTheRoutingTables holds them together).
+type boardParams struct {
+	Pod int `param:"pod" required:"true" min:"0" max:"7" doc:"the board's pod in the Clique"`
+	TiN int `param:"tin" required:"true" min:"0" max:"7" doc:"the board's TiN in its pod"`
+}
 
 // seedParam is the seed every traffic test takes.
 type seedParam struct {

@@ -107,7 +107,7 @@ func cliqueOf(env *selftest.Env) (*clique, error) {
 }
 
 func init() {
-	selftest.RegisterSetup(design, setup)
+	selftest.RegisterSetup(design, setup, selftest.DesignParams{Plan: planParams{Align: 1}, Board: boardParams{}})
 	selftest.RegisterHealth(design, health)
 	selftest.Register(selftest.Test{Name: "links", Design: design, Run: runLinks,
 		Doc: "every cabled cage trained with the role its cable gives it (local, global with FEC), its peer's address and credits (§3.1, §3.2), and no address conflict"})
@@ -158,34 +158,24 @@ func init() {
 // addresses and port roles, the routing tables of the recipe, links up,
 // generators quiet; then it reads the build's timing for the golden models.
 func setup(ctx context.Context, env *selftest.Env) error {
-	if err := env.Plan.Params.Check("align", "seed"); err != nil {
-		return drivers.Setup("", "plan "+env.Plan.Name, "", err)
-	}
-	// The design sizes cells to the byte (docs/tin.md: a data cell is
-	// 12 + n bytes): golden/tin's granularity parameter 1.
-	align, err := env.Plan.Params.Int("align", 1)
+	pp, err := selftest.PlanParamsOf[planParams](env)
 	if err != nil {
-		return drivers.Setup("", "plan "+env.Plan.Name, "", err)
+		return err
 	}
-	seed, err := env.Plan.Params.Int("seed", int(env.Lab.Seed))
-	if err != nil {
-		return drivers.Setup("", "plan "+env.Plan.Name, "", err)
+	align, seed := pp.Align, int(env.Lab.Seed)
+	if pp.Seed != nil {
+		seed = *pp.Seed
 	}
 	var order []string
 	nodes := map[string]tt.Node{}
 	regs := map[string]*regmap.Regs{}
 	for _, b := range env.Boards {
-		if err := b.Params.Check("pod", "tin"); err != nil {
-			return drivers.Setup(b.Name, "plan "+env.Plan.Name, "", err)
-		}
-		pod, err1 := b.Params.Int("pod", -1)
-		tin, err2 := b.Params.Int("tin", -1)
-		if err1 != nil || err2 != nil || pod < 0 || tin < 0 {
-			return drivers.Setup(b.Name, "plan "+env.Plan.Name, "give each board params: {pod: P, tin: T} (docs/tin.md: board tin-pPbT is TiN T of pod P)",
-				fmt.Errorf("board %s has no pod and TiN", b.Name))
+		bp, err := selftest.BoardParamsOf[boardParams](env, b)
+		if err != nil {
+			return err
 		}
 		order = append(order, b.Name)
-		nodes[b.Name] = tt.Node{Pod: pod, TiN: tin}
+		nodes[b.Name] = tt.Node{Pod: bp.Pod, TiN: bp.TiN}
 		regs[b.Name] = b.Regs
 	}
 	if len(order) < 2 {
