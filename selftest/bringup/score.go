@@ -11,7 +11,9 @@ import (
 	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/drivers/pmos"
 	"github.com/labrunner/labrunner/golden/bringup"
+	"github.com/labrunner/labrunner/labconfig"
 	"github.com/labrunner/labrunner/results"
+	"github.com/labrunner/labrunner/selftest"
 )
 
 // predict asks the golden model for the rack's expectations (golden/bringup
@@ -353,14 +355,7 @@ func (rr *rackRun) shoal(live []*node, ts *tsRack, sync map[string]string) {
 	if m, err := r.opts.Catalogue.Design("shoal"); err == nil && m.ClockMHz > 0 && math.Abs(1000/m.ClockMHz-bringup.ShoalCycleNS) > 1e-6 {
 		sl, preset = bringup.ShoalRack(), "rack"
 	}
-	guard := 0.0
-	for _, p := range r.opts.Lab.Plans {
-		if p.Design == "shoal" {
-			if g, err := p.Params.Int("guard_cycles", 0); err == nil && g > 0 && sl.CycleNS > 0 {
-				guard = float64(g) * sl.CycleNS
-			}
-		}
-	}
+	guard := float64(shoalGuardCycles(r.opts.Lab)) * sl.CycleNS
 	set := map[string]string{"shoal": preset, "shoal_precision_ns": strconv.FormatFloat(prec, 'g', -1, 64)}
 	if guard > 0 {
 		set["shoal_guard_ns"] = strconv.FormatFloat(guard, 'g', -1, 64)
@@ -625,4 +620,22 @@ func goldenWaves(rr *rackRun) ([][]string, error) {
 		return nil, err
 	}
 	return plan.Waves, nil
+}
+
+// shoalGuardCycles is the guard band, in cycles, of the lab's Shoal plan, its
+// default included: the plan's decoded parameters, as the plan's setup reads
+// them (0 without a Shoal plan or with one that does not decode).
+func shoalGuardCycles(lab *labconfig.Lab) int {
+	for i := range lab.Plans {
+		p := &lab.Plans[i]
+		if p.Design != "shoal" {
+			continue
+		}
+		if d, err := selftest.DecodePlan(p); err == nil {
+			if gb, ok := d.Plan.(interface{ GuardBandCycles() int }); ok {
+				return gb.GuardBandCycles()
+			}
+		}
+	}
+	return 0
 }

@@ -161,6 +161,11 @@ type planParams struct {
 	SyncMaster  int `param:"sync_master" min:"0" doc:"the node every other synchronises its clock to (§3.4)"`
 }
 
+// GuardBandCycles is the plan's guard band in cycles, default included: the
+// bring-up's TimeSync score reads it (selftest/bringup) without knowing the
+// struct.
+func (p planParams) GuardBandCycles() int { return p.GuardCycles }
+
 // boardParams are what each board of a Shoal plan takes in its params:
 // whether it holds NICs or is a switch.
 type boardParams struct {
