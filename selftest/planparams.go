@@ -45,7 +45,8 @@ type BoardParams struct {
 
 // BoardParamError is a problem CheckBoards found at one board's parameter:
 // what is wrong and the fix, reported at that key's line (the board's
-// entry when it does not set the key).
+// entry when it does not set the key). With no Board it is about the plan's
+// boards as a whole, reported at the plan.
 type BoardParamError struct {
 	Board, Key, Msg, Fix string
 }
@@ -169,7 +170,12 @@ func boardsErrors(pl *labconfig.Plan, planWho string, err error) []labconfig.Err
 		var pe *labconfig.ParamError
 		switch {
 		case errors.As(err, &be):
-			e := labconfig.Error{Pos: pl.Pos, Field: "boards", Msg: "board " + be.Board + ": " + be.Msg, Fix: be.Fix}
+			// A BoardParamError of no board is about the plan's boards as a
+			// whole (too few, a role missing): reported at the plan.
+			e := labconfig.Error{Pos: pl.Pos, Field: "boards", Msg: planWho + ": " + be.Msg, Fix: be.Fix}
+			if be.Board != "" {
+				e.Msg = "board " + be.Board + ": " + be.Msg
+			}
 			for j, pb := range pl.Boards {
 				if pb.Board != be.Board {
 					continue

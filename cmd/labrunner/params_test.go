@@ -139,6 +139,10 @@ func TestLabCheckAndNightlyRefusePlanAndBoardParameters(t *testing.T) {
 			[]string{`plans[0].boards[3].params.coord: board exa-11: coordinate (1,2,0) is outside the lattice [2 2 1]`}},
 		{"shoal role", "{board: shoal-sw5, params: {role: switch}}", "{board: shoal-sw5, params: {role: swich}}", "role: swich",
 			[]string{`plans[2].boards[7].params.role: board shoal-sw5: "swich" is not nic or switch (write role: nic or role: switch)`}},
+		{"tin plan of one board", "      - {board: tin-p0b1, params: {pod: 0, tin: 1}}\n      - {board: tin-p0b2, params: {pod: 0, tin: 2}}\n      - {board: tin-p0b3, params: {pod: 0, tin: 3}}\n      - {board: tin-p1b0, params: {pod: 1, tin: 0}}\n      - {board: tin-p1b1, params: {pod: 1, tin: 1}}\n      - {board: tin-p1b2, params: {pod: 1, tin: 2}}\n      - {board: tin-p1b3, params: {pod: 1, tin: 3}}\n", "", "  - name: tin\n",
+			[]string{`plans[3].boards: plan tin (design tin): a Clique needs at least two TiN boards, the plan has 1 (give the plan two or more cabled TiN boards; a single board is programmed and read with labrunner program and regs)`}},
+		{"shoal plan without a switch", "      - {board: shoal-sw0, params: {role: switch}}\n      - {board: shoal-sw1, params: {role: switch}}\n      - {board: shoal-sw2, params: {role: switch}}\n      - {board: shoal-sw3, params: {role: switch}}\n      - {board: shoal-sw4, params: {role: switch}}\n      - {board: shoal-sw5, params: {role: switch}}\n", "", "  - name: shoal\n",
+			[]string{`plans[2].boards: plan shoal (design shoal): a Shoal rack needs a board of NICs and a switch board at least, the plan has 2 nic and 0 switch`}},
 		{"tin place taken twice", "{board: tin-p1b3, params: {pod: 1, tin: 3}}", "{board: tin-p1b3, params: {pod: 1, tin: 2}}", "{board: tin-p1b3, params: {pod: 1, tin: 2}}",
 			[]string{`.params.tin: board tin-p1b3: boards tin-p1b2 and tin-p1b3 are both TiN 2 of pod 1 (give each board its own pod and TiN)`}},
 	} {

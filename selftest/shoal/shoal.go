@@ -172,6 +172,21 @@ type boardParams struct {
 	Role string `param:"role" required:"true" doc:"nic (a board of NICs, node ids in plan order) or switch"`
 }
 
+// CheckBoards wants a rack: a board of NICs and a switch board at least
+// (the setup builds the rack from the NICs cabled to switches, and a
+// plan without both has no node to schedule).
+func (p planParams) CheckBoards(boards []selftest.BoardParams) error {
+	roles := map[string]int{}
+	for _, b := range boards {
+		roles[strings.ToLower(b.Params.(boardParams).Role)]++
+	}
+	if roles["nic"] == 0 || roles["switch"] == 0 {
+		return &selftest.BoardParamError{Key: "boards", Msg: fmt.Sprintf("a Shoal rack needs a board of NICs and a switch board at least, the plan has %d nic and %d switch", roles["nic"], roles["switch"]),
+			Fix: "give the plan NIC and switch boards cabled as docs/shoal.md prescribes; a single board is programmed and read with labrunner program and regs"}
+	}
+	return nil
+}
+
 // CheckParams wants nic or switch (in any case).
 func (p boardParams) CheckParams() error {
 	switch strings.ToLower(p.Role) {

@@ -30,9 +30,15 @@ func (p planParams) CheckParams() error {
 	return nil
 }
 
-// CheckBoards wants every board at its own place in the Clique.
+// CheckBoards wants a Clique of two boards or more (the setup builds the
+// fabric the tests cross, and one TiN has none) and every board at its own
+// place in it.
 func (p planParams) CheckBoards(boards []selftest.BoardParams) error {
 	var errs []error
+	if len(boards) < 2 {
+		errs = append(errs, &selftest.BoardParamError{Key: "boards", Msg: fmt.Sprintf("a Clique needs at least two TiN boards, the plan has %d", len(boards)),
+			Fix: "give the plan two or more cabled TiN boards; a single board is programmed and read with labrunner program and regs"})
+	}
 	at := map[[2]int]string{}
 	for _, b := range boards {
 		bp := b.Params.(boardParams)
