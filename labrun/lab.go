@@ -155,8 +155,11 @@ func CheckLab(ctx context.Context, lab *labconfig.Lab, cat *bitstreams.Catalogue
 	o := labcheck.Options{
 		Catalogue: cat, Faults: faults, FlagFaults: fs, Plans: plans,
 		CheckPlan: func(pl *labconfig.Plan) error {
-			_, err := selftest.DecodePlan(pl)
-			return err
+			var manifest map[string]string
+			if m, err := cat.Design(pl.Design); err == nil {
+				manifest = m.Params
+			}
+			return selftest.CheckPlanOnLab(lab, pl, manifest)
 		},
 		CheckTest: func(design, name string, ps labconfig.Params) (bool, error) {
 			t, ok := selftest.Lookup(design, name)

@@ -53,6 +53,60 @@ type BoardParamError struct {
 
 func (e *BoardParamError) Error() string { return "board " + e.Board + ": " + e.Key + ": " + e.Msg }
 
+// CablesChecker is a plan parameter struct of a design that builds its
+// fabric from the lab's cables between the plan's boards (a mesh, a
+// Clique, a rack): CheckPlanOnLab calls CheckCables once the plan decoded,
+// so that a lab whose cables cannot make the fabric is refused before a
+// board is programmed, as the setup would refuse it after. It returns nil,
+// a *BoardParamError (of no board: about the plan's boards as a whole), or
+// a *labconfig.Error at the cable's line.
+type CablesChecker interface {
+	CheckCables(c Cabling) error
+}
+
+// Cabling is what CheckCables is given.
+type Cabling struct {
+	Lab *labconfig.Lab
+	// Manifest is the design's manifest parameters (nics_per_board, ...).
+	Manifest map[string]string
+	// Boards are the plan's boards, decoded, in plan order.
+	Boards []BoardParams
+}
+
+// InPlan says whether a board is one of the plan's.
+func (c Cabling) InPlan(board string) bool {
+	for _, b := range c.Boards {
+		if b.Name == board {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckPlanOnLab decodes the plan (DecodePlan) and, when it decodes and
+// its design builds a fabric from cables (CablesChecker), checks the lab's
+// cables between its boards: what lab check and the nightly's check run
+// for each plan before any board is touched. manifest is the design's
+// manifest parameters.
+func CheckPlanOnLab(lab *labconfig.Lab, pl *labconfig.Plan, manifest map[string]string) error {
+	d, err := DecodePlan(pl)
+	if err != nil {
+		return err
+	}
+	c, ok := d.Plan.(CablesChecker)
+	if !ok {
+		return nil
+	}
+	cab := Cabling{Lab: lab, Manifest: manifest}
+	for _, pb := range pl.Boards {
+		cab.Boards = append(cab.Boards, BoardParams{Name: pb.Board, Params: d.Boards[pb.Board]})
+	}
+	if err := c.CheckCables(cab); err != nil {
+		return &labconfig.Errors{List: boardsErrors(pl, fmt.Sprintf("plan %s (design %s)", pl.Name, pl.Design), err)}
+	}
+	return nil
+}
+
 // DecodedPlan is a plan's parameters decoded into its design's structs.
 type DecodedPlan struct {
 	Plan   any
@@ -156,7 +210,7 @@ func DecodePlan(pl *labconfig.Plan) (*DecodedPlan, error) {
 	return out, nil
 }
 
-// boardsErrors places the problems CheckBoards found.
+// boardsErrors places the problems CheckBoards or CheckCables found.
 func boardsErrors(pl *labconfig.Plan, planWho string, err error) []labconfig.Error {
 	var list []error
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
@@ -168,7 +222,16 @@ func boardsErrors(pl *labconfig.Plan, planWho string, err error) []labconfig.Err
 	for _, err := range list {
 		var be *BoardParamError
 		var pe *labconfig.ParamError
+		var le *labconfig.Error
 		switch {
+		case errors.As(err, &le):
+			// A problem at a line of its own (a cable, CheckCables).
+			e := *le
+			if e.Field == "" {
+				e.Field = "boards"
+			}
+			e.Msg = planWho + ": " + e.Msg
+			out = append(out, e)
 		case errors.As(err, &be):
 			// A BoardParamError of no board is about the plan's boards as a
 			// whole (too few, a role missing): reported at the plan.

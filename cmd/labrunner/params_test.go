@@ -143,6 +143,11 @@ func TestLabCheckAndNightlyRefusePlanAndBoardParameters(t *testing.T) {
 			[]string{`plans[3].boards: plan tin (design tin): a Clique needs at least two TiN boards, the plan has 1 (give the plan two or more cabled TiN boards; a single board is programmed and read with labrunner program and regs)`}},
 		{"shoal plan without a switch", "      - {board: shoal-sw0, params: {role: switch}}\n      - {board: shoal-sw1, params: {role: switch}}\n      - {board: shoal-sw2, params: {role: switch}}\n      - {board: shoal-sw3, params: {role: switch}}\n      - {board: shoal-sw4, params: {role: switch}}\n      - {board: shoal-sw5, params: {role: switch}}\n", "", "  - name: shoal\n",
 			[]string{`plans[2].boards: plan shoal (design shoal): a Shoal rack needs a board of NICs and a switch board at least, the plan has 2 nic and 0 switch`}},
+		{"exanet cable between boards that are not neighbours", "{a: \"exa-00:sfp0\", b: \"exa-10:sfp0\", latency_ns: 5}\n  - {a: \"exa-01:sfp0\", b: \"exa-11:sfp0\"",
+			"{a: \"exa-00:sfp0\", b: \"exa-11:sfp0\", latency_ns: 5}\n  - {a: \"exa-01:sfp0\", b: \"exa-10:sfp0\"", "{a: \"exa-00:sfp0\", b: \"exa-11:sfp0\"",
+			[]string{`plans[0].boards: plan exanet-mesh (design exanet): cable exa-00:sfp0 - exa-11:sfp0: nodes (0,0,0) and (1,1,0) differ in more than one dimension: not neighbours in a mesh (cable boards one hop apart in the mesh, or fix their coord)`}},
+		{"shoal leaf cabled to one spine", "  - {a: \"shoal-sw0:sfp2\", b: \"shoal-sw4:sfp0\", latency_ns: 10}    # leaf 0 - spine 0\n", "", "  - name: shoal\n",
+			[]string{`plans[2].boards: plan shoal (design shoal): fabric: leaf shoal-sw0 reaches 1 spines, a two-stage fabric of 4-port switches needs 2 (§3.2) (cable the rack as docs/shoal.md prescribes)`}},
 		{"tin place taken twice", "{board: tin-p1b3, params: {pod: 1, tin: 3}}", "{board: tin-p1b3, params: {pod: 1, tin: 2}}", "{board: tin-p1b3, params: {pod: 1, tin: 2}}",
 			[]string{`.params.tin: board tin-p1b3: boards tin-p1b2 and tin-p1b3 are both TiN 2 of pod 1 (give each board its own pod and TiN)`}},
 	} {

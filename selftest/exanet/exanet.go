@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -129,6 +130,27 @@ func (p planParams) CheckBoards(boards []selftest.BoardParams) error {
 // its place in the mesh, which the routers are programmed with (§4).
 type boardParams struct {
 	Coord []int `param:"coord" required:"true" min:"0" doc:"the board's place in the mesh: [x, y, z], each below the plan's lattice"`
+}
+
+// CheckCables wants every cable between two of the plan's link ports to
+// join boards one hop apart in the mesh (the direction the setup programs
+// each link with, traffic/exanet.DirectionTo).
+func (p planParams) CheckCables(c selftest.Cabling) error {
+	coord := map[string]tx.Coord{}
+	for _, b := range c.Boards {
+		coord[b.Name] = b.Params.(boardParams).coord()
+	}
+	var errs []error
+	for _, l := range c.Lab.Links {
+		if !c.InPlan(l.A.Board) || !c.InPlan(l.B.Board) || !slices.Contains(linkPorts, l.A.Port) || !slices.Contains(linkPorts, l.B.Port) {
+			continue
+		}
+		if _, err := tx.DirectionTo(coord[l.A.Board], coord[l.B.Board]); err != nil {
+			errs = append(errs, &labconfig.Error{Pos: l.Pos, Msg: fmt.Sprintf("cable %s:%s - %s:%s: %v", l.A.Board, l.A.Port, l.B.Board, l.B.Port, err),
+				Fix: "cable boards one hop apart in the mesh, or fix their coord"})
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // CheckParams wants three coordinates.

@@ -278,18 +278,14 @@ func setup(ctx context.Context, env *selftest.Env) error {
 		return drivers.Infra(strings.Join(names, ", "), "shoal setup", "every board of the rack is needed: a Shoal fabric has no spare path",
 			fmt.Errorf("%d board(s) of the rack are out of the plan", n))
 	}
-	cables, err := cablesOf(env.Lab, regs)
+	cables, err := cablesOf(env.Lab, func(b string) bool { return regs[b] != nil })
 	if err != nil {
 		return drivers.Setup("", "lab "+env.Lab.Name, "", err)
 	}
 	m := env.Design
-	perBoard, err := strconv.Atoi(m.Params["nics_per_board"])
+	perBoard, radix, err := fabricSizes(m.Params)
 	if err != nil {
-		return drivers.Setup("", "design "+m.Name, "", fmt.Errorf("manifest parameter nics_per_board: %w", err))
-	}
-	radix, err := strconv.Atoi(m.Params["switch_ports"])
-	if err != nil {
-		return drivers.Setup("", "design "+m.Name, "", fmt.Errorf("manifest parameter switch_ports: %w", err))
+		return drivers.Setup("", "design "+m.Name, "", err)
 	}
 	fab, err := ts.NewFabric(nics, perBoard, switches, radix, cables)
 	if err != nil {
@@ -371,11 +367,55 @@ func (k *rack) restore(ctx context.Context) error {
 	return k.r.ClearCounters(ctx)
 }
 
-// cablesOf lists the lab's cables between the plan's boards.
-func cablesOf(lab *labconfig.Lab, in map[string]*selftest.Board) ([]ts.Cable, error) {
+// fabricSizes are the manifest's NICs per board and switch ports.
+func fabricSizes(manifest map[string]string) (perBoard, radix int, err error) {
+	perBoard, err = strconv.Atoi(manifest["nics_per_board"])
+	if err != nil {
+		return 0, 0, fmt.Errorf("manifest parameter nics_per_board: %w", err)
+	}
+	radix, err = strconv.Atoi(manifest["switch_ports"])
+	if err != nil {
+		return 0, 0, fmt.Errorf("manifest parameter switch_ports: %w", err)
+	}
+	return perBoard, radix, nil
+}
+
+// CheckCables wants the lab's cables between the plan's boards to make a
+// rack (the fabric the setup builds, traffic/shoal), and the sync master
+// to be one of its nodes.
+func (p planParams) CheckCables(c selftest.Cabling) error {
+	perBoard, radix, err := fabricSizes(c.Manifest)
+	if err != nil {
+		return err
+	}
+	var nics, switches []string
+	for _, b := range c.Boards {
+		if strings.EqualFold(b.Params.(boardParams).Role, "nic") {
+			nics = append(nics, b.Name)
+		} else {
+			switches = append(switches, b.Name)
+		}
+	}
+	cables, err := cablesOf(c.Lab, c.InPlan)
+	if err != nil {
+		return err
+	}
+	fab, err := ts.NewFabric(nics, perBoard, switches, radix, cables)
+	if err != nil {
+		return &selftest.BoardParamError{Key: "boards", Msg: err.Error(), Fix: "cable the rack as docs/shoal.md prescribes"}
+	}
+	if n := fab.N(); p.SyncMaster >= n {
+		return &labconfig.ParamError{Key: "sync_master", Msg: fmt.Sprintf("%d is not a node of the rack (%d nodes)", p.SyncMaster, n),
+			Fix: fmt.Sprintf("write sync_master: 0 .. %d", n-1)}
+	}
+	return nil
+}
+
+// cablesOf lists the lab's cables between the plan's boards (in).
+func cablesOf(lab *labconfig.Lab, in func(board string) bool) ([]ts.Cable, error) {
 	var out []ts.Cable
 	for _, l := range lab.Links {
-		if in[l.A.Board] == nil || in[l.B.Board] == nil {
+		if !in(l.A.Board) || !in(l.B.Board) {
 			continue
 		}
 		a, err := ts.ParseCage(l.A.Port)

@@ -7,6 +7,7 @@ import (
 	gt "github.com/labrunner/labrunner/golden/tin"
 	"github.com/labrunner/labrunner/labconfig"
 	"github.com/labrunner/labrunner/selftest"
+	tt "github.com/labrunner/labrunner/traffic/tin"
 )
 
 // The parameters each TiN test takes from its plan entry (field tags:
@@ -51,6 +52,26 @@ func (p planParams) CheckBoards(boards []selftest.BoardParams) error {
 		at[k] = b.Name
 	}
 	return errors.Join(errs...)
+}
+
+// CheckCables wants the lab's cables between the plan's boards to make the
+// Clique their places say (the topology the setup builds, traffic/tin).
+func (p planParams) CheckCables(c selftest.Cabling) error {
+	var order []string
+	nodes := map[string]tt.Node{}
+	for _, b := range c.Boards {
+		bp := b.Params.(boardParams)
+		order = append(order, b.Name)
+		nodes[b.Name] = tt.Node{Pod: bp.Pod, TiN: bp.TiN}
+	}
+	cables, err := cablesOf(c.Lab, c.InPlan)
+	if err != nil {
+		return err
+	}
+	if _, err := tt.NewTopology(order, nodes, cables); err != nil {
+		return &selftest.BoardParamError{Key: "boards", Msg: err.Error(), Fix: "cable the Clique as docs/tin.md prescribes and give each board its pod and TiN"}
+	}
+	return nil
 }
 
 // boardParams are what each board of a TiN plan takes in its params: its

@@ -181,7 +181,7 @@ func setup(ctx context.Context, env *selftest.Env) error {
 	if len(order) < 2 {
 		return drivers.Infra(strings.Join(order, ", "), "tin setup", "a Clique needs at least two working boards", fmt.Errorf("%d board(s) left in the plan", len(order)))
 	}
-	cables, err := cablesOf(env.Lab, regs)
+	cables, err := cablesOf(env.Lab, func(b string) bool { return regs[b] != nil })
 	if err != nil {
 		return drivers.Setup("", "lab "+env.Lab.Name, "", err)
 	}
@@ -279,11 +279,11 @@ func declaredTiming(m *bitstreams.Manifest) (tt.Timing, map[string]float64, erro
 	return t, decl, nil
 }
 
-// cablesOf lists the lab's cables between the plan's boards.
-func cablesOf(lab *labconfig.Lab, in map[string]*regmap.Regs) ([]tt.Cable, error) {
+// cablesOf lists the lab's cables between the plan's boards (in).
+func cablesOf(lab *labconfig.Lab, in func(board string) bool) ([]tt.Cable, error) {
 	var out []tt.Cable
 	for _, l := range lab.Links {
-		if in[l.A.Board] == nil || in[l.B.Board] == nil {
+		if !in(l.A.Board) || !in(l.B.Board) {
 			continue
 		}
 		a, err := tt.ParseCage(l.A.Port)
