@@ -347,6 +347,7 @@ func (n *nicState) routeOK(j, k int) bool {
 // virtual link settle into three-epoch turns instead of the fair halves
 // the mechanism gives (§3.3.2: fair queuing at cell granularity on each
 // virtual link). Feedback is acted on when it arrives (applyFeedback).
+// Reading S63, Shoal §3.3.2-§3.3.3.
 func (n *nicState) releaseDue(e *engine, s int64) {
 	if n.active == 0 || n.ignoreRL {
 		return
