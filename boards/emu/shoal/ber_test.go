@@ -56,8 +56,15 @@ func TestCellCorruptionRecovered(t *testing.T) {
 			if tr.sumNodes("TX_RETX_CELLS") == 0 || tr.sumNodes("LCD_SENT") == 0 {
 				t.Errorf("no retransmission on last-cell-dropped")
 			}
-			if f := tr.sumNodes("FAILED_SLOTS"); f != corrupt {
-				t.Errorf("%d failed slots for %d corrupted cells: a corrupted cell fails its slot and nothing else should", f, corrupt)
+			// A receive slot is judged closeLag slots after it (the cell's
+			// one-way delay and pipelines, about 22 slots of 12 cycles), and
+			// the run stops when the last flow completes: the corrupted
+			// cells of those last slots (8 receivers) are counted but their
+			// slots not yet judged. Every judged corruption fails its slot,
+			// and nothing else does.
+			tail := float64(nodes8*23) * got
+			if f := tr.sumNodes("FAILED_SLOTS"); f > corrupt || float64(corrupt-f) > 3*tail+2 {
+				t.Errorf("%d failed slots for %d corrupted cells (up to %.0f in the unjudged last slots): a corrupted cell fails its slot and nothing else should", f, corrupt, 3*tail+2)
 			}
 			for n, p := range failedPeers(tr) {
 				if p != 0 {

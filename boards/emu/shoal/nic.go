@@ -238,6 +238,7 @@ func (n *nicState) tx(e *engine) bool {
 	if e.tg && n.next < len(n.flows) {
 		n.startDue(e, s)
 	}
+	n.releaseDue(e, s)
 	ent := n.nd.sched[s%int64(n.E)]
 	if ent&schedTxValid == 0 {
 		return true
@@ -263,7 +264,7 @@ func (n *nicState) tx(e *engine) bool {
 		n.notices[j] = n.notices[j][1:]
 		n.ctr(cTxNotice)
 	default:
-		n.release(e, j, s)
+		n.release(e, j, s, true)
 		if n.q[j].n > 0 {
 			c = n.q[j].pop()
 			n.qTotal--
@@ -336,10 +337,35 @@ func (n *nicState) routeOK(j, k int) bool {
 	return j != n.id && j < n.N && n.failed&(1<<j) == 0 && n.unreach[j]&(1<<k) == 0
 }
 
+// releaseDue applies the release rule to the subflows through every peer at
+// the start of slot s, not only through the peer the slot connects: Eq. 2
+// releases a cell "at time t when" the rule holds (§3.3.2), and a released
+// flow joins the ready queue and, when Q[j] holds no local cell, Q[j] at
+// once (§3.3.3). Q[j] is a FIFO, so the moment matters: a local cell
+// released only at j's slot falls behind the forwarded cells that arrived
+// in between, its subflow loses an epoch, and two subflows sharing a
+// virtual link settle into three-epoch turns instead of the fair halves
+// the mechanism gives (§3.3.2: fair queuing at cell granularity on each
+// virtual link). Feedback is acted on when it arrives (applyFeedback).
+// Reading S63, Shoal §3.3.2-§3.3.3.
+func (n *nicState) releaseDue(e *engine, s int64) {
+	if n.active == 0 || n.ignoreRL {
+		return
+	}
+	for j := 0; j < n.N; j++ {
+		if j != n.id {
+			n.release(e, j, s, false)
+		}
+	}
+}
+
 // release decides which local flows may put a cell through node j now
 // (§3.3.2, §3.3.3): a subflow with no cell awaiting feedback whose release
 // rule (Eq. 2) holds, and for a new flow, the queue is short (len <= 2^age).
-func (n *nicState) release(e *engine, j int, s int64) {
+// rotate moves the round-robin start among the local flows through j: done
+// once per transmit slot to j, so that the order among flows released
+// together rotates as it did when j's slot was the only release point.
+func (n *nicState) release(e *engine, j int, s int64, rotate bool) {
 	if n.active == 0 {
 		if n.cc&ccReady != 0 {
 			n.refill(e, j)
@@ -394,7 +420,9 @@ func (n *nicState) release(e *engine, j int, s int64) {
 			n.outstanding[j] |= b
 		}
 	}
-	n.rr[j] = (n.rr[j] + 1) % max(n.N, 1)
+	if rotate {
+		n.rr[j] = (n.rr[j] + 1) % max(n.N, 1)
+	}
 	if n.cc&ccReady != 0 {
 		n.refill(e, j)
 	}
@@ -578,6 +606,11 @@ func (n *nicState) applyFeedback(e *engine, j int, r int64, fb int, lcd bool) {
 	}
 	if last.c.local && last.c.kind == KindData {
 		n.ack(j, last, fb)
+		// Eq. 2 may hold at T itself (§3.3.2: "at time t (≥ T)"): release
+		// now, ahead of forwarded cells that reach Q[j] later in the slot.
+		if !n.ignoreRL {
+			n.release(e, j, n.slot, false)
+		}
 	}
 }
 

@@ -12,9 +12,12 @@ import (
 
 // permutation is a full permutation of long flows (§6.2: each node has
 // exactly one incoming and one outgoing flow).
-func permutation() []flow {
+func permutation() []flow { return permutationTo(3, 5, 0, 7, 6, 2, 1, 4) }
+
+// permutationTo is the permutation in which node i sends to dst[i].
+func permutationTo(dst ...int) []flow {
 	var flows []flow
-	for i, d := range []int{3, 5, 0, 7, 6, 2, 1, 4} {
+	for i, d := range dst {
 		flows = append(flows, flow{src: i, dst: d, bytes: 1 << 30, tag: uint32(100 + i)})
 	}
 	return flows
@@ -308,7 +311,8 @@ func maxMinBound(n int, slotCycles int, flows []flow) float64 {
 }
 
 // The permutation's destination throughput reaches the bound of Shoal's
-// mechanism (reading S20) and never exceeds it: at 96 and 128-cycle slots,
+// mechanism (reading S20) to within 1% and never exceeds it (a cell
+// released as soon as Eq. 2 holds, reading S63): at 96 and 128-cycle slots,
 // where the feedback loop of most subflows spans two epochs, near 0.52
 // (§6.2, Fig. 9: "converges towards 50% only for larger slot sizes"); at
 // 384-cycle slots, where the loop fits in one epoch, 4/7 for a shift
@@ -350,6 +354,15 @@ func TestPermutationMaxMinBound(t *testing.T) {
 	}{
 		{"plan permutation", 96, permutation(), 29.0 / 56},
 		{"plan permutation", 128, permutation(), 29.0 / 56},
+		// Two permutations the runner's generator draws (seeds 2 and 6),
+		// where every indirect subflow shares both its virtual links with
+		// a subflow whose loop differs from its own: with local cells
+		// released only at the transmit slot to the intermediate node,
+		// the shared links settled into three-epoch turns and these fell
+		// 6% and 8% below the bound (reading S63).
+		{"permutation 14573602", 96, permutationTo(1, 4, 5, 7, 3, 6, 0, 2), 28.5 / 56},
+		{"permutation 14573602", 128, permutationTo(1, 4, 5, 7, 3, 6, 0, 2), 28.5 / 56},
+		{"permutation 32415076", 128, permutationTo(3, 2, 4, 1, 5, 0, 7, 6), 29.0 / 56},
 		{"plan permutation", 384, permutation(), 31.0 / 56},
 		{"shift by one", 384, shift, 4.0 / 7},
 		{"one pair", 384, permutation()[:1], 6.5 / 7},
@@ -362,8 +375,8 @@ func TestPermutationMaxMinBound(t *testing.T) {
 			}
 			got := run(t, c.slot, c.flows)
 			t.Logf("%s at %d-cycle slots: %.4f useful cells per destination per slot, bound %.4f", c.name, c.slot, got, bound)
-			if got > bound*1.002 || got < bound*0.96 {
-				t.Errorf("%s at %d cycles: %.4f, want the mechanism's bound %.4f (at most 4%% below it, never above)", c.name, c.slot, got, bound)
+			if got > bound*1.002 || got < bound*0.99 {
+				t.Errorf("%s at %d cycles: %.4f, want the mechanism's bound %.4f (at most 1%% below it, never above)", c.name, c.slot, got, bound)
 			}
 		}})
 	}
