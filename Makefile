@@ -48,7 +48,7 @@ vet:
 # internal/raceshare's TestEverySharedTestRunsWholeWithoutTheDetector checks that FULL_TESTS and FULL_PKGS name
 # every test that takes a share). GORACE's atexit_sleep_ms=0 drops the second each race-enabled test binary
 # waits at exit for late reports (races are reported per test as they happen).
-FULL_TESTS := '^(TestNightlyCatchesInjectedFaults|TestManagementFaultsFailTheNightly|TestABadCableIsADesignFailure|Test(Shoal|TiN|PRR)PlanCatchesEmulatorFaults|TestDefaultPlansCatchEveryDesignFault|TestGoldenInputsNeverComeFromTheBoard|TestWorstCaseLatencyReproducesSection51|TestSimulationDigests|TestFaultSilentDrop|TestRandomBatches(BitExact|WithDrops)|TestAdaptiveRouting|TestRoutesDeadlockFree|TestFullCliqueRTTSweep|TestPaperComparisons|TestPermutationMaxMinBound|TestEveryBandHasABudget|TestQueueBoundUnderRandomTraffic|TestFIFOSaturation|TestOutputQueueLatency|TestPaperDropRatesAtDepthOne|TestFailedSlotsTableOne|TestMakeFigures)$$'
+FULL_TESTS := '^(TestNightlyCatchesInjectedFaults|TestManagementFaultsFailTheNightly|TestABadCableIsADesignFailure|Test(Shoal|TiN|PRR)PlanCatchesEmulatorFaults|TestDefaultPlansCatchEveryDesignFault|TestGoldenInputsNeverComeFromTheBoard|TestWorstCaseLatencyReproducesSection51|TestSimulationDigests|TestFaultSilentDrop|TestRandomBatches(BitExact|WithDrops)|TestAdaptiveRouting|TestRoutesDeadlockFree|TestFullCliqueShortRunIsNotSteady|TestPaperComparisons|TestPermutationMaxMinBound|TestEveryBandHasABudget|TestQueueBoundUnderRandomTraffic|TestFIFOSaturation|TestOutputQueueLatency|TestPaperDropRatesAtDepthOne|TestFailedSlotsTableOne|TestMakeFigures)$$'
 FULL_PKGS  := ./selftest/all ./cmd/labrunner ./boards/emu/prr ./golden/shoal ./golden/tin ./golden/prr ./boards/emu/shoal ./docs
 
 # Many tests wait more than they compute (a bridge paced at its baud rate, a board that must miss a deadline, a
@@ -90,7 +90,7 @@ bench:
 
 # The figures of docs/figures.md that the normal suite covers only with quicker tests of the same code: the
 # 512-node Shoal rack (§7.2 Fig. 12, §7.3 Fig. 16), the 32 runs of the PRR §5.1 reproduction and Aquila's full
-# Clique at 70% load (about a minute).
+# Clique at 60% and 70% load (about a minute).
 figures:
 	$(GO) test -count=1 -run 'Figure' ./golden/shoal ./golden/prr ./golden/tin -args -figures
 

@@ -151,9 +151,13 @@
 // cts_window (0: none). RTT is from the request entering the source's
 // ingress buffer to its reply delivered at the source (the six half round
 // trips of §3.4 plus queuing); the one-way latency is to the request's
-// delivery. The paper's Fig. 7 figures (sub-20 µs at 70% load on 576 TiNs
-// with host congestion control) are not comparable with a small Clique's;
-// the simulation predicts the Clique's own curve.
+// delivery. The paper's Fig. 7 figures (sub-20 µs at 70% load on 500
+// hosts with host congestion control) are not comparable with a small
+// Clique's; the simulation predicts the Clique's own curve. A run without
+// Shares whose backlog of undelivered requests still grows over the last
+// third of its measured requests (SimResult.Growth beyond SteadyGrowth
+// and the backlog's own fluctuation) reached no steady state and is
+// flagged Saturated: its latencies are the run's length.
 //
 // A measured RTT is scored against a band made of its error budget
 // (reading A27). Each golden run is one measurement as the test makes it:

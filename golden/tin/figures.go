@@ -101,7 +101,7 @@ func RTTSweep(cfg SimConfig, loads []float64, progress func(load float64)) (figu
 		}
 		out = append(out, r)
 		if r.Saturated {
-			fig.Notes = append(fig.Notes, fmt.Sprintf("load %g saturates the Clique", load))
+			fig.Notes = append(fig.Notes, fmt.Sprintf("load %g: no steady state (the backlog grew by %.1f%% of the last requests): the Clique does not carry it, or the run is too short", load, 100*r.Growth))
 			continue
 		}
 		mean.X, mean.Y = append(mean.X, load), append(mean.Y, r.RTT.Mean)
