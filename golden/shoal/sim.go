@@ -166,6 +166,9 @@ type shoalFlow struct {
 	seq0       int64 // the sfSeq of its first subflow listed at its start (sfSeqFresh)
 	waiting    int32 // subflows awaiting feedback (sfOutstanding)
 	ended      bool
+	// last: the last workload flow of its pair has joined it, so that no
+	// workload flow will join it again (unlist).
+	last bool
 }
 
 // wflow is the state of one workload flow, in one 64-byte struct because a
@@ -176,6 +179,7 @@ type wflow struct {
 	owner                                           int32 // its Shoal flow
 	next                                            int32 // the next workload flow of the same Shoal flow
 	done                                            bool
+	lastOfPair                                      bool // no later workload flow has its pair (in start order)
 }
 
 // A subflow (a Shoal flow through one intermediate node) has its state in
@@ -465,6 +469,15 @@ func (m *sim) run(until float64) {
 		order[k] = int32(k)
 	}
 	sort.SliceStable(order, func(a, b int) bool { return m.flows[order[a]].StartNS < m.flows[order[b]].StartNS })
+	seen := make([]uint64, (m.n*m.n+63)/64)
+	for k := len(order) - 1; k >= 0; k-- {
+		fl := &m.flows[order[k]]
+		key := fl.Src*m.n + fl.Dst
+		if seen[key>>6]&(1<<uint(key&63)) == 0 {
+			seen[key>>6] |= 1 << uint(key&63)
+			m.wf[order[k]].lastOfPair = true
+		}
+	}
 	next, remaining := 0, len(m.flows)
 	n := m.n
 	var slot int64
@@ -696,6 +709,7 @@ func (m *sim) activate(k int, slot int64) {
 	m.pairFlow[key] = f
 	m.wf[k].owner = f
 	s := &m.sf[f]
+	s.last = m.wf[k].lastOfPair
 	if s.head < 0 {
 		s.head, s.tail = int32(k), int32(k)
 	} else {
@@ -965,14 +979,45 @@ func (m *sim) ready(i, k, y int, slot int64) int32 {
 }
 
 // unlist takes the subflows of a Shoal flow that has no cells left to assign
-// off their candidate lists (they leave the lists when a release walks
-// them, or keep their place if a new workload flow of the pair arrives
-// first).
+// off their candidate lists. While a workload flow of the pair may still
+// arrive, they leave the lists when a release walks them, or keep their
+// place if that workload flow arrives first. Once none can (last), nothing
+// would see them on the lists again but a release that would skip them, so
+// they leave at once, and a pair with nothing else to send is not visited
+// for them: its active bit is cleared (the next cell, feedback or listed
+// subflow sets it again).
 func (m *sim) unlist(f int32) {
-	base := int(m.sf[f].slab) * m.n
-	for j := 0; j < m.n; j++ {
-		if st := m.sfState[base+j]; st&sfStateMask == sfListed {
-			m.sfState[base+j] = st &^ sfStateMask // sfIdle
+	s := &m.sf[f]
+	base := int(s.slab) * m.n
+	state := m.sfState[base : base+m.n]
+	if !s.last {
+		for j, st := range state {
+			if st&sfStateMask == sfListed {
+				state[j] = st &^ sfStateMask // sfIdle
+			}
+		}
+		return
+	}
+	i := int(s.src)
+	live := m.live[i]
+	for j, st := range state {
+		if st&sfStateMask != sfListed {
+			continue
+		}
+		state[j] = st &^ (sfStateMask | sfInList) // sfIdle, off the list
+		r := m.bit(i, j)
+		if pp := &m.p[r]; pp.tail >= 0 || pp.recv > 1 {
+			continue
+		}
+		listed := false
+		for _, lf := range live {
+			if m.sfState[int(lf.base)+j]&sfInList != 0 {
+				listed = true
+				break
+			}
+		}
+		if !listed {
+			m.active[r>>6] &^= 1 << uint(r&63)
 		}
 	}
 }
