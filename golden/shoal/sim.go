@@ -307,7 +307,11 @@ type sim struct {
 	// channel) that touch a failed node: their slots are unused, not empty.
 	failedIn []int32
 	cand     []liveFlow // see release
-	candSeq  []int64    // their sfSeq (releaseList)
+	// direct: release handed the visit a local cell (directFlow, of Shoal
+	// flow directOwner) to send at once (release's direct)
+	direct                  bool
+	directFlow, directOwner int32
+	candSeq                 []int64 // their sfSeq (releaseList)
 	// failedBelow[j] counts the failed nodes below j (seqOf).
 	failedBelow []int32
 	// out and fbOut collect the cells and feedback sent in the current
@@ -586,7 +590,23 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 			// visit (a listed subflow or a queued cell).
 			listed := anyLive
 			if anyLive && (noReady || pp.recv&1 == 0) {
-				listed = m.release(i, j, x, slot)
+				listed = m.release(i, j, x, slot, !noReady)
+				if m.direct {
+					// Released into the empty Q_ij: its head, sent now
+					// (the local cell's steps below).
+					m.direct = false
+					s := &m.sf[m.directOwner]
+					c := dataCell{to: uint16(j), from: uint16(i), flow: m.directFlow, owner: m.directOwner, local: true, final: uint16(s.dst)}
+					if !ignoreFeedback {
+						sf := int(s.slab)*n + j
+						m.sfState[sf] = m.sfState[sf]&^sfStateMask | sfOutstanding
+						s.waiting++
+					} else if m.sentIgnoringFeedback(s, j, x) {
+						listed = true
+					}
+					m.dataCells++
+					out = append(out, c)
+				}
 			}
 			if t := pp.tail; t >= 0 {
 				cells := m.cells
@@ -806,17 +826,21 @@ func (m *sim) maybeEnd(f int32) {
 // of its Shoal flow, which belongs to the earliest of the pair's workload
 // flows with cells left (FIFO). It reports whether subflows remain on the
 // list.
-func (m *sim) release(i, j, r int, slot int64) bool {
+//
+// direct: the caller is the visit of (i, j), which sends the head of Q_ij
+// next; a cell released into the empty queue is not queued but handed to
+// it (sim.direct), with the queue counters it would have moved.
+func (m *sim) release(i, j, r int, slot int64, direct bool) bool {
 	// Most lists hold one subflow: take it without gathering and sorting.
 	one, listed := m.listedOne(i, j)
 	switch listed {
 	case 0:
 		return false
 	case 1:
-		_, left := m.releaseOne(i, j, r, one, slot)
+		_, left := m.releaseOne(i, j, r, one, slot, direct)
 		return !left
 	}
-	return m.releaseList(i, j, r, slot)
+	return m.releaseList(i, j, r, slot, direct)
 }
 
 // listedOne counts the subflows on the candidate list of (i, j) and
@@ -834,7 +858,7 @@ func (m *sim) listedOne(i, j int) (one liveFlow, listed int) {
 }
 
 // releaseList is release for a candidate list of two or more subflows.
-func (m *sim) releaseList(i, j, r int, slot int64) bool {
+func (m *sim) releaseList(i, j, r int, slot int64, direct bool) bool {
 	c := m.cand[:0]
 	for _, lf := range m.live[i] {
 		if m.sfState[int(lf.base)+j]&sfInList != 0 {
@@ -856,7 +880,7 @@ func (m *sim) releaseList(i, j, r int, slot int64) bool {
 	}
 	remain := len(c)
 	for _, lf := range c {
-		ok, left := m.releaseOne(i, j, r, lf, slot)
+		ok, left := m.releaseOne(i, j, r, lf, slot, direct)
 		if left {
 			remain--
 		}
@@ -888,7 +912,7 @@ func (m *sim) seqOf(i, j int, lf liveFlow) int64 {
 // releaseOne is release for one listed subflow (of Shoal flow lf through
 // j): ok if it released a cell into Q_ij, left if it left the list
 // (released or stale). The release rule is eligible's, written out.
-func (m *sim) releaseOne(i, j, r int, lf liveFlow, slot int64) (ok, left bool) {
+func (m *sim) releaseOne(i, j, r int, lf liveFlow, slot int64, direct bool) (ok, left bool) {
 	f := lf.f
 	s := &m.sf[f]
 	sf := int(lf.base) + j
@@ -911,7 +935,17 @@ func (m *sim) releaseOne(i, j, r int, lf liveFlow, slot int64) (ok, left bool) {
 	}
 	m.sfState[sf] = st&^(sfStateMask|sfInList) | sfQueued
 	k := s.head
-	m.enqueue(i, r, k, f, true, j)
+	if direct && qlen == 0 {
+		// Enqueued and dequeued at once: the node's queue counters see it
+		// (a queue of one is within Eq. 5's bound, 1 + incast ≥ 1), the
+		// cell pool does not.
+		nd := &m.node[i]
+		nd.maxQ = max(nd.maxQ, 1)
+		m.maxNodeQ = max(m.maxNodeQ, nd.q+1)
+		m.direct, m.directFlow, m.directOwner = true, k, f
+	} else {
+		m.enqueue(i, r, k, f, true, j)
+	}
 	w := &m.wf[k]
 	w.unassigned--
 	s.unassigned--
@@ -1133,7 +1167,7 @@ func (m *sim) feedbacks(fbs []feedback, slot int64) {
 				m.list(r, sf)
 			}
 			if m.o.NoReadyQueues || m.p[r].recv&1 == 0 {
-				m.release(j, i, r, slot)
+				m.release(j, i, r, slot, false)
 			}
 			continue
 		}
