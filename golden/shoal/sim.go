@@ -586,6 +586,37 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 				continue
 			}
 			j := wrap(i+offset-n, n)
+			if !anyLive && pp.recv <= 1 {
+				// Only the head of Q_ij to send, a forwarded cell (a
+				// local cell's Shoal flow is live): the steps below
+				// without the calls, which would keep the loop's state
+				// on the stack.
+				t := pp.tail
+				cells := m.cells
+				tc := &cells[t]
+				h := tc.next
+				ce := &cells[h]
+				if h == t {
+					pp.tail = -1
+					active[w] &^= 1 << uint(b) // nothing left to send
+				} else {
+					tc.next = ce.next
+					tc.meta -= 2
+				}
+				out = append(out, dataCell{to: uint16(j), from: uint16(i), flow: ce.flow, owner: ce.owner, final: uint16(j)})
+				ce.next = m.cellFree
+				m.cellFree = h
+				m.node[i].q--
+				m.forwarded++
+				m.dataCells++
+				continue
+			}
+			if !anyLive && pp.tail < 0 {
+				// Only feedback to send, in an empty cell.
+				m.sendFeedback(i, j, pp, slot)
+				active[w] &^= 1 << uint(b)
+				continue
+			}
 			// listed: the pair may have something to send at its next
 			// visit (a listed subflow or a queued cell).
 			listed := anyLive
