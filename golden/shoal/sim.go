@@ -788,13 +788,26 @@ func (m *sim) activate(k int, slot int64) {
 		n, src := m.n, fl.Src
 		state := m.sfState[base : base+n]
 		s.seq0 = m.seq
-		for j := range state {
-			if j == src || m.failed[j] {
-				continue
+		if m.anyFailed {
+			for j := range state {
+				if j == src || m.failed[j] {
+					continue
+				}
+				state[j] = sfListed | sfInList | sfSeqFresh
+				m.seq++
+				m.mark(wrap(j-src, n)*n + src)
 			}
+			return
+		}
+		for j := range state {
 			state[j] = sfListed | sfInList | sfSeqFresh
-			m.seq++
-			m.mark(wrap(j-src, n)*n + src)
+		}
+		state[src] = sfIdle
+		m.seq += int64(n - 1)
+		// The bits of (src, j) for j ≠ src: one per column, N apart.
+		active := m.active
+		for r := n + src; r < n*n; r += n {
+			active[r>>6] |= 1 << uint(r&63)
 		}
 		return
 	}
@@ -1063,26 +1076,31 @@ func (m *sim) unlist(f int32) {
 		}
 		return
 	}
-	i := int(s.src)
+	i, n := int(s.src), m.n
 	live := m.live[i]
+	alone := len(live) == 1 // f itself: no other subflow of i is listed
+	p, active := m.p, m.active
 	for j, st := range state {
 		if st&sfStateMask != sfListed {
 			continue
 		}
-		state[j] = st &^ (sfStateMask | sfInList) // sfIdle, off the list
-		r := m.bit(i, j)
-		if pp := &m.p[r]; pp.tail >= 0 || pp.recv > 1 {
+		// sfIdle, off the list; r is bit(i, j)
+		state[j] = st &^ (sfStateMask | sfInList)
+		r := wrap(j-i, n)*n + i
+		if pp := &p[r]; pp.tail >= 0 || pp.recv > 1 {
 			continue
 		}
 		listed := false
-		for _, lf := range live {
-			if m.sfState[int(lf.base)+j]&sfInList != 0 {
-				listed = true
-				break
+		if !alone {
+			for _, lf := range live {
+				if m.sfState[int(lf.base)+j]&sfInList != 0 {
+					listed = true
+					break
+				}
 			}
 		}
 		if !listed {
-			m.active[r>>6] &^= 1 << uint(r&63)
+			active[r>>6] &^= 1 << uint(r&63)
 		}
 	}
 }
