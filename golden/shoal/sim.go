@@ -1108,7 +1108,8 @@ func (m *sim) unlist(f int32) {
 // enqueue appends a cell of workload flow k (Shoal flow owner) to the queue
 // at pair index r (active bit x) of node i, the queue whose cells go to
 // node next: forwarded cells bound for next, local cells passing through
-// it.
+// it. arrivals writes it out for forwarded cells: a change to one is a
+// change to both.
 func (m *sim) enqueue(i, r int, k, owner int32, local bool, next int) {
 	e := m.cellFree
 	if e >= 0 {
@@ -1233,18 +1234,54 @@ func (m *sim) arrivals(cells []dataCell, slot int64) int {
 	at := float64(slot-int64(m.d)+1)*m.slotNS + m.c.PropNS
 	inWindow := at >= m.measureFrom
 	n := m.n
+	noReady := m.o.NoReadyQueues
 	completed := 0
 	for ci := range cells {
 		c := &cells[ci]
 		j, i := int(c.to), int(c.from)
 		r := wrap(i-j, n)*n + j // bit(j, i)
 		if q := int(c.final); q != j {
-			// First hop: j is the intermediate node; the cell joins Q_jk and
-			// j records it for its next feedback to i (§3.3.2).
-			m.enqueue(j, wrap(q-j, n)*n+j, c.flow, c.owner, false, q)
+			// First hop: j is the intermediate node; the cell joins Q_jq and
+			// j records it for its next feedback to i (§3.3.2). The
+			// enqueue of a forwarded cell, written out.
+			e := m.cellFree
+			if e >= 0 {
+				m.cellFree = m.cells[e].next
+			} else {
+				e = int32(len(m.cells))
+				m.cells = append(m.cells, cellEntry{})
+			}
+			cls := m.cells
+			ce := &cls[e]
+			ce.flow, ce.owner = c.flow, c.owner
+			y := wrap(q-j, n)*n + j // bit(j, q)
+			qp := &m.p[y]
+			ql := int32(1)
+			if t := qp.tail; t >= 0 {
+				tc := &cls[t]
+				ce.next = tc.next
+				tc.next = e
+				ql += tc.meta >> 1
+			} else {
+				ce.next = e
+				m.active[y>>6] |= 1 << uint(y&63)
+			}
+			qp.tail = e
+			ce.meta = ql << 1
+			nd := &m.node[j]
+			nd.q++
+			nd.maxQ = max(nd.maxQ, ql)
+			m.maxNodeQ = max(m.maxNodeQ, nd.q)
+			bound := 1 + m.node[q].incast // Eq. 5
+			if noReady {
+				bound = nd.outcast + m.node[q].incast // Eq. 3
+			}
+			if ql > bound {
+				m.boundViolations++
+			}
 			pp := &m.p[r]
 			pp.recv = pp.recv&1 | uint32(c.owner+1)<<1
-			m.mark(r)
+			m.active[r>>6] |= 1 << uint(r&63)
 			continue
 		}
 		if c.local {
