@@ -254,9 +254,11 @@ type dataCell struct {
 // feedback is the rate-limit feedback of a cell's header (Eq. 1, Eq. 6),
 // usable FeedbackSlots after the start of its send slot (reading S2).
 type feedback struct {
-	to, from int32
-	flow     int32 // Shoal flow
-	length   int32
+	// nodes is to | from<<16 (nodes < MaxNodes): with four fields the
+	// struct is built in registers, not on the stack.
+	nodes  uint32
+	flow   int32 // Shoal flow
+	length int32
 	// clear is the slot in which the subflow's previous cell leaves the
 	// intermediate's queue, 0 when it has left already (reading S40).
 	clear int64
@@ -707,28 +709,54 @@ func (m *sim) sendFeedback(i, j int, pp *pair, slot int64) {
 	// cell is still in Q_ik, the slot by which it will have left, so
 	// that j's next cell of the subflow reaches i after it.
 	f := pp.recvFlow()
-	fb := feedback{to: int32(j), from: int32(i), flow: f}
-	if k := int(m.sf[f].dst); k != i {
-		y := m.bit(i, k)
-		fb.length = m.qLen(y)
-		if !m.o.NoReadyQueues {
-			var ready int32
-			if len(m.live[i]) > 0 {
-				ready = m.ready(i, k, y, slot)
+	pp.recv &= 1
+	nodes := uint32(j) | uint32(i)<<16
+	k := int(m.sf[f].dst)
+	if k == i {
+		m.fbOut = append(m.fbOut, feedback{nodes: nodes, flow: f}) // a direct cell
+		return
+	}
+	y := m.bit(i, k)
+	if m.o.NoReadyQueues {
+		m.fbOut = append(m.fbOut, feedback{nodes: nodes, flow: f, length: m.qLen(y)})
+		return
+	}
+	// The ready subflows first: the one call, before the values the rest
+	// needs are loaded.
+	var ready int32
+	if len(m.live[i]) > 0 {
+		ready = m.ready(i, k, y, slot)
+	}
+	var length int32
+	var clr int64
+	if t := m.p[y].tail; t >= 0 {
+		cells := m.cells
+		length = cells[t].meta >> 1
+		// at: the place, counted from 1 at the head, of the last cell
+		// of Shoal flow f among the forwarded cells of Q_ik, 0 when none
+		// is there: Q_ik serves one cell an epoch, so that cell leaves in
+		// the at-th slot of i to k from now.
+		var at, pos int32
+		for e := cells[t].next; ; e = cells[e].next {
+			pos++
+			if c := &cells[e]; c.meta&1 == 0 && c.owner == f {
+				at = pos
 			}
-			fb.length = max(fb.length+ready-1, 0)
-			if at := m.place(y, f); at > 0 {
-				// The first slot after this one in which i sends to k.
-				next := m.wait(i, k)
-				if next == 0 {
-					next = int64(m.E)
-				}
-				fb.clear = slot + next + int64(at-1)*int64(m.E)
+			if e == t {
+				break
 			}
 		}
+		if at > 0 {
+			// The first slot after this one in which i sends to k.
+			next := m.wait(i, k)
+			if next == 0 {
+				next = int64(m.E)
+			}
+			clr = slot + next + int64(at-1)*int64(m.E)
+		}
 	}
-	pp.recv &= 1
-	m.fbOut = append(m.fbOut, fb)
+	length = max(length+ready-1, 0)
+	m.fbOut = append(m.fbOut, feedback{nodes: nodes, flow: f, length: length, clear: clr})
 }
 
 // mark sets the active bit x.
@@ -1159,27 +1187,6 @@ func (m *sim) qLen(y int) int32 {
 	return 0
 }
 
-// place is the position, counted from 1 at the head, of the last cell of
-// Shoal flow f among the forwarded cells of queue y, 0 when none is there:
-// Q_y serves one cell an epoch, so that cell leaves in the place-th slot of
-// the queue's link from now.
-func (m *sim) place(y int, f int32) int32 {
-	t := m.p[y].tail
-	if t < 0 {
-		return 0
-	}
-	var at, n int32
-	for e := m.cells[t].next; ; e = m.cells[e].next {
-		n++
-		if c := &m.cells[e]; c.meta&1 == 0 && c.owner == f {
-			at = n
-		}
-		if e == t {
-			return at
-		}
-	}
-}
-
 // wait is how many slots from the current one (m.slotMod) node a waits
 // until it sends to node b, 0 if it does in this slot: the static schedule
 // repeats every epoch, so the first slot at or after slot + q·E in which a
@@ -1189,8 +1196,8 @@ func (m *sim) wait(a, b int) int64 {
 }
 
 // feedbacks acts on the rate-limit feedback in the headers received in a
-// slot, in the order they were sent. Feedback that node fb.to has received
-// from fb.from: the subflow of Shoal flow fb.flow through fb.from may be
+// slot, in the order they were sent. Feedback that node j has received
+// from i: the subflow of Shoal flow fb.flow through fb.from may be
 // listed again, and Eq. 2 measures time from the reply's send slot.
 func (m *sim) feedbacks(fbs []feedback, slot int64) {
 	n := m.n
@@ -1202,7 +1209,7 @@ func (m *sim) feedbacks(fbs []feedback, slot int64) {
 		if s.ended {
 			continue
 		}
-		j, i := int(fb.to), int(fb.from)
+		j, i := int(fb.nodes&0xffff), int(fb.nodes>>16)
 		sf := int(s.slab)*n + i
 		st := m.sfState[sf]
 		if st&sfStateMask != sfOutstanding {
