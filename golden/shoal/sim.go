@@ -563,7 +563,11 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 	n := m.n
 	active, p, live := m.active, m.p, m.live
 	noReady, ignoreFeedback := m.o.NoReadyQueues, m.o.IgnoreFeedback
-	out := m.out
+	// The cells sent go to out[len(m.out):], whose capacity (a cell per
+	// node and channel) a slot cannot exceed: nOut is the one value that
+	// grows, not a slice header.
+	out, nOut := m.out[:cap(m.out)], len(m.out)
+	offN := offset - n
 	first, last := base+lo, base+hi-1
 	for w := first >> 6; w <= last>>6; w++ {
 		word := active[w]
@@ -587,7 +591,7 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 				active[w] &^= 1 << uint(b)
 				continue
 			}
-			j := wrap(i+offset-n, n)
+			j := wrap(i+offN, n)
 			if !anyLive && pp.recv <= 1 {
 				// Only the head of Q_ij to send, a forwarded cell (a
 				// local cell's Shoal flow is live): the steps below
@@ -605,7 +609,8 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 					tc.next = ce.next
 					tc.meta -= 2
 				}
-				out = append(out, dataCell{to: uint16(j), from: uint16(i), flow: ce.flow, owner: ce.owner, final: uint16(j)})
+				out[nOut] = dataCell{to: uint16(j), from: uint16(i), flow: ce.flow, owner: ce.owner, final: uint16(j)}
+				nOut++
 				ce.next = m.cellFree
 				m.cellFree = h
 				m.node[i].q--
@@ -638,7 +643,8 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 						listed = true
 					}
 					m.dataCells++
-					out = append(out, c)
+					out[nOut] = c
+					nOut++
 				}
 			}
 			if t := pp.tail; t >= 0 {
@@ -672,7 +678,8 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 					m.forwarded++
 				}
 				m.dataCells++
-				out = append(out, c)
+				out[nOut] = c
+				nOut++
 			}
 			if pp.recv > 1 {
 				m.sendFeedback(i, j, pp, slot)
@@ -682,7 +689,7 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 			}
 		}
 	}
-	m.out = out
+	m.out = out[:nOut]
 }
 
 // sentIgnoringFeedback is the state change of the subflow (of Shoal flow s
