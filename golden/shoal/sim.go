@@ -926,9 +926,9 @@ func (m *sim) release(i, j, r int, slot int64, direct bool) bool {
 // returns one of them. It calls nothing, so that its loop keeps its
 // values in registers.
 func (m *sim) listedOne(i, j int) (one liveFlow, listed int) {
-	state := m.sfState[j:]
+	state := m.sfState
 	for _, lf := range m.live[i] {
-		if state[lf.base]&sfInList != 0 {
+		if state[int(lf.base)+j]&sfInList != 0 {
 			one = lf
 			listed++
 		}
