@@ -609,7 +609,9 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 					tc.next = ce.next
 					tc.meta -= 2
 				}
-				out[nOut] = dataCell{to: uint16(j), from: uint16(i), flow: ce.flow, owner: ce.owner, final: uint16(j)}
+				oc := &out[nOut] // written in place: a cell literal goes through the stack
+				oc.flow, oc.owner = ce.flow, ce.owner
+				oc.to, oc.from, oc.final, oc.local = uint16(j), uint16(i), uint16(j), false
 				nOut++
 				ce.next = m.cellFree
 				m.cellFree = h
@@ -634,7 +636,10 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 					// (the local cell's steps below).
 					m.direct = false
 					s := &m.sf[m.directOwner]
-					c := dataCell{to: uint16(j), from: uint16(i), flow: m.directFlow, owner: m.directOwner, local: true, final: uint16(s.dst)}
+					oc := &out[nOut]
+					oc.flow, oc.owner = m.directFlow, m.directOwner
+					oc.to, oc.from, oc.final, oc.local = uint16(j), uint16(i), uint16(s.dst), true
+					nOut++
 					if !ignoreFeedback {
 						sf := int(s.slab)*n + j
 						m.sfState[sf] = m.sfState[sf]&^sfStateMask | sfOutstanding
@@ -643,8 +648,6 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 						listed = true
 					}
 					m.dataCells++
-					out[nOut] = c
-					nOut++
 				}
 			}
 			if t := pp.tail; t >= 0 {
@@ -652,7 +655,10 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 				tc := &cells[t]
 				h := tc.next
 				ce := &cells[h]
-				c := dataCell{to: uint16(j), from: uint16(i), flow: ce.flow, owner: ce.owner, local: ce.meta&1 != 0, final: uint16(j)}
+				oc := &out[nOut]
+				nOut++
+				oc.flow, oc.owner = ce.flow, ce.owner
+				oc.to, oc.from, oc.final, oc.local = uint16(j), uint16(i), uint16(j), ce.meta&1 != 0
 				if h == t {
 					pp.tail = -1
 				} else {
@@ -662,10 +668,10 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 				ce.next = m.cellFree
 				m.cellFree = h
 				m.node[i].q--
-				if c.local {
+				if oc.local {
 					pp.recv &^= 1
-					s := &m.sf[c.owner]
-					c.final = uint16(s.dst)
+					s := &m.sf[oc.owner]
+					oc.final = uint16(s.dst)
 					if !ignoreFeedback {
 						// The subflow awaits its feedback.
 						sf := int(s.slab)*n + j
@@ -678,8 +684,6 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 					m.forwarded++
 				}
 				m.dataCells++
-				out[nOut] = c
-				nOut++
 			}
 			if pp.recv > 1 {
 				m.sendFeedback(i, j, pp, slot)
