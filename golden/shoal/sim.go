@@ -1027,7 +1027,7 @@ func (m *sim) releaseOne(i, j, r int, lf liveFlow, slot int64, direct bool) (ok,
 		m.maxNodeQ = max(m.maxNodeQ, nd.q+1)
 		m.direct, m.directFlow, m.directOwner = true, k, f
 	} else {
-		m.enqueue(i, r, k, f, true, j)
+		m.enqueueLocal(i, r, k, f, j)
 	}
 	w := &m.wf[k]
 	w.unassigned--
@@ -1144,12 +1144,11 @@ func (m *sim) unlist(f int32) {
 	}
 }
 
-// enqueue appends a cell of workload flow k (Shoal flow owner) to the queue
-// at pair index r (active bit x) of node i, the queue whose cells go to
-// node next: forwarded cells bound for next, local cells passing through
-// it. arrivals writes it out for forwarded cells: a change to one is a
-// change to both.
-func (m *sim) enqueue(i, r int, k, owner int32, local bool, next int) {
+// enqueueLocal appends a local cell of workload flow k (Shoal flow owner)
+// to the queue at pair index r of node i, the queue whose cells go to
+// node next (the cell's intermediate). arrivals writes out the same steps
+// for a forwarded cell: a change to one is a change to both.
+func (m *sim) enqueueLocal(i, r int, k, owner int32, next int) {
 	e := m.cellFree
 	if e >= 0 {
 		m.cellFree = m.cells[e].next
@@ -1172,11 +1171,8 @@ func (m *sim) enqueue(i, r int, k, owner int32, local bool, next int) {
 		m.mark(r)
 	}
 	pp.tail = e
-	ce.meta = q << 1
-	if local {
-		ce.meta |= 1
-		pp.recv |= 1
-	}
+	ce.meta = q<<1 | 1 // local
+	pp.recv |= 1
 	nd := &m.node[i]
 	nd.q++
 	nd.maxQ = max(nd.maxQ, q)
@@ -1240,7 +1236,9 @@ func (m *sim) feedbacks(fbs []feedback, slot int64) {
 			continue
 		}
 		m.sfState[sf] = st&^sfStateMask | sfRated // sfIdle
-		m.maybeEnd(f)
+		if s.waiting == 0 && s.pending == 0 {
+			m.maybeEnd(f) // most feedback leaves others awaited or cells in the rack
+		}
 	}
 }
 
