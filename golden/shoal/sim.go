@@ -309,11 +309,11 @@ type sim struct {
 	// channel) that touch a failed node: their slots are unused, not empty.
 	failedIn []int32
 	cand     []liveFlow // see release
+	candSeq  []int64    // their sfSeq (releaseList)
 	// direct: release handed the visit a local cell (directFlow, of Shoal
 	// flow directOwner) to send at once (release's direct)
 	direct                  bool
 	directFlow, directOwner int32
-	candSeq                 []int64 // their sfSeq (releaseList)
 	// failedBelow[j] counts the failed nodes below j (seqOf).
 	failedBelow []int32
 	// out and fbOut collect the cells and feedback sent in the current
@@ -1204,8 +1204,8 @@ func (m *sim) wait(a, b int) int64 {
 
 // feedbacks acts on the rate-limit feedback in the headers received in a
 // slot, in the order they were sent. Feedback that node j has received
-// from i: the subflow of Shoal flow fb.flow through fb.from may be
-// listed again, and Eq. 2 measures time from the reply's send slot.
+// from i: the subflow of Shoal flow fb.flow through i may be listed
+// again, and Eq. 2 measures time from the reply's send slot.
 func (m *sim) feedbacks(fbs []feedback, slot int64) {
 	n := m.n
 	dueBase, E := slot-int64(m.fb), int64(m.E)
