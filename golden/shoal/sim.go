@@ -166,6 +166,9 @@ type shoalFlow struct {
 	seq0       int64 // the sfSeq of its first subflow listed at its start (sfSeqFresh)
 	waiting    int32 // subflows awaiting feedback (sfOutstanding)
 	ended      bool
+	// last: the last workload flow of its pair has joined it, so that no
+	// workload flow will join it again (unlist).
+	last bool
 }
 
 // wflow is the state of one workload flow, in one 64-byte struct because a
@@ -176,6 +179,7 @@ type wflow struct {
 	owner                                           int32 // its Shoal flow
 	next                                            int32 // the next workload flow of the same Shoal flow
 	done                                            bool
+	lastOfPair                                      bool // no later workload flow has its pair (in start order)
 }
 
 // A subflow (a Shoal flow through one intermediate node) has its state in
@@ -250,9 +254,11 @@ type dataCell struct {
 // feedback is the rate-limit feedback of a cell's header (Eq. 1, Eq. 6),
 // usable FeedbackSlots after the start of its send slot (reading S2).
 type feedback struct {
-	to, from int32
-	flow     int32 // Shoal flow
-	length   int32
+	// nodes is to | from<<16 (nodes < MaxNodes): with four fields the
+	// struct is built in registers, not on the stack.
+	nodes  uint32
+	flow   int32 // Shoal flow
+	length int32
 	// clear is the slot in which the subflow's previous cell leaves the
 	// intermediate's queue, 0 when it has left already (reading S40).
 	clear int64
@@ -304,6 +310,10 @@ type sim struct {
 	failedIn []int32
 	cand     []liveFlow // see release
 	candSeq  []int64    // their sfSeq (releaseList)
+	// direct: release handed the visit a local cell (directFlow, of Shoal
+	// flow directOwner) to send at once (release's direct)
+	direct                  bool
+	directFlow, directOwner int32
 	// failedBelow[j] counts the failed nodes below j (seqOf).
 	failedBelow []int32
 	// out and fbOut collect the cells and feedback sent in the current
@@ -465,6 +475,15 @@ func (m *sim) run(until float64) {
 		order[k] = int32(k)
 	}
 	sort.SliceStable(order, func(a, b int) bool { return m.flows[order[a]].StartNS < m.flows[order[b]].StartNS })
+	seen := make([]uint64, (m.n*m.n+63)/64)
+	for k := len(order) - 1; k >= 0; k-- {
+		fl := &m.flows[order[k]]
+		key := fl.Src*m.n + fl.Dst
+		if seen[key>>6]&(1<<uint(key&63)) == 0 {
+			seen[key>>6] |= 1 << uint(key&63)
+			m.wf[order[k]].lastOfPair = true
+		}
+	}
 	next, remaining := 0, len(m.flows)
 	n := m.n
 	var slot int64
@@ -544,7 +563,11 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 	n := m.n
 	active, p, live := m.active, m.p, m.live
 	noReady, ignoreFeedback := m.o.NoReadyQueues, m.o.IgnoreFeedback
-	out := m.out
+	// The cells sent go to out[len(m.out):], whose capacity (a cell per
+	// node and channel) a slot cannot exceed: nOut is the one value that
+	// grows, not a slice header.
+	out, nOut := m.out[:cap(m.out)], len(m.out)
+	offN := offset - n
 	first, last := base+lo, base+hi-1
 	for w := first >> 6; w <= last>>6; w++ {
 		word := active[w]
@@ -568,19 +591,74 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 				active[w] &^= 1 << uint(b)
 				continue
 			}
-			j := wrap(i+offset-n, n)
+			j := wrap(i+offN, n)
+			if !anyLive && pp.recv <= 1 {
+				// Only the head of Q_ij to send, a forwarded cell (a
+				// local cell's Shoal flow is live): the steps below
+				// without the calls, which would keep the loop's state
+				// on the stack.
+				t := pp.tail
+				cells := m.cells
+				tc := &cells[t]
+				h := tc.next
+				ce := &cells[h]
+				if h == t {
+					pp.tail = -1
+					active[w] &^= 1 << uint(b) // nothing left to send
+				} else {
+					tc.next = ce.next
+					tc.meta -= 2
+				}
+				oc := &out[nOut] // written in place: a cell literal goes through the stack
+				oc.flow, oc.owner = ce.flow, ce.owner
+				oc.to, oc.from, oc.final, oc.local = uint16(j), uint16(i), uint16(j), false
+				nOut++
+				ce.next = m.cellFree
+				m.cellFree = h
+				m.node[i].q--
+				m.forwarded++
+				m.dataCells++
+				continue
+			}
+			if !anyLive && pp.tail < 0 {
+				// Only feedback to send, in an empty cell.
+				m.sendFeedback(i, j, pp, slot)
+				active[w] &^= 1 << uint(b)
+				continue
+			}
 			// listed: the pair may have something to send at its next
 			// visit (a listed subflow or a queued cell).
 			listed := anyLive
 			if anyLive && (noReady || pp.recv&1 == 0) {
-				listed = m.release(i, j, x, slot)
+				listed = m.release(i, j, x, slot, !noReady)
+				if m.direct {
+					// Released into the empty Q_ij: its head, sent now
+					// (the local cell's steps below).
+					m.direct = false
+					s := &m.sf[m.directOwner]
+					oc := &out[nOut]
+					oc.flow, oc.owner = m.directFlow, m.directOwner
+					oc.to, oc.from, oc.final, oc.local = uint16(j), uint16(i), uint16(s.dst), true
+					nOut++
+					if !ignoreFeedback {
+						sf := int(s.slab)*n + j
+						m.sfState[sf] = m.sfState[sf]&^sfStateMask | sfOutstanding
+						s.waiting++
+					} else if m.sentIgnoringFeedback(s, j, x) {
+						listed = true
+					}
+					m.dataCells++
+				}
 			}
 			if t := pp.tail; t >= 0 {
 				cells := m.cells
 				tc := &cells[t]
 				h := tc.next
 				ce := &cells[h]
-				c := dataCell{to: uint16(j), from: uint16(i), flow: ce.flow, owner: ce.owner, local: ce.meta&1 != 0, final: uint16(j)}
+				oc := &out[nOut]
+				nOut++
+				oc.flow, oc.owner = ce.flow, ce.owner
+				oc.to, oc.from, oc.final, oc.local = uint16(j), uint16(i), uint16(j), ce.meta&1 != 0
 				if h == t {
 					pp.tail = -1
 				} else {
@@ -590,10 +668,10 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 				ce.next = m.cellFree
 				m.cellFree = h
 				m.node[i].q--
-				if c.local {
+				if oc.local {
 					pp.recv &^= 1
-					s := &m.sf[c.owner]
-					c.final = uint16(s.dst)
+					s := &m.sf[oc.owner]
+					oc.final = uint16(s.dst)
 					if !ignoreFeedback {
 						// The subflow awaits its feedback.
 						sf := int(s.slab)*n + j
@@ -606,7 +684,6 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 					m.forwarded++
 				}
 				m.dataCells++
-				out = append(out, c)
 			}
 			if pp.recv > 1 {
 				m.sendFeedback(i, j, pp, slot)
@@ -616,7 +693,7 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 			}
 		}
 	}
-	m.out = out
+	m.out = out[:nOut]
 }
 
 // sentIgnoringFeedback is the state change of the subflow (of Shoal flow s
@@ -643,28 +720,54 @@ func (m *sim) sendFeedback(i, j int, pp *pair, slot int64) {
 	// cell is still in Q_ik, the slot by which it will have left, so
 	// that j's next cell of the subflow reaches i after it.
 	f := pp.recvFlow()
-	fb := feedback{to: int32(j), from: int32(i), flow: f}
-	if k := int(m.sf[f].dst); k != i {
-		y := m.bit(i, k)
-		fb.length = m.qLen(y)
-		if !m.o.NoReadyQueues {
-			var ready int32
-			if len(m.live[i]) > 0 {
-				ready = m.ready(i, k, y, slot)
+	pp.recv &= 1
+	nodes := uint32(j) | uint32(i)<<16
+	k := int(m.sf[f].dst)
+	if k == i {
+		m.fbOut = append(m.fbOut, feedback{nodes: nodes, flow: f}) // a direct cell
+		return
+	}
+	y := m.bit(i, k)
+	if m.o.NoReadyQueues {
+		m.fbOut = append(m.fbOut, feedback{nodes: nodes, flow: f, length: m.qLen(y)})
+		return
+	}
+	// The ready subflows first: the one call, before the values the rest
+	// needs are loaded.
+	var ready int32
+	if len(m.live[i]) > 0 {
+		ready = m.ready(i, k, y, slot)
+	}
+	var length int32
+	var clr int64
+	if t := m.p[y].tail; t >= 0 {
+		cells := m.cells
+		length = cells[t].meta >> 1
+		// at: the place, counted from 1 at the head, of the last cell
+		// of Shoal flow f among the forwarded cells of Q_ik, 0 when none
+		// is there: Q_ik serves one cell an epoch, so that cell leaves in
+		// the at-th slot of i to k from now.
+		var at, pos int32
+		for e := cells[t].next; ; e = cells[e].next {
+			pos++
+			if c := &cells[e]; c.meta&1 == 0 && c.owner == f {
+				at = pos
 			}
-			fb.length = max(fb.length+ready-1, 0)
-			if at := m.place(y, f); at > 0 {
-				// The first slot after this one in which i sends to k.
-				next := m.wait(i, k)
-				if next == 0 {
-					next = int64(m.E)
-				}
-				fb.clear = slot + next + int64(at-1)*int64(m.E)
+			if e == t {
+				break
 			}
 		}
+		if at > 0 {
+			// The first slot after this one in which i sends to k.
+			next := m.wait(i, k)
+			if next == 0 {
+				next = int64(m.E)
+			}
+			clr = slot + next + int64(at-1)*int64(m.E)
+		}
 	}
-	pp.recv &= 1
-	m.fbOut = append(m.fbOut, fb)
+	length = max(length+ready-1, 0)
+	m.fbOut = append(m.fbOut, feedback{nodes: nodes, flow: f, length: length, clear: clr})
 }
 
 // mark sets the active bit x.
@@ -696,6 +799,7 @@ func (m *sim) activate(k int, slot int64) {
 	m.pairFlow[key] = f
 	m.wf[k].owner = f
 	s := &m.sf[f]
+	s.last = m.wf[k].lastOfPair
 	if s.head < 0 {
 		s.head, s.tail = int32(k), int32(k)
 	} else {
@@ -723,13 +827,26 @@ func (m *sim) activate(k int, slot int64) {
 		n, src := m.n, fl.Src
 		state := m.sfState[base : base+n]
 		s.seq0 = m.seq
-		for j := range state {
-			if j == src || m.failed[j] {
-				continue
+		if m.anyFailed {
+			for j := range state {
+				if j == src || m.failed[j] {
+					continue
+				}
+				state[j] = sfListed | sfInList | sfSeqFresh
+				m.seq++
+				m.mark(wrap(j-src, n)*n + src)
 			}
+			return
+		}
+		for j := range state {
 			state[j] = sfListed | sfInList | sfSeqFresh
-			m.seq++
-			m.mark(wrap(j-src, n)*n + src)
+		}
+		state[src] = sfIdle
+		m.seq += int64(n - 1)
+		// The bits of (src, j) for j ≠ src: one per column, N apart.
+		active := m.active
+		for r := n + src; r < n*n; r += n {
+			active[r>>6] |= 1 << uint(r&63)
 		}
 		return
 	}
@@ -792,26 +909,30 @@ func (m *sim) maybeEnd(f int32) {
 // of its Shoal flow, which belongs to the earliest of the pair's workload
 // flows with cells left (FIFO). It reports whether subflows remain on the
 // list.
-func (m *sim) release(i, j, r int, slot int64) bool {
+//
+// direct: the caller is the visit of (i, j), which sends the head of Q_ij
+// next; a cell released into the empty queue is not queued but handed to
+// it (sim.direct), with the queue counters it would have moved.
+func (m *sim) release(i, j, r int, slot int64, direct bool) bool {
 	// Most lists hold one subflow: take it without gathering and sorting.
 	one, listed := m.listedOne(i, j)
 	switch listed {
 	case 0:
 		return false
 	case 1:
-		_, left := m.releaseOne(i, j, r, one, slot)
+		_, left := m.releaseOne(i, j, r, one, slot, direct)
 		return !left
 	}
-	return m.releaseList(i, j, r, slot)
+	return m.releaseList(i, j, r, slot, direct)
 }
 
 // listedOne counts the subflows on the candidate list of (i, j) and
 // returns one of them. It calls nothing, so that its loop keeps its
 // values in registers.
 func (m *sim) listedOne(i, j int) (one liveFlow, listed int) {
-	state := m.sfState[j:]
+	state := m.sfState
 	for _, lf := range m.live[i] {
-		if state[lf.base]&sfInList != 0 {
+		if state[int(lf.base)+j]&sfInList != 0 {
 			one = lf
 			listed++
 		}
@@ -820,7 +941,7 @@ func (m *sim) listedOne(i, j int) (one liveFlow, listed int) {
 }
 
 // releaseList is release for a candidate list of two or more subflows.
-func (m *sim) releaseList(i, j, r int, slot int64) bool {
+func (m *sim) releaseList(i, j, r int, slot int64, direct bool) bool {
 	c := m.cand[:0]
 	for _, lf := range m.live[i] {
 		if m.sfState[int(lf.base)+j]&sfInList != 0 {
@@ -842,7 +963,7 @@ func (m *sim) releaseList(i, j, r int, slot int64) bool {
 	}
 	remain := len(c)
 	for _, lf := range c {
-		ok, left := m.releaseOne(i, j, r, lf, slot)
+		ok, left := m.releaseOne(i, j, r, lf, slot, direct)
 		if left {
 			remain--
 		}
@@ -874,7 +995,7 @@ func (m *sim) seqOf(i, j int, lf liveFlow) int64 {
 // releaseOne is release for one listed subflow (of Shoal flow lf through
 // j): ok if it released a cell into Q_ij, left if it left the list
 // (released or stale). The release rule is eligible's, written out.
-func (m *sim) releaseOne(i, j, r int, lf liveFlow, slot int64) (ok, left bool) {
+func (m *sim) releaseOne(i, j, r int, lf liveFlow, slot int64, direct bool) (ok, left bool) {
 	f := lf.f
 	s := &m.sf[f]
 	sf := int(lf.base) + j
@@ -897,7 +1018,17 @@ func (m *sim) releaseOne(i, j, r int, lf liveFlow, slot int64) (ok, left bool) {
 	}
 	m.sfState[sf] = st&^(sfStateMask|sfInList) | sfQueued
 	k := s.head
-	m.enqueue(i, r, k, f, true, j)
+	if direct && qlen == 0 {
+		// Enqueued and dequeued at once: the node's queue counters see it
+		// (a queue of one is within Eq. 5's bound, 1 + incast ≥ 1), the
+		// cell pool does not.
+		nd := &m.node[i]
+		nd.maxQ = max(nd.maxQ, 1)
+		m.maxNodeQ = max(m.maxNodeQ, nd.q+1)
+		m.direct, m.directFlow, m.directOwner = true, k, f
+	} else {
+		m.enqueueLocal(i, r, k, f, j)
+	}
 	w := &m.wf[k]
 	w.unassigned--
 	s.unassigned--
@@ -965,23 +1096,59 @@ func (m *sim) ready(i, k, y int, slot int64) int32 {
 }
 
 // unlist takes the subflows of a Shoal flow that has no cells left to assign
-// off their candidate lists (they leave the lists when a release walks
-// them, or keep their place if a new workload flow of the pair arrives
-// first).
+// off their candidate lists. While a workload flow of the pair may still
+// arrive, they leave the lists when a release walks them, or keep their
+// place if that workload flow arrives first. Once none can (last), nothing
+// would see them on the lists again but a release that would skip them, so
+// they leave at once, and a pair with nothing else to send is not visited
+// for them: its active bit is cleared (the next cell, feedback or listed
+// subflow sets it again).
 func (m *sim) unlist(f int32) {
-	base := int(m.sf[f].slab) * m.n
-	for j := 0; j < m.n; j++ {
-		if st := m.sfState[base+j]; st&sfStateMask == sfListed {
-			m.sfState[base+j] = st &^ sfStateMask // sfIdle
+	s := &m.sf[f]
+	base := int(s.slab) * m.n
+	state := m.sfState[base : base+m.n]
+	if !s.last {
+		for j, st := range state {
+			if st&sfStateMask == sfListed {
+				state[j] = st &^ sfStateMask // sfIdle
+			}
+		}
+		return
+	}
+	i, n := int(s.src), m.n
+	live := m.live[i]
+	alone := len(live) == 1 // f itself: no other subflow of i is listed
+	p, active := m.p, m.active
+	for j, st := range state {
+		if st&sfStateMask != sfListed {
+			continue
+		}
+		// sfIdle, off the list; r is bit(i, j)
+		state[j] = st &^ (sfStateMask | sfInList)
+		r := wrap(j-i, n)*n + i
+		if pp := &p[r]; pp.tail >= 0 || pp.recv > 1 {
+			continue
+		}
+		listed := false
+		if !alone {
+			for _, lf := range live {
+				if m.sfState[int(lf.base)+j]&sfInList != 0 {
+					listed = true
+					break
+				}
+			}
+		}
+		if !listed {
+			active[r>>6] &^= 1 << uint(r&63)
 		}
 	}
 }
 
-// enqueue appends a cell of workload flow k (Shoal flow owner) to the queue
-// at pair index r (active bit x) of node i, the queue whose cells go to
-// node next: forwarded cells bound for next, local cells passing through
-// it.
-func (m *sim) enqueue(i, r int, k, owner int32, local bool, next int) {
+// enqueueLocal appends a local cell of workload flow k (Shoal flow owner)
+// to the queue at pair index r of node i, the queue whose cells go to
+// node next (the cell's intermediate). arrivals writes out the same steps
+// for a forwarded cell: a change to one is a change to both.
+func (m *sim) enqueueLocal(i, r int, k, owner int32, next int) {
 	e := m.cellFree
 	if e >= 0 {
 		m.cellFree = m.cells[e].next
@@ -1004,11 +1171,8 @@ func (m *sim) enqueue(i, r int, k, owner int32, local bool, next int) {
 		m.mark(r)
 	}
 	pp.tail = e
-	ce.meta = q << 1
-	if local {
-		ce.meta |= 1
-		pp.recv |= 1
-	}
+	ce.meta = q<<1 | 1 // local
+	pp.recv |= 1
 	nd := &m.node[i]
 	nd.q++
 	nd.maxQ = max(nd.maxQ, q)
@@ -1030,27 +1194,6 @@ func (m *sim) qLen(y int) int32 {
 	return 0
 }
 
-// place is the position, counted from 1 at the head, of the last cell of
-// Shoal flow f among the forwarded cells of queue y, 0 when none is there:
-// Q_y serves one cell an epoch, so that cell leaves in the place-th slot of
-// the queue's link from now.
-func (m *sim) place(y int, f int32) int32 {
-	t := m.p[y].tail
-	if t < 0 {
-		return 0
-	}
-	var at, n int32
-	for e := m.cells[t].next; ; e = m.cells[e].next {
-		n++
-		if c := &m.cells[e]; c.meta&1 == 0 && c.owner == f {
-			at = n
-		}
-		if e == t {
-			return at
-		}
-	}
-}
-
 // wait is how many slots from the current one (m.slotMod) node a waits
 // until it sends to node b, 0 if it does in this slot: the static schedule
 // repeats every epoch, so the first slot at or after slot + q·E in which a
@@ -1060,9 +1203,9 @@ func (m *sim) wait(a, b int) int64 {
 }
 
 // feedbacks acts on the rate-limit feedback in the headers received in a
-// slot, in the order they were sent. Feedback that node fb.to has received
-// from fb.from: the subflow of Shoal flow fb.flow through fb.from may be
-// listed again, and Eq. 2 measures time from the reply's send slot.
+// slot, in the order they were sent. Feedback that node j has received
+// from i: the subflow of Shoal flow fb.flow through i may be listed
+// again, and Eq. 2 measures time from the reply's send slot.
 func (m *sim) feedbacks(fbs []feedback, slot int64) {
 	n := m.n
 	dueBase, E := slot-int64(m.fb), int64(m.E)
@@ -1073,7 +1216,7 @@ func (m *sim) feedbacks(fbs []feedback, slot int64) {
 		if s.ended {
 			continue
 		}
-		j, i := int(fb.to), int(fb.from)
+		j, i := int(fb.nodes&0xffff), int(fb.nodes>>16)
 		sf := int(s.slab)*n + i
 		st := m.sfState[sf]
 		if st&sfStateMask != sfOutstanding {
@@ -1088,12 +1231,14 @@ func (m *sim) feedbacks(fbs []feedback, slot int64) {
 				m.list(r, sf)
 			}
 			if m.o.NoReadyQueues || m.p[r].recv&1 == 0 {
-				m.release(j, i, r, slot)
+				m.release(j, i, r, slot, false)
 			}
 			continue
 		}
 		m.sfState[sf] = st&^sfStateMask | sfRated // sfIdle
-		m.maybeEnd(f)
+		if s.waiting == 0 && s.pending == 0 {
+			m.maybeEnd(f) // most feedback leaves others awaited or cells in the rack
+		}
 	}
 }
 
@@ -1105,18 +1250,54 @@ func (m *sim) arrivals(cells []dataCell, slot int64) int {
 	at := float64(slot-int64(m.d)+1)*m.slotNS + m.c.PropNS
 	inWindow := at >= m.measureFrom
 	n := m.n
+	noReady := m.o.NoReadyQueues
 	completed := 0
 	for ci := range cells {
 		c := &cells[ci]
 		j, i := int(c.to), int(c.from)
 		r := wrap(i-j, n)*n + j // bit(j, i)
 		if q := int(c.final); q != j {
-			// First hop: j is the intermediate node; the cell joins Q_jk and
-			// j records it for its next feedback to i (§3.3.2).
-			m.enqueue(j, wrap(q-j, n)*n+j, c.flow, c.owner, false, q)
+			// First hop: j is the intermediate node; the cell joins Q_jq and
+			// j records it for its next feedback to i (§3.3.2). The
+			// enqueue of a forwarded cell, written out.
+			e := m.cellFree
+			if e >= 0 {
+				m.cellFree = m.cells[e].next
+			} else {
+				e = int32(len(m.cells))
+				m.cells = append(m.cells, cellEntry{})
+			}
+			cls := m.cells
+			ce := &cls[e]
+			ce.flow, ce.owner = c.flow, c.owner
+			y := wrap(q-j, n)*n + j // bit(j, q)
+			qp := &m.p[y]
+			ql := int32(1)
+			if t := qp.tail; t >= 0 {
+				tc := &cls[t]
+				ce.next = tc.next
+				tc.next = e
+				ql += tc.meta >> 1
+			} else {
+				ce.next = e
+				m.active[y>>6] |= 1 << uint(y&63)
+			}
+			qp.tail = e
+			ce.meta = ql << 1
+			nd := &m.node[j]
+			nd.q++
+			nd.maxQ = max(nd.maxQ, ql)
+			m.maxNodeQ = max(m.maxNodeQ, nd.q)
+			bound := 1 + m.node[q].incast // Eq. 5
+			if noReady {
+				bound = nd.outcast + m.node[q].incast // Eq. 3
+			}
+			if ql > bound {
+				m.boundViolations++
+			}
 			pp := &m.p[r]
 			pp.recv = pp.recv&1 | uint32(c.owner+1)<<1
-			m.mark(r)
+			m.active[r>>6] |= 1 << uint(r&63)
 			continue
 		}
 		if c.local {
