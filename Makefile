@@ -59,13 +59,18 @@ FULL_PKGS  := ./selftest/all ./cmd/labrunner ./boards/emu/prr ./golden/shoal ./g
 UNIT_P        ?= 4
 UNIT_PARALLEL ?= 4
 
+# The packages that take longest go first: go test starts packages in the order it is given them, and a
+# long one started last ran alone at the end of a pass with a CPU idle (the rest follow in ./...'s order).
+RACE_FIRST := ./cmd/labrunner ./docs ./selftest/all ./boards/emu/tin ./rtl ./golden/shoal
+FULL_FIRST := ./selftest/all ./docs
+
 # Both passes run, whatever the first gave; unit fails when either did.
 unit: influxd rtl-tools
 	@race=0; full=0; \
-	echo "GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -p $(UNIT_P) -parallel $(UNIT_PARALLEL) -timeout 20m ./..."; \
-	GORACE=atexit_sleep_ms=0 LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -race -count=1 -p $(UNIT_P) -parallel $(UNIT_PARALLEL) -timeout 20m ./... || race=$$?; \
-	echo "$(GO) test -count=1 -p $(UNIT_P) -parallel $(UNIT_PARALLEL) -timeout 20m -run $(FULL_TESTS) $(FULL_PKGS)"; \
-	LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -count=1 -p $(UNIT_P) -parallel $(UNIT_PARALLEL) -timeout 20m -run $(FULL_TESTS) $(FULL_PKGS) || full=$$?; \
+	echo "GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -p $(UNIT_P) -parallel $(UNIT_PARALLEL) -timeout 20m $(RACE_FIRST) ./..."; \
+	GORACE=atexit_sleep_ms=0 LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -race -count=1 -p $(UNIT_P) -parallel $(UNIT_PARALLEL) -timeout 20m $(RACE_FIRST) ./... || race=$$?; \
+	echo "$(GO) test -count=1 -p $(UNIT_P) -parallel $(UNIT_PARALLEL) -timeout 20m -run $(FULL_TESTS) $(FULL_FIRST) $(FULL_PKGS)"; \
+	LABRUNNER_INFLUXD=$(INFLUXD) $(GO) test -count=1 -p $(UNIT_P) -parallel $(UNIT_PARALLEL) -timeout 20m -run $(FULL_TESTS) $(FULL_FIRST) $(FULL_PKGS) || full=$$?; \
 	if [ $$race -ne 0 ] || [ $$full -ne 0 ]; then echo "unit: the race pass exited $$race, the pass without it $$full"; exit 1; fi
 
 # InfluxDB 1.8 for the export tests (results/influx, cmd/labrunner): built once into .cache (about two
