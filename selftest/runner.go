@@ -105,6 +105,7 @@ func (r *Runner) RunPlan(ctx context.Context, plan *labconfig.Plan) PlanResult {
 			break
 		}
 	}
+	pr.reconcileRest(ctx.Err() != nil)
 	return *pr.res
 }
 
@@ -123,11 +124,19 @@ type planRun struct {
 	healthy   []*boards.Board
 	imgs      []image
 	busBefore map[string]BusCounters
+
+	// declared holds each pending test's declared cases (Test.Cases),
+	// reconciled the tests whose missing cases were reported, notRun why
+	// a board's tests were not run (a failed bitstream check or setup).
+	declared   map[int][]Case
+	reconciled map[int]bool
+	notRun     map[string]error
 }
 
 func (r *Runner) newPlanRun(plan *labconfig.Plan) *planRun {
 	pr := &planRun{r: r, plan: plan, log: r.Log.With("plan", plan.Name), rec: &countingRecorder{Recorder: r.Rec},
-		res: &PlanResult{Plan: plan.Name}, start: time.Now()}
+		res: &PlanResult{Plan: plan.Name}, start: time.Now(),
+		declared: map[int][]Case{}, reconciled: map[int]bool{}, notRun: map[string]error{}}
 	for i := range plan.Tests {
 		if pr.rec.Done(TestStep(plan, i)) {
 			pr.res.Skipped++
@@ -146,14 +155,21 @@ func (pr *planRun) finish() {
 }
 
 // failTests records an error verdict for every pending test on the given
-// boards (all the plan's boards when none are given).
+// boards (all the plan's boards when none are given). A test that declares
+// its cases gets them instead, each with the error (reconcileRest).
 func (pr *planRun) failTests(boardNames []string, err error) {
 	if boardNames == nil {
 		for _, pb := range pr.plan.Boards {
 			boardNames = append(boardNames, pb.Board)
 		}
 	}
+	for _, b := range boardNames {
+		pr.notRun[b] = err
+	}
 	for _, i := range pr.pending {
+		if pr.declares(i) {
+			continue
+		}
 		pr.env.step = TestStep(pr.plan, i)
 		for _, b := range boardNames {
 			pr.env.Error(pr.plan.Tests[i].Name, b, nil, err)
@@ -212,7 +228,7 @@ func (pr *planRun) health(ctx context.Context) bool {
 		}()
 	}
 	wg.Wait()
-	r.reportUnhealthy(env, plan, pr.pending, "")
+	pr.reportUnhealthy("")
 	return true
 }
 
@@ -295,7 +311,7 @@ func (pr *planRun) program(ctx context.Context) bool {
 	wg.Wait()
 	pr.rec.MarkDone(env.step, results.KindSetup)
 	env.step = ""
-	r.reportUnhealthy(env, plan, pr.pending, "program")
+	pr.reportUnhealthy("program")
 
 	for _, pb := range plan.Boards {
 		if b, ok := programmed[pb.Board]; ok {
@@ -353,7 +369,7 @@ func (pr *planRun) boardHealth(ctx context.Context) bool {
 		}
 		if len(keep) < len(env.Boards) {
 			env.Boards = keep
-			r.reportUnhealthy(env, plan, pr.pending, "links")
+			pr.reportUnhealthy("links")
 			// The design's view of the rack changed: set it up again
 			// without the unhealthy boards.
 			if s := setupFor(plan.Design); s != nil && len(keep) > 0 {
@@ -449,9 +465,12 @@ func (pr *planRun) tests(ctx context.Context) bool {
 		if err != nil {
 			env.Error(t.Name, "", nil, err)
 		}
-		env.endTest()
+		seen := env.endTest()
 		env.params = nil
 		cancel()
+		if ctx.Err() == nil {
+			pr.reconcile(i, seen, err, nil)
+		}
 		after, _ := env.Verdicts()
 		if err == nil && after == before && len(env.Boards) > 0 {
 			env.Error(t.Name, "", nil, fmt.Errorf("test %s recorded no verdict: it measured nothing", t.Name))
@@ -469,8 +488,12 @@ func (pr *planRun) tests(ctx context.Context) bool {
 func MgmtStep(plan *labconfig.Plan) string { return plan.Name + "#mgmt" }
 
 // reportUnhealthy records, once per board, an infrastructure error for each
-// pending test of the boards newly found unhealthy at this stage.
-func (r *Runner) reportUnhealthy(env *Env, plan *labconfig.Plan, pending []int, stage string) {
+// pending test of the boards newly found unhealthy at this stage. A test
+// that declares its cases has them reported instead, each under its own
+// name, once the test ran (reconcile). A board found unhealthy before
+// programming keeps its program case too.
+func (pr *planRun) reportUnhealthy(stage string) {
+	r, env, plan, pending := pr.r, pr.env, pr.plan, pr.pending
 	if env.reported == nil {
 		env.reported = map[string]bool{}
 	}
@@ -481,7 +504,15 @@ func (r *Runner) reportUnhealthy(env *Env, plan *labconfig.Plan, pending []int, 
 		}
 		env.reported[pb.Board] = true
 		r.Log.Warn("board unhealthy: taken out of the plan", "plan", plan.Name, "board", pb.Board, "reason", why)
+		if stage == "" && len(pending) > 0 {
+			env.step = plan.Name + "#program"
+			env.Error("program", pb.Board, nil,
+				drivers.Infra(pb.Board, "health", "the rest of the rack goes on without it", fmt.Errorf("not programmed: board %s left the plan: %s", pb.Board, why)))
+		}
 		for _, i := range pending {
+			if pr.declares(i) {
+				continue
+			}
 			env.step = TestStep(plan, i)
 			env.Error(plan.Tests[i].Name, pb.Board, nil,
 				drivers.Infra(pb.Board, "health", "the rest of the rack goes on without it", fmt.Errorf("board unhealthy: %s", why)))

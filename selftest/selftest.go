@@ -65,6 +65,9 @@ type Env struct {
 	// verdicts had not passed when it started (see Error).
 	testCtx   context.Context
 	testFails int
+	// seen, while a test runs, collects the cases it recorded (the
+	// runner reports the declared ones it did not: Test.Cases).
+	seen *seenCases
 }
 
 // WithDesign returns an Env that records as e does (the same plan,
@@ -212,13 +215,18 @@ func (e *Env) crowdedOut(err error) bool {
 func (e *Env) startTest(ctx context.Context) {
 	e.mu.Lock()
 	e.testCtx, e.testFails = ctx, e.fails
+	e.seen = &seenCases{ids: map[string]bool{}}
 	e.mu.Unlock()
 }
 
-func (e *Env) endTest() {
+// endTest returns the cases the test recorded ("board name").
+func (e *Env) endTest() map[string]bool {
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.testCtx = nil
-	e.mu.Unlock()
+	seen := e.seen.ids
+	e.seen = nil
+	return seen
 }
 
 func (e *Env) fill(name string, m results.Measurement) results.Measurement {
@@ -253,6 +261,7 @@ func (e *Env) write(m results.Measurement, exp *results.Expectation, v results.V
 	}
 	for x := e; x != nil; x = x.parent {
 		x.mu.Lock()
+		x.seen.add(v.Board, v.Name())
 		x.count++
 		if v.Status != results.Pass {
 			x.fails++
@@ -285,6 +294,15 @@ type Test struct {
 	// recorded as an error verdict for the test as a whole (nothing else
 	// recorded it): use it for infrastructure and setup trouble.
 	Run func(ctx context.Context, env *Env) error
+	// Cases, if set, lists the cases Run records for a plan, from the
+	// plan, the lab and the test's parameters alone (never from a board):
+	// every case Run records on a healthy rack, under the same names. A
+	// case the run then does not record (its board, or a board it needs,
+	// left the plan; the test stopped on an error) is still reported, as
+	// an error or a skip with the reason: a case's JUnit identity never
+	// disappears with a fault. A test without Cases that loses a board is
+	// reported as one error for the test on that board.
+	Cases func(CasePlan) ([]Case, error)
 }
 
 // DecodeParams decodes a plan's test entry into a copy of the test's

@@ -1,0 +1,200 @@
+package selftest
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/drivers"
+	"github.com/labrunner/labrunner/labconfig"
+	"github.com/labrunner/labrunner/results"
+)
+
+// Case is a test case a test will record for a plan: its JUnit identity
+// (the board it is recorded on and its name with parameters) and the
+// other boards of the plan it needs (a peer, the boards a path crosses).
+type Case struct {
+	Board  string
+	Name   string
+	Params results.Params
+	Needs  []string
+}
+
+// ID is the case's identity in results: its board and verdict name.
+func (c Case) ID() string {
+	return caseID(c.Board, results.Verdict{Test: c.Name, Params: c.Params}.Name())
+}
+
+func caseID(board, name string) string { return board + " " + name }
+
+// CasePlan is what a test's Cases reads: the lab and the plan as written,
+// the design's manifest and the test's decoded parameters. Nothing in it
+// comes from a board: the cases of a plan are the same whichever boards a
+// run finds healthy.
+type CasePlan struct {
+	Lab    *labconfig.Lab
+	Plan   *labconfig.Plan
+	Test   labconfig.Test
+	Design *bitstreams.Manifest
+	// Params is the test's decoded parameter struct (Test.Params' type).
+	Params any
+}
+
+// casesOf returns the cases test i of the plan declares, or nil when it
+// declares none (its Cases is unset, or the design is not known).
+func (pr *planRun) casesOf(i int) []Case {
+	if c, ok := pr.declared[i]; ok {
+		return c
+	}
+	var cs []Case
+	defer func() { pr.declared[i] = cs }()
+	t := pr.plan.Tests[i]
+	test, ok := Lookup(pr.plan.Design, t.Name)
+	if !ok || test.Cases == nil || pr.env.Design == nil {
+		return nil
+	}
+	params, err := test.DecodeParams(t.Params)
+	if err != nil {
+		return nil
+	}
+	got, err := test.Cases(CasePlan{Lab: pr.r.Lab, Plan: pr.plan, Test: t, Design: pr.env.Design, Params: params})
+	if err != nil {
+		// The run reports what the test records; the declaration's
+		// trouble is logged for whoever maintains the test.
+		pr.log.Error("a test's declared cases could not be listed", "test", t.Name, "err", err)
+		return nil
+	}
+	cs = got
+	return cs
+}
+
+// declares says whether test i lists its cases: a board that leaves the
+// plan is then reported under those cases (reconcile) rather than as one
+// error for the test.
+func (pr *planRun) declares(i int) bool { return pr.casesOf(i) != nil }
+
+// reconcile records every case test i declared that the run did not
+// record, so that no case of the plan disappears: a case on (or needing) a
+// board that left the plan is an infrastructure error naming the board and
+// its health error; one the test could not reach because it returned an
+// error is skipped with that error (the test's own error verdict says what
+// went wrong); one the plan never ran is an error with the reason it did
+// not (stop); any other is a failure: the test declared a case it then
+// did not judge.
+func (pr *planRun) reconcile(i int, seen map[string]bool, testErr, stop error) {
+	if pr.reconciled[i] {
+		return
+	}
+	pr.reconciled[i] = true
+	cs := pr.casesOf(i)
+	if len(cs) == 0 {
+		return
+	}
+	env := pr.env
+	env.step = TestStep(pr.plan, i)
+	defer func() { env.step = "" }()
+	name := pr.plan.Tests[i].Name
+	done := map[string]bool{}
+	for _, c := range cs {
+		id := c.ID()
+		if seen[id] || done[id] {
+			continue
+		}
+		done[id] = true
+		if b, why, ok := pr.leftPlan(c); ok {
+			env.Error(c.Name, c.Board, c.Params, drivers.Infra(b, "health", "the rest of the rack goes on without it",
+				fmt.Errorf("board %s left the plan: %s", b, why)))
+			continue
+		}
+		if err := pr.notRunOn(c); err != nil {
+			env.Error(c.Name, c.Board, c.Params, err)
+			continue
+		}
+		switch {
+		case stop != nil:
+			env.Error(c.Name, c.Board, c.Params, fmt.Errorf("not run: %w", stop))
+		case testErr != nil:
+			env.Skip(c.Name, c.Board, c.Params, fmt.Sprintf("not measured: test %s stopped with an error (see its verdict): %v", name, testErr))
+		default:
+			env.Error(c.Name, c.Board, c.Params, fmt.Errorf("test %s declares this case for the plan but recorded no verdict for it", name))
+		}
+	}
+}
+
+// leftPlan returns the first board of a case (its own, then those it
+// needs) that left the plan, and why.
+func (pr *planRun) leftPlan(c Case) (string, string, bool) {
+	for _, b := range append([]string{c.Board}, c.Needs...) {
+		if why, bad := pr.env.Unhealthy[b]; bad && b != "" {
+			return b, why, true
+		}
+	}
+	return "", "", false
+}
+
+// notRunOn is why the plan did not run its tests on a board of the case
+// (a failed bitstream check or design setup), or nil.
+func (pr *planRun) notRunOn(c Case) error {
+	for _, b := range append([]string{c.Board}, c.Needs...) {
+		if err := pr.notRun[b]; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reconcileRest reports the declared cases of the pending tests that did
+// not run (the plan stopped before them), unless the run was interrupted
+// (a resumed run runs them).
+func (pr *planRun) reconcileRest(interrupted bool) {
+	if interrupted {
+		return
+	}
+	stop := pr.res.Setup
+	if stop == nil {
+		stop = errors.New("the plan stopped before the test")
+	}
+	for _, i := range pr.pending {
+		pr.reconcile(i, nil, nil, stop)
+	}
+}
+
+// seenCases tracks the cases the running test records (Env.write).
+type seenCases struct {
+	ids map[string]bool
+}
+
+func (s *seenCases) add(board, name string) {
+	if s != nil && s.ids != nil {
+		s.ids[caseID(board, name)] = true
+	}
+}
+
+// DeclaredCases lists the cases the tests of a plan declare, by test
+// entry, for tools and tests that compare runs (every case is "board name").
+// Tests that declare none are left out.
+func DeclaredCases(lab *labconfig.Lab, plan *labconfig.Plan, design *bitstreams.Manifest) (map[string][]string, error) {
+	out := map[string][]string{}
+	for i, t := range plan.Tests {
+		test, ok := Lookup(plan.Design, t.Name)
+		if !ok || test.Cases == nil {
+			continue
+		}
+		params, err := test.DecodeParams(t.Params)
+		if err != nil {
+			return nil, paramsError(t, err)
+		}
+		cs, err := test.Cases(CasePlan{Lab: lab, Plan: plan, Test: t, Design: design, Params: params})
+		if err != nil {
+			return nil, fmt.Errorf("test %s: %w", t.Name, err)
+		}
+		var ids []string
+		for _, c := range cs {
+			ids = append(ids, c.ID())
+		}
+		sort.Strings(ids)
+		out[TestStep(plan, i)] = ids
+	}
+	return out, nil
+}
