@@ -11,7 +11,7 @@ import (
 	"github.com/labrunner/labrunner/results"
 )
 
-// Case is a test case a test will record for a plan: its JUnit identity
+// Case is a test case a test will record for a plan (RegisterCases): its JUnit identity
 // (the board it is recorded on and its name with parameters) and the
 // other boards of the plan it needs (a peer, the boards a path crosses).
 type Case struct {
@@ -27,6 +27,41 @@ func (c Case) ID() string {
 }
 
 func caseID(board, name string) string { return board + " " + name }
+
+// Cases lists the cases a test's Run records for a plan, from the plan,
+// the lab and the test's parameters alone (never from a board): every case
+// Run records on a healthy rack, under the same names.
+type Cases func(CasePlan) ([]Case, error)
+
+var declarations = newRegistry[Cases]("selftest.RegisterCases: the cases of test")
+
+// RegisterCases declares the cases a registered test records (design ""
+// for a generic test). A case a run then does not record (its board, or a
+// board it needs, left the plan; the test stopped on an error) is still
+// reported, as an error or a skip with the reason: a case's JUnit identity
+// never disappears with a fault. A test that declares none and loses a
+// board is reported as one error for the test on that board. Meant for
+// init functions; a second declaration for one test panics.
+func RegisterCases(design, test string, c Cases) {
+	where := caller(1)
+	if test == "" || c == nil {
+		panic(fmt.Sprintf("selftest.RegisterCases at %s: want a test name and its cases (got %q, nil %v)", where, test, c == nil))
+	}
+	declarations.add(testKey(design, test), c, where)
+}
+
+// casesFor returns the cases declared for the test a plan of design runs
+// under name (the design's own test first, as Lookup finds it).
+func casesFor(design, name string) Cases {
+	if c, ok := declarations.get(testKey(design, name)); ok {
+		return c
+	}
+	if _, own := tests.get(testKey(design, name)); own {
+		return nil
+	}
+	c, _ := declarations.get(testKey("", name))
+	return c
+}
 
 // CasePlan is what a test's Cases reads: the lab and the plan as written,
 // the design's manifest and the test's decoded parameters. Nothing in it
@@ -51,14 +86,15 @@ func (pr *planRun) casesOf(i int) []Case {
 	defer func() { pr.declared[i] = cs }()
 	t := pr.plan.Tests[i]
 	test, ok := Lookup(pr.plan.Design, t.Name)
-	if !ok || test.Cases == nil || pr.env.Design == nil {
+	declare := casesFor(pr.plan.Design, t.Name)
+	if !ok || declare == nil || pr.env.Design == nil {
 		return nil
 	}
 	params, err := test.DecodeParams(t.Params)
 	if err != nil {
 		return nil
 	}
-	got, err := test.Cases(CasePlan{Lab: pr.r.Lab, Plan: pr.plan, Test: t, Design: pr.env.Design, Params: params})
+	got, err := declare(CasePlan{Lab: pr.r.Lab, Plan: pr.plan, Test: t, Design: pr.env.Design, Params: params})
 	if err != nil {
 		// The run reports what the test records; the declaration's
 		// trouble is logged for whoever maintains the test.
@@ -69,7 +105,7 @@ func (pr *planRun) casesOf(i int) []Case {
 	return cs
 }
 
-// declares says whether test i lists its cases: a board that leaves the
+// declares says whether test i lists its cases (RegisterCases): a board that leaves the
 // plan is then reported under those cases (reconcile) rather than as one
 // error for the test.
 func (pr *planRun) declares(i int) bool { return pr.casesOf(i) != nil }
@@ -160,7 +196,8 @@ func (pr *planRun) reconcileRest(interrupted bool) {
 	}
 }
 
-// seenCases tracks the cases the running test records (Env.write).
+// seenCases tracks the cases the running test records (Env.write), for
+// reconcile.
 type seenCases struct {
 	ids map[string]bool
 }
@@ -178,14 +215,15 @@ func DeclaredCases(lab *labconfig.Lab, plan *labconfig.Plan, design *bitstreams.
 	out := map[string][]string{}
 	for i, t := range plan.Tests {
 		test, ok := Lookup(plan.Design, t.Name)
-		if !ok || test.Cases == nil {
+		declare := casesFor(plan.Design, t.Name)
+		if !ok || declare == nil {
 			continue
 		}
 		params, err := test.DecodeParams(t.Params)
 		if err != nil {
 			return nil, paramsError(t, err)
 		}
-		cs, err := test.Cases(CasePlan{Lab: lab, Plan: plan, Test: t, Design: design, Params: params})
+		cs, err := declare(CasePlan{Lab: lab, Plan: plan, Test: t, Design: design, Params: params})
 		if err != nil {
 			return nil, fmt.Errorf("test %s: %w", t.Name, err)
 		}

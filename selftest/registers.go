@@ -117,9 +117,9 @@ func init() {
 			"design's manifest gives, scratch registers hold every test pattern, read-write registers held " +
 			"their reset values right after programming, and every configuration value the manifest declares " +
 			"(config:) reads back as declared (registers.config)",
-		Run:   runRegisters,
-		Cases: registerCases,
+		Run: runRegisters,
 	})
+	RegisterCases("", "registers", registerCases)
 }
 
 // registerCases are runRegisters' cases: on every board of the plan, its

@@ -125,7 +125,7 @@ type planRun struct {
 	imgs      []image
 	busBefore map[string]BusCounters
 
-	// declared holds each pending test's declared cases (Test.Cases),
+	// declared holds each pending test's declared cases (RegisterCases),
 	// reconciled the tests whose missing cases were reported, notRun why
 	// a board's tests were not run (a failed bitstream check or setup).
 	declared   map[int][]Case

@@ -66,7 +66,7 @@ type Env struct {
 	testCtx   context.Context
 	testFails int
 	// seen, while a test runs, collects the cases it recorded (the
-	// runner reports the declared ones it did not: Test.Cases).
+	// runner reports the declared ones it did not: RegisterCases).
 	seen *seenCases
 }
 
@@ -294,15 +294,6 @@ type Test struct {
 	// recorded as an error verdict for the test as a whole (nothing else
 	// recorded it): use it for infrastructure and setup trouble.
 	Run func(ctx context.Context, env *Env) error
-	// Cases, if set, lists the cases Run records for a plan, from the
-	// plan, the lab and the test's parameters alone (never from a board):
-	// every case Run records on a healthy rack, under the same names. A
-	// case the run then does not record (its board, or a board it needs,
-	// left the plan; the test stopped on an error) is still reported, as
-	// an error or a skip with the reason: a case's JUnit identity never
-	// disappears with a fault. A test without Cases that loses a board is
-	// reported as one error for the test on that board.
-	Cases func(CasePlan) ([]Case, error)
 }
 
 // DecodeParams decodes a plan's test entry into a copy of the test's
