@@ -106,6 +106,7 @@ func (r *Runner) RunPlan(ctx context.Context, plan *labconfig.Plan) PlanResult {
 		}
 	}
 	pr.reconcileRest(ctx.Err() != nil)
+	pr.mgmtLeft(ctx)
 	return *pr.res
 }
 
@@ -482,6 +483,29 @@ func (pr *planRun) tests(ctx context.Context) bool {
 	}
 	env.step = ""
 	return true
+}
+
+// mgmtLeft runs the management check of a plan every board of which left
+// it before the check (none programmed): the check records its cases
+// there, each an error naming the board (selftest/bringup.Check), so that
+// they keep their names.
+func (pr *planRun) mgmtLeft(ctx context.Context) {
+	r, env := pr.r, pr.env
+	if r.Mgmt == nil || ctx.Err() != nil || len(env.Boards) > 0 || len(env.Unhealthy) == 0 || env.Design == nil || len(pr.pending) == 0 {
+		return
+	}
+	step := MgmtStep(pr.plan)
+	if pr.rec.Done(step) {
+		return
+	}
+	env.step = step
+	mctx, cancel := drivers.Deadline(ctx, r.Lab.Deadlines.Test)
+	if err := r.Mgmt(mctx, env); err != nil {
+		env.Error("mgmt", "", nil, err)
+	}
+	cancel()
+	pr.rec.MarkDone(step, results.KindTest)
+	env.step = ""
 }
 
 // MgmtStep is the step id of a plan's management check.

@@ -392,6 +392,10 @@ func (r *run) conclude(n *node, res *StageResult, quiet, print bool) {
 			return
 		}
 		r.env.Check(name, m, false, res.Expected, "bring-up stages (docs/architecture.md)", msg)
+	case Blocked:
+		// An earlier stage failed (its verdict says why): the stage keeps
+		// its case, skipped with the reason.
+		r.env.Skip(name, n.Name, nil, "not run: "+res.Summary)
 	}
 }
 

@@ -237,15 +237,31 @@ func (rr *rackRun) scoreTimeSync(ctx context.Context, live []*node, ts *tsRack, 
 	}
 	rr.record(name+".tree_depth", nil, results.Measurement{Metric: prefix + ".tree_depth", Value: float64(depth), Unit: "hops", Text: strings.TrimPrefix(rerooted, "; ")}, "")
 	for _, n := range live {
+		p := results.Params{"board": n.Name}
 		if n.ts.Depth < 0 {
+			// Outside the tree (its stage fails, saying why): its
+			// cases stay, skipped.
+			why := "not measured: " + n.Name + " is outside the TimeSync tree (see bringup.timesync)"
+			for _, c := range []string{"depth", "parent", "offset_ns"} {
+				rr.skip(name+"."+c, n.Board, p, why)
+			}
+			rr.skip(name+".offset_bound_ns", n.Board, nil, why)
 			continue
 		}
-		p := results.Params{"board": n.Name}
 		rr.record(name+".depth", n.Board, results.Measurement{Metric: prefix + ".depth", Params: p, Value: float64(n.ts.Depth), Unit: "hops", Text: strings.TrimPrefix(rerooted, "; ")}, "")
 		if _, ok := exp[results.Key(prefix+".status", p)]; ok {
 			rr.record(name+".status", n.Board, results.Measurement{Metric: prefix + ".status", Params: p, Text: n.ts.Status}, "")
 		}
 		if n.ts.Role != "client" {
+			// The primary is the reference the others are measured
+			// against: which board it is depends on the boards up (reading
+			// M2), so every board of the tree has the client's cases, the
+			// primary's not applicable (skipped, saying so).
+			why := "not applicable: " + n.Name + " is the TimeSync primary" + rerooted + "; the clients' offsets are measured against it"
+			for _, c := range []string{"parent", "offset_ns"} {
+				rr.skip(name+"."+c, n.Board, p, why)
+			}
+			rr.skip(name+".offset_bound_ns", n.Board, nil, why)
 			continue
 		}
 		rr.recordChoice(name+".parent", n.Board, results.Measurement{Metric: prefix + ".parent", Params: p,
@@ -255,6 +271,10 @@ func (rr *rackRun) scoreTimeSync(ctx context.Context, live []*node, ts *tsRack, 
 			rr.record(name+".offset_ns", n.Board, results.Measurement{Metric: prefix + ".offset_ns", Params: p, Value: n.ts.OffsetNS, Unit: "ns",
 				Text: fmt.Sprintf("largest correction since TS_CLEAR (TS_MAX_CORR_PS); last correction %.3g ns (%.0f ppm against its parent)%s", n.ts.LastCorrNS, n.ts.DriftPPM, rerooted)}, "")
 			rr.checkBound(prefix, n)
+		} else {
+			why := fmt.Sprintf("not measured: %s is %s, not synced (see bringup.timesync.status and bringup.timesync)", n.Name, n.ts.Status)
+			rr.skip(name+".offset_ns", n.Board, p, why)
+			rr.skip(name+".offset_bound_ns", n.Board, nil, why)
 		}
 	}
 	rr.expect = raw
