@@ -341,3 +341,63 @@ func TestDesignFaultsCoverTheRegistry(t *testing.T) {
 		t.Fatal("the emulator registers no fault for the default lab's designs")
 	}
 }
+
+// A fault changes the statuses of a plan's cases, never their names: a
+// case's JUnit identity comes from the plan and the lab alone. A board
+// that leaves the plan (board-silent, mgmt-never-boots) keeps every case
+// of every test that declares its cases (selftest.RegisterCases) and of
+// the management check, its own and those of the boards whose peers,
+// paths or cables need it, each an error naming it; the management check
+// names its cases by board, whichever proxy, TimeSync parent, primary or
+// re-rooted tree the fault made the run choose (tsync-dead,
+// mgmt-nsf-reboot). Each plan runs a few of its tests, with the
+// management check as the nightly runs it (the names of the other tests'
+// cases come from the same declarations; TestDefaultPlansCatchEveryDesignFault
+// compares every case of every plan for the design faults).
+func TestFaultsKeepTheCaseNames(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a plan per fault")
+	}
+	t.Parallel()
+	cat := bitstreams.Default()
+	type faulted struct {
+		fault string
+		exit  int
+	}
+	for _, c := range []struct {
+		plan   string
+		tests  []string
+		faults []faulted
+	}{
+		{"exanet-mesh", []string{"registers", "links", "latency", "dor_path", "port_loopback"}, []faulted{{"board-silent@exa-10", labrun.ExitInfra}}},
+		{"prr", []string{"registers", "pipeline_latency"}, []faulted{{"mgmt-never-boots@prr-0", labrun.ExitInfra}}},
+		{"tin", []string{"registers"}, []faulted{{"tsync-dead@tin-p0b3", labrun.ExitFail}, {"mgmt-nsf-reboot@tin-p0b0", labrun.ExitPass}}},
+	} {
+		t.Run(c.plan, func(t *testing.T) {
+			t.Parallel()
+			o := labRun{plans: []string{c.plan}, tests: map[string][]string{c.plan: c.tests}, mgmt: true}
+			clean := runLab(t, cat, o)
+			if clean.out.ExitCode != labrun.ExitPass {
+				t.Fatalf("plan %s without a fault: exit %d", c.plan, clean.out.ExitCode)
+			}
+			want := caseNames(t, clean.dir)
+			for _, f := range c.faults {
+				o.faults = []string{f.fault}
+				r := runLab(t, cat, o)
+				if r.out.ExitCode != f.exit {
+					t.Errorf("%s: exit %d, want %d", f.fault, r.out.ExitCode, f.exit)
+				}
+				got := slices.DeleteFunc(caseNames(t, r.dir), isEvent)
+				if missing, extra := diff(want, got), diff(got, want); len(missing)+len(extra) > 0 {
+					t.Errorf("%s changed the plan's cases: %d missing (%s), %d new (%s)", f.fault, len(missing), firstOf(missing), len(extra), firstOf(extra))
+				}
+			}
+		})
+	}
+}
+
+// isEvent says whether a case records an event the run saw rather than a
+// case of the plan: bringup.reconcile, a firmware the runner found rebooted
+// (or silent) and the registers it rewrote, exists only when that happened
+// (the trace mgmt-nsf-reboot leaves, docs/verdicts.md).
+func isEvent(c string) bool { return strings.Contains(c, " bringup.reconcile[") }
