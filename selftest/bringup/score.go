@@ -253,15 +253,9 @@ func (rr *rackRun) scoreTimeSync(ctx context.Context, live []*node, ts *tsRack, 
 			rr.record(name+".status", n.Board, results.Measurement{Metric: prefix + ".status", Params: p, Text: n.ts.Status}, "")
 		}
 		if n.ts.Role != "client" {
-			// The primary is the reference the others are measured
-			// against: which board it is depends on the boards up (reading
-			// M2), so every board of the tree has the client's cases, the
-			// primary's not applicable (skipped, saying so).
-			why := "not applicable: " + n.Name + " is the TimeSync primary" + rerooted + "; the clients' offsets are measured against it"
-			for _, c := range []string{"parent", "offset_ns"} {
-				rr.skip(name+"."+c, n.Board, p, why)
-			}
-			rr.skip(name+".offset_bound_ns", n.Board, nil, why)
+			// The primary has no parent, offset or bound case. Which board
+			// it is depends on the boards up (reading M2): a fault that
+			// moves it moves these cases from one board to another.
 			continue
 		}
 		rr.recordChoice(name+".parent", n.Board, results.Measurement{Metric: prefix + ".parent", Params: p,
