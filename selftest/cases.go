@@ -117,8 +117,9 @@ func (pr *planRun) declares(i int) bool { return pr.casesOf(i) != nil }
 // error is skipped with that error (the test's own error verdict says what
 // went wrong); one the plan never ran is an error with the reason it did
 // not (stop); any other is a failure: the test declared a case it then
-// did not judge.
-func (pr *planRun) reconcile(i int, seen map[string]bool, testErr, stop error) {
+// did not judge. With onlyLeft, only the cases of boards that left the
+// plan are recorded (the plan stopped, and failTests recorded the rest).
+func (pr *planRun) reconcile(i int, seen map[string]bool, testErr, stop error, onlyLeft bool) {
 	if pr.reconciled[i] {
 		return
 	}
@@ -143,13 +144,12 @@ func (pr *planRun) reconcile(i int, seen map[string]bool, testErr, stop error) {
 				fmt.Errorf("board %s left the plan: %s", b, why)))
 			continue
 		}
-		if err := pr.notRunOn(c); err != nil {
-			env.Error(c.Name, c.Board, c.Params, err)
+		if onlyLeft {
 			continue
 		}
 		switch {
 		case stop != nil:
-			env.Error(c.Name, c.Board, c.Params, fmt.Errorf("not run: %w", stop))
+			env.Error(c.Name, c.Board, c.Params, stop)
 		case testErr != nil:
 			env.Skip(c.Name, c.Board, c.Params, fmt.Sprintf("not measured: test %s stopped with an error (see its verdict): %v", name, testErr))
 		default:
@@ -169,17 +169,6 @@ func (pr *planRun) leftPlan(c Case) (string, string, bool) {
 	return "", "", false
 }
 
-// notRunOn is why the plan did not run its tests on a board of the case
-// (a failed bitstream check or design setup), or nil.
-func (pr *planRun) notRunOn(c Case) error {
-	for _, b := range append([]string{c.Board}, c.Needs...) {
-		if err := pr.notRun[b]; err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // reconcileRest reports the declared cases of the pending tests that did
 // not run (the plan stopped before them), unless the run was interrupted
 // (a resumed run runs them).
@@ -187,12 +176,12 @@ func (pr *planRun) reconcileRest(interrupted bool) {
 	if interrupted {
 		return
 	}
-	stop := pr.res.Setup
-	if stop == nil {
-		stop = errors.New("the plan stopped before the test")
+	stop := errors.New("not run: the plan stopped before the test")
+	if pr.res.Setup != nil {
+		stop = fmt.Errorf("not run: %w", pr.res.Setup)
 	}
 	for _, i := range pr.pending {
-		pr.reconcile(i, nil, nil, stop)
+		pr.reconcile(i, nil, nil, stop, false)
 	}
 }
 

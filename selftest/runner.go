@@ -127,17 +127,15 @@ type planRun struct {
 	busBefore map[string]BusCounters
 
 	// declared holds each pending test's declared cases (RegisterCases),
-	// reconciled the tests whose missing cases were reported, notRun why
-	// a board's tests were not run (a failed bitstream check or setup).
+	// reconciled the tests whose missing cases were reported.
 	declared   map[int][]Case
 	reconciled map[int]bool
-	notRun     map[string]error
 }
 
 func (r *Runner) newPlanRun(plan *labconfig.Plan) *planRun {
 	pr := &planRun{r: r, plan: plan, log: r.Log.With("plan", plan.Name), rec: &countingRecorder{Recorder: r.Rec},
 		res: &PlanResult{Plan: plan.Name}, start: time.Now(),
-		declared: map[int][]Case{}, reconciled: map[int]bool{}, notRun: map[string]error{}}
+		declared: map[int][]Case{}, reconciled: map[int]bool{}}
 	for i := range plan.Tests {
 		if pr.rec.Done(TestStep(plan, i)) {
 			pr.res.Skipped++
@@ -156,24 +154,24 @@ func (pr *planRun) finish() {
 }
 
 // failTests records an error verdict for every pending test on the given
-// boards (all the plan's boards when none are given). A test that declares
-// its cases gets them instead, each with the error (reconcileRest).
+// boards (all the plan's boards when none are given): the plan stopped as
+// a whole, before any board was touched. A test that declares its cases
+// keeps those of the boards that left the plan before (reconcile), each
+// naming its board.
 func (pr *planRun) failTests(boardNames []string, err error) {
 	if boardNames == nil {
 		for _, pb := range pr.plan.Boards {
 			boardNames = append(boardNames, pb.Board)
 		}
 	}
-	for _, b := range boardNames {
-		pr.notRun[b] = err
-	}
 	for _, i := range pr.pending {
-		if pr.declares(i) {
-			continue
-		}
 		pr.env.step = TestStep(pr.plan, i)
 		for _, b := range boardNames {
 			pr.env.Error(pr.plan.Tests[i].Name, b, nil, err)
+		}
+		pr.env.step = ""
+		if pr.declares(i) {
+			pr.reconcile(i, nil, nil, nil, true)
 		}
 	}
 	pr.env.step = ""
@@ -344,7 +342,18 @@ func (pr *planRun) setup(ctx context.Context) bool {
 		pr.res.Setup = err
 		env.Error("setup", "", nil, err)
 		env.step = ""
+		// The boards were programmed: a test that declares its cases has
+		// them reported, each with the setup's error (reconcileRest).
+		var undeclared []int
+		for _, i := range pr.pending {
+			if !pr.declares(i) {
+				undeclared = append(undeclared, i)
+			}
+		}
+		pending := pr.pending
+		pr.pending = undeclared
 		pr.failTests(boardNames(boardsOf(env.Boards)), fmt.Errorf("not run: design setup failed: %w", err))
+		pr.pending = pending
 		return false
 	}
 	env.step = ""
@@ -470,7 +479,7 @@ func (pr *planRun) tests(ctx context.Context) bool {
 		env.params = nil
 		cancel()
 		if ctx.Err() == nil {
-			pr.reconcile(i, seen, err, nil)
+			pr.reconcile(i, seen, err, nil, false)
 		}
 		after, _ := env.Verdicts()
 		if err == nil && after == before && len(env.Boards) > 0 {
