@@ -119,6 +119,49 @@ func init() {
 			"(config:) reads back as declared (registers.config)",
 		Run: runRegisters,
 	})
+	RegisterCases("", "registers", registerCases)
+}
+
+// registerCases are runRegisters' cases: on every board of the plan, its
+// identity and scratch registers, every declared configuration value and
+// the reset check, all from the design's manifest.
+func registerCases(cp CasePlan) ([]Case, error) {
+	m := cp.Design
+	var per []Case
+	for _, reg := range []string{"ID", "VERSION"} {
+		per = append(per, Case{Name: "registers.identity", Params: results.Params{"reg": reg}})
+	}
+	for _, r := range m.Registers {
+		if r.Access == bitstreams.RW && strings.HasPrefix(r.Name, "SCRATCH") {
+			per = append(per, Case{Name: "registers.scratch", Params: results.Params{"reg": r.Name}})
+		}
+	}
+	for _, c := range m.Config {
+		if c.Register == "" {
+			continue
+		}
+		names, _, err := m.ConfigRegisters(c.Register)
+		if err != nil {
+			per = append(per, Case{Name: "registers.config", Params: results.Params{"value": c.Name}})
+			continue
+		}
+		for _, name := range names {
+			p := results.Params{"value": c.Name}
+			if len(names) > 1 {
+				p["reg"] = name
+			}
+			per = append(per, Case{Name: "registers.config", Params: p})
+		}
+	}
+	per = append(per, Case{Name: "registers.reset"})
+	var out []Case
+	for _, pb := range cp.Plan.Boards {
+		for _, c := range per {
+			c.Board = pb.Board
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 func runRegisters(ctx context.Context, env *Env) error {

@@ -106,6 +106,8 @@ func (r *Runner) RunPlan(ctx context.Context, plan *labconfig.Plan) PlanResult {
 			break
 		}
 	}
+	pr.reconcileRest(ctx.Err() != nil)
+	pr.mgmtLeft(ctx)
 	return *pr.res
 }
 
@@ -124,11 +126,17 @@ type planRun struct {
 	healthy   []*boards.Board
 	imgs      []image
 	busBefore map[string]BusCounters
+
+	// declared holds each pending test's declared cases (RegisterCases),
+	// reconciled the tests whose missing cases were reported.
+	declared   map[int][]Case
+	reconciled map[int]bool
 }
 
 func (r *Runner) newPlanRun(plan *labconfig.Plan) *planRun {
 	pr := &planRun{r: r, plan: plan, log: r.Log.With("plan", plan.Name), rec: &countingRecorder{Recorder: r.Rec},
-		res: &PlanResult{Plan: plan.Name}, start: time.Now()}
+		res: &PlanResult{Plan: plan.Name}, start: time.Now(),
+		declared: map[int][]Case{}, reconciled: map[int]bool{}}
 	for i := range plan.Tests {
 		if pr.rec.Done(TestStep(plan, i)) {
 			pr.res.Skipped++
@@ -147,7 +155,10 @@ func (pr *planRun) finish() {
 }
 
 // failTests records an error verdict for every pending test on the given
-// boards (all the plan's boards when none are given).
+// boards (all the plan's boards when none are given): the plan stopped as
+// a whole, before any board was touched. A test that declares its cases
+// keeps those of the boards that left the plan before (reconcile), each
+// naming its board.
 func (pr *planRun) failTests(boardNames []string, err error) {
 	if boardNames == nil {
 		for _, pb := range pr.plan.Boards {
@@ -158,6 +169,10 @@ func (pr *planRun) failTests(boardNames []string, err error) {
 		pr.env.step = TestStep(pr.plan, i)
 		for _, b := range boardNames {
 			pr.env.Error(pr.plan.Tests[i].Name, b, nil, err)
+		}
+		pr.env.step = ""
+		if pr.declares(i) {
+			pr.reconcile(i, nil, nil, nil, true)
 		}
 	}
 	pr.env.step = ""
@@ -229,7 +244,7 @@ func (pr *planRun) health(ctx context.Context) bool {
 		}()
 	}
 	wg.Wait()
-	r.reportUnhealthy(env, plan, pr.pending, "")
+	pr.reportUnhealthy("")
 	return true
 }
 
@@ -312,7 +327,7 @@ func (pr *planRun) program(ctx context.Context) bool {
 	wg.Wait()
 	pr.rec.MarkDone(env.step, results.KindSetup)
 	env.step = ""
-	r.reportUnhealthy(env, plan, pr.pending, "program")
+	pr.reportUnhealthy("program")
 
 	for _, pb := range plan.Boards {
 		if b, ok := programmed[pb.Board]; ok {
@@ -344,7 +359,18 @@ func (pr *planRun) setup(ctx context.Context) bool {
 		pr.res.Setup = err
 		env.Error("setup", "", nil, err)
 		env.step = ""
+		// The boards were programmed: a test that declares its cases has
+		// them reported, each with the setup's error (reconcileRest).
+		var undeclared []int
+		for _, i := range pr.pending {
+			if !pr.declares(i) {
+				undeclared = append(undeclared, i)
+			}
+		}
+		pending := pr.pending
+		pr.pending = undeclared
 		pr.failTests(boardNames(boardsOf(env.Boards)), fmt.Errorf("not run: design setup failed: %w", err))
+		pr.pending = pending
 		return false
 	}
 	env.step = ""
@@ -370,7 +396,7 @@ func (pr *planRun) boardHealth(ctx context.Context) bool {
 		}
 		if len(keep) < len(env.Boards) {
 			env.Boards = keep
-			r.reportUnhealthy(env, plan, pr.pending, "links")
+			pr.reportUnhealthy("links")
 			// The design's view of the rack changed: set it up again
 			// without the unhealthy boards.
 			if s := setupFor(plan.Design); s != nil && len(keep) > 0 {
@@ -466,9 +492,12 @@ func (pr *planRun) tests(ctx context.Context) bool {
 		if err != nil {
 			env.Error(t.Name, "", nil, err)
 		}
-		env.endTest()
+		seen := env.endTest()
 		env.params = nil
 		cancel()
+		if ctx.Err() == nil {
+			pr.reconcile(i, seen, err, nil, false)
+		}
 		after, _ := env.Verdicts()
 		if err == nil && after == before && len(env.Boards) > 0 {
 			env.Error(t.Name, "", nil, fmt.Errorf("test %s recorded no verdict: it measured nothing", t.Name))
@@ -482,12 +511,39 @@ func (pr *planRun) tests(ctx context.Context) bool {
 	return true
 }
 
+// mgmtLeft runs the management check of a plan every board of which left
+// it before the check (none programmed): the check records its cases
+// there, each an error naming the board (selftest/bringup.Check), so that
+// they keep their names.
+func (pr *planRun) mgmtLeft(ctx context.Context) {
+	r, env := pr.r, pr.env
+	if r.Mgmt == nil || ctx.Err() != nil || len(env.Boards) > 0 || len(env.Unhealthy) == 0 || env.Design == nil || len(pr.pending) == 0 {
+		return
+	}
+	step := MgmtStep(pr.plan)
+	if pr.rec.Done(step) {
+		return
+	}
+	env.step = step
+	mctx, cancel := drivers.Deadline(ctx, r.Lab.Deadlines.Test)
+	if err := r.Mgmt(mctx, env); err != nil {
+		env.Error("mgmt", "", nil, err)
+	}
+	cancel()
+	pr.rec.MarkDone(step, results.KindTest)
+	env.step = ""
+}
+
 // MgmtStep is the step id of a plan's management check.
 func MgmtStep(plan *labconfig.Plan) string { return plan.Name + "#mgmt" }
 
 // reportUnhealthy records, once per board, an infrastructure error for each
-// pending test of the boards newly found unhealthy at this stage.
-func (r *Runner) reportUnhealthy(env *Env, plan *labconfig.Plan, pending []int, stage string) {
+// pending test of the boards newly found unhealthy at this stage. A test
+// that declares its cases has them reported instead, each under its own
+// name, once the test ran (reconcile). A board found unhealthy before
+// programming keeps its program case too.
+func (pr *planRun) reportUnhealthy(stage string) {
+	r, env, plan, pending := pr.r, pr.env, pr.plan, pr.pending
 	if env.reported == nil {
 		env.reported = map[string]bool{}
 	}
@@ -498,7 +554,15 @@ func (r *Runner) reportUnhealthy(env *Env, plan *labconfig.Plan, pending []int, 
 		}
 		env.reported[pb.Board] = true
 		r.Log.Warn("board unhealthy: taken out of the plan", "plan", plan.Name, "board", pb.Board, "reason", why)
+		if stage == "" && len(pending) > 0 {
+			env.step = plan.Name + "#program"
+			env.Error("program", pb.Board, nil,
+				drivers.Infra(pb.Board, "health", "the rest of the rack goes on without it", fmt.Errorf("not programmed: board %s left the plan: %s", pb.Board, why)))
+		}
 		for _, i := range pending {
+			if pr.declares(i) {
+				continue
+			}
 			env.step = TestStep(plan, i)
 			env.Error(plan.Tests[i].Name, pb.Board, nil,
 				drivers.Infra(pb.Board, "health", "the rest of the rack goes on without it", fmt.Errorf("board unhealthy: %s", why)))

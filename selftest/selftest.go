@@ -68,6 +68,9 @@ type Env struct {
 	// verdicts had not passed when it started (see Error).
 	testCtx   context.Context
 	testFails int
+	// seen, while a test runs, collects the cases it recorded (the
+	// runner reports the declared ones it did not: RegisterCases).
+	seen *seenCases
 }
 
 // WithDesign returns an Env that records as e does (the same plan,
@@ -215,13 +218,18 @@ func (e *Env) crowdedOut(err error) bool {
 func (e *Env) startTest(ctx context.Context) {
 	e.mu.Lock()
 	e.testCtx, e.testFails = ctx, e.fails
+	e.seen = &seenCases{ids: map[string]bool{}}
 	e.mu.Unlock()
 }
 
-func (e *Env) endTest() {
+// endTest returns the cases the test recorded ("board name").
+func (e *Env) endTest() map[string]bool {
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.testCtx = nil
-	e.mu.Unlock()
+	seen := e.seen.ids
+	e.seen = nil
+	return seen
 }
 
 func (e *Env) fill(name string, m results.Measurement) results.Measurement {
@@ -256,6 +264,7 @@ func (e *Env) write(m results.Measurement, exp *results.Expectation, v results.V
 	}
 	for x := e; x != nil; x = x.parent {
 		x.mu.Lock()
+		x.seen.add(v.Board, v.Name())
 		x.count++
 		if v.Status != results.Pass {
 			x.fails++

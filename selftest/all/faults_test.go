@@ -341,3 +341,97 @@ func TestDesignFaultsCoverTheRegistry(t *testing.T) {
 		t.Fatal("the emulator registers no fault for the default lab's designs")
 	}
 }
+
+// A fault changes the statuses of a plan's cases, never their names: a
+// case's JUnit identity comes from the plan and the lab alone. A board
+// that leaves the plan (board-silent, mgmt-never-boots) keeps every case
+// of every test that declares its cases (selftest.RegisterCases) and of
+// the management check, its own and those of the boards whose peers,
+// paths or cables need it, each an error naming it; the management check
+// names its cases by board, whichever proxy, TimeSync parent or
+// re-rooted tree the fault made the run choose (tsync-dead,
+// mgmt-nsf-reboot). The one move left: the primary's missing cases go
+// with the primary when a board that leaves the plan moves it
+// (primaryCases). Each plan runs a few of its tests, with the
+// management check as the nightly runs it (the names of the other tests'
+// cases come from the same declarations; TestDefaultPlansCatchEveryDesignFault
+// compares every case of every plan for the design faults).
+func TestFaultsKeepTheCaseNames(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a plan per fault")
+	}
+	t.Parallel()
+	cat := bitstreams.Default()
+	type faulted struct {
+		fault string
+		exit  int
+	}
+	for _, c := range []struct {
+		plan   string
+		tests  []string
+		faults []faulted
+	}{
+		{"exanet-mesh", []string{"registers", "links", "latency", "dor_path", "port_loopback"}, []faulted{{"board-silent@exa-10", labrun.ExitInfra}}},
+		{"prr", []string{"registers", "pipeline_latency"}, []faulted{{"mgmt-never-boots@prr-0", labrun.ExitInfra}}},
+		{"tin", []string{"registers"}, []faulted{{"tsync-dead@tin-p0b3", labrun.ExitFail}, {"mgmt-nsf-reboot@tin-p0b0", labrun.ExitPass}}},
+	} {
+		t.Run(c.plan, func(t *testing.T) {
+			t.Parallel()
+			o := labRun{plans: []string{c.plan}, tests: map[string][]string{c.plan: c.tests}, mgmt: true}
+			clean := runLab(t, cat, o)
+			if clean.out.ExitCode != labrun.ExitPass {
+				t.Fatalf("plan %s without a fault: exit %d", c.plan, clean.out.ExitCode)
+			}
+			want := slices.DeleteFunc(caseNames(t, clean.dir), isEvent)
+			for _, f := range c.faults {
+				o.faults = []string{f.fault}
+				r := runLab(t, cat, o)
+				if r.out.ExitCode != f.exit {
+					t.Errorf("%s: exit %d, want %d", f.fault, r.out.ExitCode, f.exit)
+				}
+				got := slices.DeleteFunc(caseNames(t, r.dir), isEvent)
+				moved := primaryCases(t, clean.dir, r.dir)
+				missing := slices.DeleteFunc(diff(want, got), moved)
+				extra := slices.DeleteFunc(diff(got, want), moved)
+				if len(missing)+len(extra) > 0 {
+					t.Errorf("%s changed the plan's cases: %d missing (%s), %d new (%s)", f.fault, len(missing), firstOf(missing), len(extra), firstOf(extra))
+				}
+			}
+		})
+	}
+}
+
+// primaryCases says whether a case is one of those the TimeSync primary
+// lacks (parent, offset, path bound) on a board that is the primary in
+// one of the runs and not in the other: the runner chooses the primary
+// among the boards up (reading M2), so a board that leaves the plan can
+// move it, and these cases with it, from one board to another.
+func primaryCases(t *testing.T, dirs ...string) func(string) bool {
+	t.Helper()
+	count := map[string]int{}
+	for _, d := range dirs {
+		for _, v := range verdictsOf(t, d) {
+			if v.Test == "bringup.timesync.primary" && v.MeasuredText != "" {
+				count[v.Plan+"."+v.MeasuredText]++
+			}
+		}
+	}
+	return func(c string) bool {
+		board, name, _ := strings.Cut(c, " ")
+		if count[board] != 1 {
+			return false
+		}
+		for _, p := range []string{"bringup.timesync.parent[", "bringup.timesync.offset_ns[", "bringup.timesync.offset_bound_ns["} {
+			if strings.HasPrefix(name, p) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// isEvent says whether a case records an event the run saw rather than a
+// case of the plan: bringup.reconcile, a firmware the runner found rebooted
+// (or silent) and the registers it rewrote, exists only when that happened
+// (the trace mgmt-nsf-reboot leaves, docs/verdicts.md).
+func isEvent(c string) bool { return strings.Contains(c, " bringup.reconcile[") }

@@ -21,6 +21,7 @@ import (
 	"github.com/labrunner/labrunner/labrun"
 	"github.com/labrunner/labrunner/results"
 	_ "github.com/labrunner/labrunner/selftest/all"
+	"github.com/labrunner/labrunner/selftest/bringup"
 )
 
 // No golden input is read from a board under test (readings A60, E62, P60,
@@ -217,6 +218,7 @@ type labRun struct {
 	tests   map[string][]string // plan -> only these tests, in the plan's order (all when absent)
 	faults  []string            // emulator faults, as --fault takes them
 	corrupt bool
+	mgmt    bool // run each plan's management check, as the nightly does
 }
 
 type labResult struct {
@@ -285,6 +287,9 @@ func runLabIn(root string, cat *bitstreams.Catalogue, o labRun) (string, labrun.
 	n := labrun.Groups{Lab: lab, Catalogue: cat, Emulator: rack, Dir: dir, Log: slog.New(slog.DiscardHandler), Plans: o.plans}
 	if o.corrupt {
 		n.Emulator = corrupting{Rack: rack, design: design}
+	}
+	if o.mgmt {
+		n.Mgmt = bringup.NightlyCheck(cat)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

@@ -3,11 +3,14 @@ package bringup
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/boards"
 	"github.com/labrunner/labrunner/drivers"
+	gb "github.com/labrunner/labrunner/golden/bringup"
+	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/selftest"
 )
 
@@ -33,6 +36,11 @@ func Check(ctx context.Context, env *selftest.Env, cat *bitstreams.Catalogue, lo
 		return nil, errors.New("management check: a plan's environment is required")
 	}
 	if len(env.Boards) == 0 {
+		// Every board left the plan: the check's cases stay, each an
+		// error naming its board.
+		if len(env.Unhealthy) > 0 {
+			return nil, leftPlan(env, cat, nil)
+		}
 		return nil, nil
 	}
 	opened := map[string]*boards.Board{}
@@ -48,6 +56,11 @@ func Check(ctx context.Context, env *selftest.Env, cat *bitstreams.Catalogue, lo
 		return nil, err
 	}
 	defer r.close()
+	if len(env.Unhealthy) > 0 {
+		if err := leftPlan(env, cat, r); err != nil {
+			r.log.Warn("management check: the cases of the boards that left the plan could not be listed", "plan", env.Plan.Name, "err", err)
+		}
+	}
 	r.stages(ctx)
 	rep := r.report()
 	for _, b := range rep.Boards {
@@ -67,4 +80,136 @@ func NightlyCheck(cat *bitstreams.Catalogue) func(ctx context.Context, env *self
 		}
 		return nil
 	}
+}
+
+// leftPlan keeps the management check's cases of the plan's boards that
+// left it (selftest.Env.Unhealthy) under the names a healthy run gives
+// them, each an infrastructure error naming the board and its health
+// error: its stages, its bootstrap and TimeSync figures, and the cables it
+// ends (on the cable's A end, as a healthy run judges them). Each rack is
+// named after its first board in the plan as written, not after its
+// first healthy one, so that a rack's cases keep their names too.
+func leftPlan(env *selftest.Env, cat *bitstreams.Catalogue, r *run) error {
+	var all []string
+	for _, pb := range env.Plan.Boards {
+		all = append(all, pb.Board)
+	}
+	full, err := newTopology(env.Lab, cat, all)
+	if err != nil {
+		return err
+	}
+	if r != nil {
+		for _, rr := range r.racks {
+			if len(rr.Boards) == 0 {
+				continue
+			}
+			if fb, ok := full.byName[rr.Boards[0].Name]; ok && fb.Rack != nil {
+				rr.Name = fb.Rack.Name
+			}
+		}
+	}
+	left := func(b string) error {
+		why, bad := env.Unhealthy[b]
+		if !bad {
+			return nil
+		}
+		return drivers.Infra(b, "health", "the rest of the rack goes on without it", fmt.Errorf("board %s left the plan: %s", b, why))
+	}
+	// A rack none of whose boards is left has its rack-wide cases too.
+	for _, rk := range full.Racks {
+		var err error
+		for _, b := range rk.Boards {
+			if err = left(b.Name); err == nil {
+				break
+			}
+		}
+		if err == nil || len(rk.Boards) == 0 {
+			continue
+		}
+		p := results.Params{"rack": rk.Name}
+		for _, c := range []string{"bringup.waves", "bringup.timesync.primary", "bringup.timesync.tree_depth"} {
+			env.Error(c, "", p, err)
+		}
+		for _, st := range []bootStatus{bootOK, bootDied, bootFailed, bootUnreachable} {
+			env.Error("bringup.boards", "", results.Params{"rack": rk.Name, "status": string(st)}, err)
+		}
+		if plan, perr := gb.Bootstrap(rk.Golden(), gb.Faults{}); perr == nil {
+			for w := range plan.Waves {
+				env.Error("bringup.wave.size", "", results.Params{"rack": rk.Name, "wave": fmt.Sprint(w)}, err)
+			}
+		}
+		if len(rk.Cables) > 0 {
+			env.Error("bringup.timesync.converge_us", "", p, err)
+		}
+	}
+	done := map[string]bool{}
+	for _, b := range full.Boards {
+		err := left(b.Name)
+		if err == nil || b.Rack == nil {
+			continue
+		}
+		rack := b.Rack.Name
+		for _, st := range CheckStages {
+			env.Error("bringup."+st.String(), b.Name, nil, err)
+		}
+		p := results.Params{"board": b.Name, "rack": rack}
+		cases := []string{"bringup.status", "bringup.wave", "bringup.timesync.depth", "bringup.timesync.status"}
+		if !b.DCN {
+			cases = append(cases, "bringup.proxy")
+		}
+		client := labPrimary(b.Rack) != b.Name
+		if client {
+			cases = append(cases, "bringup.timesync.parent", "bringup.timesync.offset_ns")
+		}
+		for _, c := range cases {
+			env.Error(c, b.Name, p, err)
+		}
+		if client {
+			env.Error("bringup.timesync.offset_bound_ns", b.Name, results.Params{"rack": rack}, err)
+		}
+		for _, e := range b.Ports {
+			c := e.Cable
+			if c == nil || done[c.Name()] {
+				continue
+			}
+			done[c.Name()] = true
+			a := c.A.Board.Name
+			env.Error("bringup.loopback.echo", a, results.Params{"link": c.Name()}, err)
+			if c.LatencyNS > 0 {
+				env.Error("bringup.timesync.link_delay_ns", a, results.Params{"link": c.Name(), "rack": rack}, err)
+			}
+		}
+	}
+	return nil
+}
+
+// labPrimary is the TimeSync primary a rack gets with every board up: the
+// runner's candidate order (buildTree, reading M2) over the lab's cables,
+// DCN boards first, then the board nearest the middle, then lab order.
+func labPrimary(rk *Rack) string {
+	ecc := func(src *Board) int {
+		seen := map[*Board]bool{src: true}
+		frontier, far := []*Board{src}, 0
+		for d := 1; len(frontier) > 0; d++ {
+			var next []*Board
+			for _, x := range frontier {
+				for _, e := range x.Ports {
+					if pe := e.Peer(); pe != nil && pe.Board.Rack == rk && !seen[pe.Board] {
+						seen[pe.Board], far = true, d
+						next = append(next, pe.Board)
+					}
+				}
+			}
+			frontier = next
+		}
+		return far + (len(rk.Boards)-len(seen))*len(rk.Boards)
+	}
+	best, bestDCN, bestEcc := "", false, 0
+	for _, b := range rk.Boards {
+		e := ecc(b)
+		if best == "" || (b.DCN && !bestDCN) || (b.DCN == bestDCN && e < bestEcc) {
+			best, bestDCN, bestEcc = b.Name, b.DCN, e
+		}
+	}
+	return best
 }

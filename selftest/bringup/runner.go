@@ -392,6 +392,10 @@ func (r *run) conclude(n *node, res *StageResult, quiet, print bool) {
 			return
 		}
 		r.env.Check(name, m, false, res.Expected, "bring-up stages (docs/architecture.md)", msg)
+	case Blocked:
+		// An earlier stage failed (its verdict says why): the stage keeps
+		// its case, skipped with the reason.
+		r.env.Skip(name, n.Name, nil, "not run: "+res.Summary)
 	}
 }
 
@@ -442,6 +446,80 @@ func (rr *rackRun) record(test string, board *Board, m results.Measurement, miss
 		return
 	}
 	rr.run.env.Record(test, m, exp)
+}
+
+// recordChoice records a choice the run made (the proxy that bootstrapped
+// a board, its TimeSync parent) under a case named by the board alone: the
+// golden model lists every acceptable choice as its own key (param=choice),
+// and the choice made is looked up there, then reported in the
+// measurement's text, never in the case's name (a fault that makes the
+// runner choose another neighbour must not rename the case).
+func (rr *rackRun) recordChoice(test string, board *Board, m results.Measurement, param, choice, missing string) {
+	if board != nil && !rr.run.judged(board) {
+		return
+	}
+	if board == nil && !rr.judgedRack() {
+		return
+	}
+	m.Params = m.Params.Clone()
+	if m.Params == nil {
+		m.Params = results.Params{}
+	}
+	keyed := m.Params.Clone()
+	keyed[param] = choice
+	key := results.Key(m.Metric, keyed)
+	exp, ok := rr.expect[key]
+	var accept []string
+	for _, e := range rr.expect {
+		if e.Metric != m.Metric || e.Params[param] == "" || len(e.Params) != len(keyed) {
+			continue
+		}
+		same := true
+		for k, v := range m.Params {
+			same = same && e.Params[k] == v
+		}
+		if same {
+			accept = append(accept, e.Params[param])
+		}
+	}
+	sort.Strings(accept)
+	m.Params["rack"] = rr.Name
+	if board != nil {
+		m.Board = board.Name
+	}
+	if m.Design == "" {
+		m.Design = "mgmt"
+	}
+	if !ok {
+		if missing == "" {
+			missing = fmt.Sprintf("%s %s is not one the golden model accepts (%s)", param, choice, strings.Join(accept, ", "))
+		}
+		rr.run.env.Check(test, m, false, fmt.Sprintf("%s one of %s", param, strings.Join(accept, ", ")), "golden/bringup", missing)
+		return
+	}
+	exp.Note = strings.TrimSpace(fmt.Sprintf("%s %s; acceptable: %s. %s", param, choice, strings.Join(accept, ", "), exp.Note))
+	rr.run.env.Record(test, m, exp)
+}
+
+// skip records a case of the lab's that this run could not measure, with
+// the reason (the failure that explains it is recorded too).
+func (rr *rackRun) skip(test string, board *Board, p results.Params, why string) {
+	if board != nil && !rr.run.judged(board) {
+		return
+	}
+	if board == nil && !rr.judgedRack() {
+		return
+	}
+	p = p.Clone()
+	if p == nil {
+		p = results.Params{}
+	}
+	p["rack"] = rr.Name
+	name := ""
+	if board != nil {
+		name = board.Name
+	}
+	rr.run.env.Skip(test, name, p, why)
 }
 
 // judgedRack says whether rack-wide figures are judged (a --board run

@@ -95,6 +95,11 @@ func (rr *rackRun) scoreBootstrap() {
 	}
 	rr.expect = exp
 	plan, _ := bringup.Bootstrap(rr.Golden(), f)
+	// The lab's own plan, without the boards this run lost, says which
+	// boards have a wave and a proxy case: a board that did not bootstrap
+	// keeps them, skipped with the reason (their JUnit identity comes from
+	// the lab, never from what happened in the run).
+	labPlan, _ := bringup.Bootstrap(rr.Golden(), bringup.Faults{})
 	waves := map[int]int{}
 	counts := map[bootStatus]int{}
 	maxWave := -1
@@ -113,7 +118,19 @@ func (rr *rackRun) scoreBootstrap() {
 		}
 		rr.record("bringup.status", n.Board, results.Measurement{Metric: "bringup.status", Params: results.Params{"board": n.Name}, Text: string(st)},
 			"")
+		inLab := labPlan != nil
+		var lb bringup.BoardPlan
+		if inLab {
+			lb, inLab = labPlan.Board(n.Name)
+		}
 		if st != bootOK && st != bootDied {
+			if inLab && lb.Wave >= 0 {
+				why := fmt.Sprintf("not measured: %s did not bootstrap (status %s, see bringup.status and bringup.bootstrap)", n.Name, st)
+				rr.skip("bringup.wave", n.Board, results.Params{"board": n.Name}, why)
+				if lb.Wave > 0 {
+					rr.skip("bringup.proxy", n.Board, results.Params{"board": n.Name}, why)
+				}
+			}
 			continue
 		}
 		rr.record("bringup.wave", n.Board, results.Measurement{Metric: "bringup.wave", Params: results.Params{"board": n.Name}, Value: float64(b.Wave), Unit: "wave"},
@@ -125,8 +142,14 @@ func (rr *rackRun) scoreBootstrap() {
 					msg = err.Error()
 				}
 			}
-			rr.record("bringup.proxy", n.Board, results.Measurement{Metric: "bringup.proxy", Params: results.Params{"board": n.Name, "proxy": b.Proxy.Name}, Value: 1,
-				Text: fmt.Sprintf("%s:%s", b.Proxy.Name, portName(b.Proxy.Board, b.ProxyPort))}, msg)
+			// The case is the board's; the proxy the run chose is what it
+			// measured (a run-time outcome, never part of the name).
+			rr.recordChoice("bringup.proxy", n.Board, results.Measurement{Metric: "bringup.proxy", Params: results.Params{"board": n.Name}, Value: 1,
+				Text: fmt.Sprintf("bootstrapped through %s:%s", b.Proxy.Name, portName(b.Proxy.Board, b.ProxyPort))}, "proxy", b.Proxy.Name, msg)
+		} else if inLab && lb.Wave > 0 && rr.run.judged(n.Board) {
+			m := results.Measurement{Board: n.Name, Metric: "bringup.proxy", Design: "mgmt", Params: results.Params{"board": n.Name, "rack": rr.Name}, Text: "no proxy"}
+			rr.run.env.Check("bringup.proxy", m, false, "one of "+strings.Join(lb.Proxies, ", "), "golden/bringup",
+				fmt.Sprintf("%s bootstrapped (wave %d) without a proxy; the lab's cables put it in wave %d", n.Name, b.Wave, lb.Wave))
 			r.info(results.Measurement{Metric: "bringup.board_ms", Board: n.Name, Params: results.Params{"board": n.Name, "rack": rr.Name},
 				Value: float64(b.DoneNS-b.StartNS) / 1e6, Unit: "ms", Text: "management time from its first relay to its first routed answer"})
 		}
@@ -199,34 +222,55 @@ func (rr *rackRun) scoreTimeSync(ctx context.Context, live []*node, ts *tsRack, 
 	rr.mu.Lock()
 	rr.rawExpect = raw
 	rr.mu.Unlock()
-	prefix := "bringup.timesync"
+	// A tree re-rooted around failures is judged against the golden
+	// model's re-rooted tree (its metrics under .reroot); the cases keep
+	// the names they have on a rack without failures: the re-root is in
+	// the measurement (its metric and text), not in the name.
+	prefix, rerooted := "bringup.timesync", ""
 	if len(failures) > 0 {
 		prefix = "bringup.timesync.reroot"
+		rerooted = "; re-rooted around " + strings.Join(failures, ", ")
 	}
-	rr.record(prefix+".primary", nil, results.Measurement{Metric: prefix + ".primary", Text: ts.Primary}, "")
+	const name = "bringup.timesync"
+	rr.record(name+".primary", nil, results.Measurement{Metric: prefix + ".primary", Text: ts.Primary}, "")
 	depth := 0
 	for _, n := range live {
 		depth = max(depth, n.ts.Depth)
 	}
-	rr.record(prefix+".tree_depth", nil, results.Measurement{Metric: prefix + ".tree_depth", Value: float64(depth), Unit: "hops"}, "")
+	rr.record(name+".tree_depth", nil, results.Measurement{Metric: prefix + ".tree_depth", Value: float64(depth), Unit: "hops", Text: strings.TrimPrefix(rerooted, "; ")}, "")
 	for _, n := range live {
+		p := results.Params{"board": n.Name}
 		if n.ts.Depth < 0 {
+			// Outside the tree (its stage fails, saying why): its
+			// cases stay, skipped.
+			why := "not measured: " + n.Name + " is outside the TimeSync tree (see bringup.timesync)"
+			for _, c := range []string{"depth", "parent", "offset_ns"} {
+				rr.skip(name+"."+c, n.Board, p, why)
+			}
+			rr.skip(name+".offset_bound_ns", n.Board, nil, why)
 			continue
 		}
-		p := results.Params{"board": n.Name}
-		rr.record(prefix+".depth", n.Board, results.Measurement{Metric: prefix + ".depth", Params: p, Value: float64(n.ts.Depth), Unit: "hops"}, "")
+		rr.record(name+".depth", n.Board, results.Measurement{Metric: prefix + ".depth", Params: p, Value: float64(n.ts.Depth), Unit: "hops", Text: strings.TrimPrefix(rerooted, "; ")}, "")
 		if _, ok := exp[results.Key(prefix+".status", p)]; ok {
-			rr.record(prefix+".status", n.Board, results.Measurement{Metric: prefix + ".status", Params: p, Text: n.ts.Status}, "")
+			rr.record(name+".status", n.Board, results.Measurement{Metric: prefix + ".status", Params: p, Text: n.ts.Status}, "")
 		}
 		if n.ts.Role != "client" {
+			// The primary has no parent, offset or bound case. Which board
+			// it is depends on the boards up (reading M2): a fault that
+			// moves it moves these cases from one board to another.
 			continue
 		}
-		rr.record(prefix+".parent", n.Board, results.Measurement{Metric: prefix + ".parent", Params: results.Params{"board": n.Name, "parent": n.ts.Parent},
-			Value: 1, Text: n.ts.Parent + ":" + n.Ports[n.ts.rx].Peer().Name}, fmt.Sprintf("%s's parent %s is not one the golden tree accepts (breadth-first from %s)", n.Name, n.ts.Parent, ts.Primary))
+		rr.recordChoice(name+".parent", n.Board, results.Measurement{Metric: prefix + ".parent", Params: p,
+			Value: 1, Text: "TimeSync from " + n.ts.Parent + ":" + n.Ports[n.ts.rx].Peer().Name + rerooted}, "parent", n.ts.Parent,
+			fmt.Sprintf("%s's parent %s is not one the golden tree accepts (breadth-first from %s)", n.Name, n.ts.Parent, ts.Primary))
 		if n.ts.Status == "synced" {
-			rr.record(prefix+".offset_ns", n.Board, results.Measurement{Metric: prefix + ".offset_ns", Params: p, Value: n.ts.OffsetNS, Unit: "ns",
-				Text: fmt.Sprintf("largest correction since TS_CLEAR (TS_MAX_CORR_PS); last correction %.3g ns (%.0f ppm against its parent)", n.ts.LastCorrNS, n.ts.DriftPPM)}, "")
+			rr.record(name+".offset_ns", n.Board, results.Measurement{Metric: prefix + ".offset_ns", Params: p, Value: n.ts.OffsetNS, Unit: "ns",
+				Text: fmt.Sprintf("largest correction since TS_CLEAR (TS_MAX_CORR_PS); last correction %.3g ns (%.0f ppm against its parent)%s", n.ts.LastCorrNS, n.ts.DriftPPM, rerooted)}, "")
 			rr.checkBound(prefix, n)
+		} else {
+			why := fmt.Sprintf("not measured: %s is %s, not synced (see bringup.timesync.status and bringup.timesync)", n.Name, n.ts.Status)
+			rr.skip(name+".offset_ns", n.Board, p, why)
+			rr.skip(name+".offset_bound_ns", n.Board, nil, why)
 		}
 	}
 	rr.expect = raw
@@ -261,7 +305,13 @@ func (rr *rackRun) scoreTimeSync(ctx context.Context, live []*node, ts *tsRack, 
 		// the note says so, nothing is judged.
 	} else if !math.IsNaN(ts.ConvergeUS) && ts.ConvergeUS > 0 && len(failures) == 0 {
 		rr.record("bringup.timesync.converge_us", nil, results.Measurement{Metric: "bringup.timesync.converge_us", Value: ts.ConvergeUS, Unit: "µs", Text: ts.ConvergeNote}, "")
-	} else if len(failures) == 0 && rr.judgedRack() && ts.ConvergeNote != "" {
+	} else if len(failures) > 0 {
+		// The convergence is the tree's from the primary's first message:
+		// a tree re-rooted around failures has no such moment. The case
+		// stays, skipped with the reason (the failures fail their own cases).
+		rr.skip("bringup.timesync.converge_us", nil, nil, "not measured: the tree was re-rooted around "+strings.Join(failures, ", ")+
+			" (see bringup.timesync.status and bringup.timesync.detect); convergence is timed from the first primary's first message only")
+	} else if rr.judgedRack() && ts.ConvergeNote != "" {
 		m := results.Measurement{Metric: "bringup.timesync.converge_us", Params: results.Params{"rack": rr.Name}, Text: ts.ConvergeNote}
 		r.env.Check("bringup.timesync.converge_us", m, false, "every client locked on the primary's first message", "Aquila App. B.2", ts.ConvergeNote)
 	}
@@ -283,10 +333,13 @@ func (rr *rackRun) checkBound(prefix string, n *node) {
 	if !ok {
 		return
 	}
+	// The board's depth picks the bound, but the case is the board's: a
+	// fault that moves it deeper in the tree changes its bound, not its
+	// name (the depth is in the measurement's text and the expectation).
 	m := results.Measurement{Board: n.Name, Metric: prefix + ".offset_bound_ns", Design: "mgmt", Value: n.ts.BoundNS, Unit: "ns",
-		Params: results.Params{"depth": strconv.Itoa(n.ts.Depth), "rack": rr.Name}, Text: "sum of TS_MAX_CORR_PS along the path from the primary"}
-	rr.run.env.Check(prefix+".offset_bound_ns", m, n.ts.BoundNS <= e.Value,
-		fmt.Sprintf("at most %.4g ns", e.Value), e.Source,
+		Params: results.Params{"rack": rr.Name}, Text: fmt.Sprintf("sum of TS_MAX_CORR_PS along the path from the primary, depth %d", n.ts.Depth)}
+	rr.run.env.Check("bringup.timesync.offset_bound_ns", m, n.ts.BoundNS <= e.Value,
+		fmt.Sprintf("at most %.4g ns (the golden bound at depth %d)", e.Value, n.ts.Depth), e.Source,
 		fmt.Sprintf("the corrections along %s's path add up to %.4g ns, more than the %.4g ns the golden model allows at depth %d (%s)", n.Name, n.ts.BoundNS, e.Value, n.ts.Depth, e.Note))
 }
 

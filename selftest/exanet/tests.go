@@ -281,29 +281,32 @@ func runLatency(ctx context.Context, env *selftest.Env) error {
 	// why[key][hops] says why a round trip has no mean (the per-hop
 	// difference built on it fails with that reason, never disappears).
 	why := map[key]map[int]string{}
+	// The peer at each distance is the plan's (the lattice decides, not
+	// which boards are healthy): a case's name never changes with a fault.
+	pt, err := planTopo(env.Lab, env.Plan)
+	if err != nil {
+		return err
+	}
 	if err := survey(ctx, env, t); err != nil {
 		return err
 	}
 	bad := badOf(env)
 	for _, h := range hops {
 		for _, src := range t.names {
-			dst := ""
-			for _, cand := range t.names {
-				if manhattan(t.coord[src], t.coord[cand]) != h {
-					continue
-				}
-				// Both ways must cross working boards only.
-				lat := gx.Coord{X: t.lattice[0], Y: t.lattice[1], Z: t.lattice[2]}
-				there, err1 := gx.DORPath(t.gcoord(src), t.gcoord(cand), lat, t.order)
-				back, err2 := gx.DORPath(t.gcoord(cand), t.gcoord(src), lat, t.order)
-				if err1 != nil || err2 != nil || t.missing(there.Nodes()) != "" || t.missing(back.Nodes()) != "" {
-					continue
-				}
-				dst = cand
-				break
-			}
+			dst := pt.latencyPeer(src, h)
 			if dst == "" {
 				continue // no node that far from src in this mesh
+			}
+			if _, ok := t.coord[dst]; !ok {
+				continue // the peer left the plan: the runner reports the case (RegisterCases)
+			}
+			// Both ways must cross working boards only (or the runner
+			// reports the case, naming the board that left the plan).
+			lat := gx.Coord{X: t.lattice[0], Y: t.lattice[1], Z: t.lattice[2]}
+			thereP, err1 := gx.DORPath(t.gcoord(src), t.gcoord(dst), lat, t.order)
+			backP, err2 := gx.DORPath(t.gcoord(dst), t.gcoord(src), lat, t.order)
+			if err1 != nil || err2 != nil || t.missing(thereP.Nodes()) != "" || t.missing(backP.Nodes()) != "" {
+				continue
 			}
 			a, b := env.Board(src), env.Board(dst)
 			there, err1 := t.pathCables(src, dst)
