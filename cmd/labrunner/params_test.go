@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -87,7 +88,7 @@ func TestLabTestsListsParameters(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	for _, want := range [][]string{
+	linesHold(t, out, [][]string{
 		{"exanet", "bandwidth", "self-test bandwidth"},
 		{"path", "text (one of router, router2x, link)", "default router", "the path measured"},
 		{"pairs", "integer (1..256)", "default 16"},
@@ -96,19 +97,7 @@ func TestLabTestsListsParameters(t *testing.T) {
 		{"senders", "integer", "default N-1 (7:1 on 8 nodes, §6.2)"},
 		{"targets", "list of text values", "default all", "k boards a night"},
 		{"seed", "integer", "default the plan's seed"},
-	} {
-		found := false
-		for _, l := range strings.Split(out, "\n") {
-			ok := true
-			for _, w := range want {
-				ok = ok && strings.Contains(l, w)
-			}
-			found = found || ok
-		}
-		if !found {
-			t.Errorf("no line of lab tests holds %q:\n%s", want, out)
-		}
-	}
+	})
 }
 
 // The mistakes in a plan's own params: and in its boards' params: that
@@ -192,7 +181,7 @@ func TestLabTestsListsPlanAndBoardParameters(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	for _, want := range [][]string{
+	linesHold(t, out, [][]string{
 		{"exanet", "(plan)", "the plan's own params:"},
 		{"lattice", "list of integers (at least 1)", "default 2,2,1", "the mesh's size"},
 		{"dor_order", "text", "default XYZ", "permutation of XYZ"},
@@ -206,16 +195,18 @@ func TestLabTestsListsPlanAndBoardParameters(t *testing.T) {
 		{"seed", "integer", "default the lab's seed"},
 		{"prr", "(plan)", "none (lab check and the nightly refuse any key)"},
 		{"prr", "(board)", "none (lab check and the nightly refuse any key)"},
-	} {
-		found := false
-		for _, l := range strings.Split(out, "\n") {
-			ok := true
-			for _, w := range want {
-				ok = ok && strings.Contains(l, w)
-			}
-			found = found || ok
-		}
-		if !found {
+	})
+}
+
+// linesHold wants, for each group of words, a line of lab tests' output that
+// holds every word of it.
+func linesHold(t *testing.T, out string, wants [][]string) {
+	t.Helper()
+	lines := strings.Split(out, "\n")
+	for _, want := range wants {
+		if !slices.ContainsFunc(lines, func(l string) bool {
+			return !slices.ContainsFunc(want, func(w string) bool { return !strings.Contains(l, w) })
+		}) {
 			t.Errorf("no line of lab tests holds %q:\n%s", want, out)
 		}
 	}

@@ -419,25 +419,13 @@ func (r *run) designOf(n *node) string {
 // in the rack's predictions) for a judged board; a measurement without
 // one is a failed check naming the metric.
 func (rr *rackRun) record(test string, board *Board, m results.Measurement, missing string) {
-	if board != nil && !rr.run.judged(board) {
+	var judged bool
+	if m.Params, judged = rr.judgedParams(board, m.Params); !judged {
 		return
-	}
-	if board == nil && !rr.judgedRack() {
-		return
-	}
-	m.Params = m.Params.Clone()
-	if m.Params == nil {
-		m.Params = results.Params{}
 	}
 	key := results.Key(m.Metric, m.Params)
 	exp, ok := rr.expect[key]
-	m.Params["rack"] = rr.Name
-	if board != nil {
-		m.Board = board.Name
-	}
-	if m.Design == "" {
-		m.Design = "mgmt"
-	}
+	rr.stamp(&m, board)
 	if !ok {
 		if missing == "" {
 			missing = fmt.Sprintf("the golden model has no expectation %s for this rack", key)
@@ -455,15 +443,9 @@ func (rr *rackRun) record(test string, board *Board, m results.Measurement, miss
 // measurement's text, never in the case's name (a fault that makes the
 // runner choose another neighbour must not rename the case).
 func (rr *rackRun) recordChoice(test string, board *Board, m results.Measurement, param, choice, missing string) {
-	if board != nil && !rr.run.judged(board) {
+	var judged bool
+	if m.Params, judged = rr.judgedParams(board, m.Params); !judged {
 		return
-	}
-	if board == nil && !rr.judgedRack() {
-		return
-	}
-	m.Params = m.Params.Clone()
-	if m.Params == nil {
-		m.Params = results.Params{}
 	}
 	keyed := m.Params.Clone()
 	keyed[param] = choice
@@ -483,13 +465,7 @@ func (rr *rackRun) recordChoice(test string, board *Board, m results.Measurement
 		}
 	}
 	sort.Strings(accept)
-	m.Params["rack"] = rr.Name
-	if board != nil {
-		m.Board = board.Name
-	}
-	if m.Design == "" {
-		m.Design = "mgmt"
-	}
+	rr.stamp(&m, board)
 	if !ok {
 		if missing == "" {
 			missing = fmt.Sprintf("%s %s is not one the golden model accepts (%s)", param, choice, strings.Join(accept, ", "))
@@ -504,15 +480,9 @@ func (rr *rackRun) recordChoice(test string, board *Board, m results.Measurement
 // skip records a case of the lab's that this run could not measure, with
 // the reason (the failure that explains it is recorded too).
 func (rr *rackRun) skip(test string, board *Board, p results.Params, why string) {
-	if board != nil && !rr.run.judged(board) {
+	p, judged := rr.judgedParams(board, p)
+	if !judged {
 		return
-	}
-	if board == nil && !rr.judgedRack() {
-		return
-	}
-	p = p.Clone()
-	if p == nil {
-		p = results.Params{}
 	}
 	p["rack"] = rr.Name
 	name := ""
@@ -520,6 +490,29 @@ func (rr *rackRun) skip(test string, board *Board, p results.Params, why string)
 		name = board.Name
 	}
 	rr.run.env.Skip(test, name, p, why)
+}
+
+// judgedParams says whether a case of board (nil: of the rack) is judged by
+// this run and, when it is, gives its params cloned for the case to write.
+func (rr *rackRun) judgedParams(board *Board, p results.Params) (results.Params, bool) {
+	if board != nil && !rr.run.judged(board) || board == nil && !rr.judgedRack() {
+		return nil, false
+	}
+	if p = p.Clone(); p == nil {
+		p = results.Params{}
+	}
+	return p, true
+}
+
+// stamp names the measurement's rack, board and design (mgmt unless set).
+func (rr *rackRun) stamp(m *results.Measurement, board *Board) {
+	m.Params["rack"] = rr.Name
+	if board != nil {
+		m.Board = board.Name
+	}
+	if m.Design == "" {
+		m.Design = "mgmt"
+	}
 }
 
 // judgedRack says whether rack-wide figures are judged (a --board run

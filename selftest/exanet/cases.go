@@ -20,29 +20,13 @@ import (
 // coordinates and the lab's cables between them. It touches no board; the
 // setup's topology is this one without the boards that left the plan.
 func planTopo(lab *labconfig.Lab, plan *labconfig.Plan) (*topo, error) {
-	t := &topo{coord: map[string]tx.Coord{}, byCoord: map[tx.Coord]string{}, peer: map[string][2]string{}}
-	lat, err := plan.Params.Ints("lattice", []int{2, 2, 1})
+	d, err := selftest.DecodePlan(plan)
 	if err != nil {
 		return nil, err
 	}
-	if len(lat) != 3 {
-		return nil, fmt.Errorf("%s: plan %s: lattice needs three sizes (X, Y, Z)", plan.Pos, plan.Name)
-	}
-	t.lattice = tx.Coord{lat[0], lat[1], lat[2]}
-	if t.order, err = plan.Params.String("dor_order", "XYZ"); err != nil {
-		return nil, err
-	}
+	t := newTopo(d.Plan.(planParams))
 	for _, pb := range plan.Boards {
-		c, err := pb.Params.Ints("coord", nil)
-		if err != nil {
-			return nil, err
-		}
-		if len(c) != 3 {
-			return nil, fmt.Errorf("plan %s: board %s needs params.coord: [x, y, z]", plan.Name, pb.Board)
-		}
-		co := tx.Coord{c[0], c[1], c[2]}
-		t.coord[pb.Board], t.byCoord[co] = co, pb.Board
-		t.names = append(t.names, pb.Board)
+		t.place(pb.Board, d.Boards[pb.Board].(boardParams))
 	}
 	for _, n := range t.names {
 		var peers [2]string

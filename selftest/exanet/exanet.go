@@ -36,6 +36,20 @@ type topo struct {
 	names []string
 }
 
+// newTopo is the mesh of a plan's parameters, with no board placed yet.
+func newTopo(pp planParams) *topo {
+	return &topo{coord: map[string]tx.Coord{}, byCoord: map[tx.Coord]string{}, peer: map[string][2]string{},
+		lattice: tx.Coord{pp.Lattice[0], pp.Lattice[1], pp.Lattice[2]}, order: pp.DOROrder}
+}
+
+// place puts a board at its coordinate (the decode checked that it is
+// inside the lattice and alone at its place).
+func (t *topo) place(board string, bp boardParams) {
+	co := bp.coord()
+	t.coord[board], t.byCoord[co] = co, board
+	t.names = append(t.names, board)
+}
+
 // topoState is the mesh the setup brought up, for every test.
 var topoState = selftest.State[*topo]{Key: "exanet"}
 
@@ -197,23 +211,17 @@ func init() {
 // the lab's cables, and programs every router (§4: the Target Controller
 // sets coordinates and lattice size).
 func setup(ctx context.Context, env *selftest.Env) error {
-	t := &topo{coord: map[string]tx.Coord{}, byCoord: map[tx.Coord]string{}, peer: map[string][2]string{}}
 	pp, err := selftest.PlanParamsOf[planParams](env)
 	if err != nil {
 		return err
 	}
-	t.lattice = tx.Coord{pp.Lattice[0], pp.Lattice[1], pp.Lattice[2]}
-	t.order = pp.DOROrder
+	t := newTopo(pp)
 	for _, b := range env.Boards {
 		bp, err := selftest.BoardParamsOf[boardParams](env, b)
 		if err != nil {
 			return err
 		}
-		// The decode (lab check, the runner) checked that the board is
-		// inside the lattice and alone at its place.
-		co := bp.coord()
-		t.coord[b.Name], t.byCoord[co] = co, b.Name
-		t.names = append(t.names, b.Name)
+		t.place(b.Name, bp)
 	}
 	for _, b := range env.Boards {
 		var dirs [2]int
