@@ -27,6 +27,13 @@ const (
 	// state a switching latency for the simulated circuit switches; a layer-0
 	// switch "imposes no latency overhead" (§3.5), so none is added.
 	RackPropNS = 15.0
+	// NICTxCycles and NICRxCycles are the prototype NIC's routing and
+	// congestion-control pipelines on its transmit and receive paths (Shoal
+	// §4.2: "only adding 4 and 5 cycles"). Rate-limit feedback crosses both:
+	// the receive path takes it out of the reply's header, and the transmit
+	// path picks a slot's cell that many cycles before the slot (reading S2).
+	NICTxCycles = 4
+	NICRxCycles = 5
 )
 
 // Config is a Shoal rack: its nodes and fabric, and the slot arithmetic of
@@ -64,6 +71,11 @@ type Config struct {
 	MACOverheadNS float64
 	// PropNS is the node-to-node cell propagation latency (§6.2).
 	PropNS float64
+	// PipelineNS is the time rate-limit feedback spends in the NICs'
+	// routing and congestion-control logic on top of PropNS: the receive
+	// path of the node that gets it and the transmit path of its next cell
+	// (§4.2; prototype (5 + 4) x 6.4 = 57.6 ns; the rack 0, reading S2).
+	PipelineNS float64
 	// Schedule is the fabric schedule: Cyclic (§3.2, Fig. 3) or Propagation
 	// aware (Appendix A, Fig. 19).
 	Schedule ScheduleKind
@@ -87,6 +99,7 @@ func Prototype() Config {
 		SyncNS:        1 * CycleNS,
 		MACOverheadNS: 3 * CycleNS,
 		PropNS:        PrototypePropNS(PrototypeWireNS, PrototypeSwitchHops, SwitchCycles, PrototypeNICNS),
+		PipelineNS:    (NICRxCycles + NICTxCycles) * CycleNS,
 		Schedule:      Cyclic,
 	}
 }
@@ -154,6 +167,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("switch reconfiguration %g ns does not fit in the guard band of %g ns (§3.4)", c.ReconfigNS, c.GuardNS)
 	case !(c.PropNS >= 0) || math.IsInf(c.PropNS, 0):
 		return fmt.Errorf("propagation latency %g ns: want non-negative", c.PropNS)
+	case !(c.PipelineNS >= 0) || math.IsInf(c.PipelineNS, 0):
+		return fmt.Errorf("NIC pipeline latency %g ns: want non-negative", c.PipelineNS)
 	case c.Schedule != Cyclic && c.Schedule != PropagationAware:
 		return fmt.Errorf("schedule kind %d unknown", int(c.Schedule))
 	}
@@ -222,16 +237,20 @@ func (c Config) HeaderNS() float64 { return HeaderBytes * 8 / c.ChannelGbps }
 
 // FeedbackSlots is how many slots after the start of its send slot the
 // rate-limit feedback a cell's header carries can be used by its receiver
-// (reading S2, Shoal §3.3.2 and Fig. 5): the header follows the guard
-// band, reaches the receiver PropNS after it left, is complete HeaderNS
-// later and is checked by its own CRC, so the feedback is usable from the
-// first slot boundary at or after slot start + guard + propagation + header
-// time — no need to wait for the rest of the cell. It is never more than
-// DelaySlots (guard + header fit in a slot) and at least 1.
-// Prototype, 12-cycle slots: ceil((6.4 + 1576 + 6.4) / 76.8) = ceil(20.69) = 21.
+// for a cell of its own (reading S2, Shoal §3.3.2, §4.2 and Fig. 5): the
+// header follows the guard band and is delivered by the receiver's MAC
+// PropNS after it left (§6.2's propagation ends with the MAC and PHY, which
+// hand over the 8 B header as the cell's first word); the receive pipeline
+// then takes it out and the transmit pipeline picks a slot's cell before the
+// slot starts (PipelineNS), so the feedback shapes the cells of slots that
+// start at or after slot start + guard + propagation + pipelines — no need
+// to wait for the rest of the cell. At least 1. Where the pipelines are
+// longer than the slot's payload time it comes after the whole cell is
+// queued (DelaySlots): the feedback's path is longer than the cell's.
+// Prototype, 12-cycle slots: ceil((6.4 + 1576 + 57.6) / 76.8) = ceil(21.35) = 22.
 func (c Config) FeedbackSlots() int {
-	f := int(math.Ceil((c.GuardNS+c.PropNS+c.HeaderNS())/c.SlotNS - 1e-9))
-	return min(max(f, 1), c.DelaySlots())
+	f := int(math.Ceil((c.GuardNS+c.PropNS+c.PipelineNS)/c.SlotNS - 1e-9))
+	return max(f, 1)
 }
 
 // BufferBytes is the worst-case buffering per node (§3.3.4): N-1 queues, each

@@ -32,7 +32,8 @@ func TestPrototypeArithmetic(t *testing.T) {
 		{"node Gb/s", c.NodeGbps(), 64 * 8 / 76.8},
 		{"delay slots 1+ceil(1576/76.8)", float64(c.DelaySlots()), 22},
 		{"header ns (8 B at 10 Gb/s, Fig. 5)", c.HeaderNS(), 6.4},
-		{"feedback slots ceil((6.4+1576+6.4)/76.8) (reading S2)", float64(c.FeedbackSlots()), 21},
+		{"NIC pipelines (5 + 4 cycles, §4.2)", c.PipelineNS, 57.6},
+		{"feedback slots ceil((6.4+1576+57.6)/76.8) (reading S2)", float64(c.FeedbackSlots()), 22},
 		{"buffer bytes 7x8x64", float64(c.BufferBytes()), 3584},
 		{"on-chip bytes 7x64", float64(c.OnChipBufferBytes()), 448},
 	}
@@ -70,7 +71,7 @@ func TestRackArithmetic(t *testing.T) {
 		{"on-chip 511x64 (32 KB, §3.3.4)", float64(c.OnChipBufferBytes()), 32704},
 		{"delay slots 1+ceil(15/23.25)", float64(c.DelaySlots()), 2},
 		{"header ns (8 B at 25 Gb/s)", c.HeaderNS(), 2.56},
-		{"feedback slots ceil((2.75+15+2.56)/23.25) (reading S2)", float64(c.FeedbackSlots()), 1},
+		{"feedback slots ceil((2.75+15+0)/23.25) (reading S2: no NIC pipelines stated)", float64(c.FeedbackSlots()), 1},
 	}
 	for _, ch := range checks {
 		if !near(ch.got, ch.want, 1e-9*math.Max(1, ch.want)) {

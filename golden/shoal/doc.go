@@ -125,14 +125,13 @@
 // Reading S2 — when rate-limit feedback can be used. §3.3.2: "Let us assume
 // that node i receives this feedback at time T"; Fig. 5's cell header
 // carries the feedback and has its own header CRC, so a node can use the
-// feedback once the header has arrived and checked, without waiting for the
-// slot boundary after the whole cell; Appendix A speaks of a cell "received
-// at slot t + k". The feedback becomes usable when the header of the reply
-// cell has arrived: send-slot start + guard + propagation + header time (8 B
-// at the link rate), i.e. from the first slot boundary at or after that
-// instant (no extra +1). It applies to the simulation's feedback loop and to
-// the permutation throughput ceiling, whose upper end is thereby the best the
-// mechanism allows.
+// feedback once the header is in and checked, without waiting for the slot
+// boundary after the whole cell; §4.2's congestion-control logic takes it
+// out on the receive path (5 cycles) and picks a slot's cell on the
+// transmit path (4 cycles). The feedback shapes the cells of the slots that
+// start at or after send-slot start + guard + propagation + the two
+// pipelines (no extra +1). It applies to the simulation's feedback loop and
+// to the permutation throughput ceiling.
 //
 // # Timing of a cell and of its feedback (§3.3.2, Fig. 5, Appendix A)
 //
@@ -145,39 +144,44 @@
 //     the slot's end and is taken at the next slot boundary. The intermediate
 //     node needs the whole cell before it reports on it: Eq. 1 reports "the
 //     queue that the cell is added to";
-//   - uses the rate-limit feedback of the cell's header after FeedbackSlots =
-//     ceil((guard + prop + header)/slot) slots (reading S2), header = 8 B at the
-//     channel rate. FeedbackSlots ≤ DelaySlots always (guard + header fit in
-//     a slot).
+//   - uses the rate-limit feedback of the cell's header for a cell of its
+//     own after FeedbackSlots = ceil((guard + prop + pipelines)/slot) slots
+//     (reading S2): the MAC hands over the header as the cell's first word
+//     prop after it left, the receive pipeline takes the feedback out of it
+//     and the transmit pipeline picks a slot's cell before the slot starts
+//     (§4.2: 5 + 4 cycles on the prototype, none stated for the rack).
 //
 // A cell's delivery time (for FCTs) is the end of its send slot plus prop.
 //
 // The prototype (§4: 6.4 ns cycles; §6.1: a guard band of 1 cycle, 6.4 ns;
 // §6.2: 1576 ns = 40 ns wire + 3 x 320 ns through the two-stage fabric's
-// three switches + 576 ns MAC and PHY, as the prototype measures it; Fig. 5:
-// 8 B header at 10 Gb/s = 6.4 ns): a reply's header is usable 6.4 + 1576 +
-// 6.4 = 1588.8 ns after its send slot starts. With the 8-node cyclic
-// schedule's 7-slot epoch, FeedbackLoop counts, over the 56 ordered pairs,
-// the epochs from one cell of a subflow to its next (loops with whole reply
-// cells, the previous reading, for comparison):
+// three switches + 576 ns MAC and PHY, as the prototype measures it; §4.2:
+// NIC pipelines of 5 + 4 cycles = 57.6 ns): a reply's feedback shapes the
+// cells of slots that start 6.4 + 1576 + 57.6 = 1640 ns or more after its
+// send slot starts. With the 8-node cyclic schedule's 7-slot epoch,
+// FeedbackLoop counts, over the 56 ordered pairs, the epochs from one cell
+// of a subflow to its next (loops with the header alone, without the
+// pipelines, the previous reading, for comparison):
 //
-//	slot          ns       whole cell           header usable           loop (epochs x pairs)   whole reply
-//	12 cycles     76.8     1 + ceil(20.52) = 22  ceil(20.69) = 21 slots  7 x 56                  7 x 48, 8 x 8
-//	24 cycles     153.6    1 + ceil(10.26) = 12  ceil(10.34) = 11        4 x 48, 5 x 8           4 x 40, 5 x 16
-//	48 cycles     307.2    1 + ceil(5.13) = 7    ceil(5.17) = 6          2 x 16, 3 x 40          2 x 8, 3 x 48
-//	96 cycles     614.4    1 + ceil(2.57) = 4    ceil(2.59) = 3          1 x 8, 2 x 48           2 x 56
-//	192 cycles    1228.8   1 + ceil(1.28) = 3    ceil(1.29) = 2          1 x 24, 2 x 32          1 x 16, 2 x 40
+//	slot          ns       whole cell           feedback usable         loop (epochs x pairs)   header alone
+//	12 cycles     76.8     1 + ceil(20.52) = 22  ceil(21.35) = 22 slots  7 x 48, 8 x 8           7 x 56
+//	24 cycles     153.6    1 + ceil(10.26) = 12  ceil(10.68) = 11        4 x 48, 5 x 8           4 x 48, 5 x 8
+//	48 cycles     307.2    1 + ceil(5.13) = 7    ceil(5.34) = 6          2 x 16, 3 x 40          2 x 16, 3 x 40
+//	96 cycles     614.4    1 + ceil(2.57) = 4    ceil(2.67) = 3          1 x 8, 2 x 48           1 x 8, 2 x 48
+//	128 cycles    819.2    1 + ceil(1.92) = 3    ceil(2.002) = 3         1 x 16, 2 x 40          1 x 24, 2 x 32
+//	192 cycles    1228.8   1 + ceil(1.28) = 3    ceil(1.33) = 2          1 x 24, 2 x 32          1 x 24, 2 x 32
 //
 // Worked example, 12-cycle slots: node 0 sends to node 4 in slot 3 (offset
 // 4); the whole cell is at node 4 in slot 3 + 22 = 25; node 4's next slot to
-// node 0 is slot 31 (slot 3 of the fifth epoch); the reply's header is in at
-// 31 x 76.8 + 1588.8 = 3969.6 ns, inside slot 51 (3916.8-3993.6 ns), so node
-// 0 uses it from slot 52 — its next slot to node 4, 49 slots = 7 epochs
-// after the first. Waiting for the whole reply (slot 31 + 22 = 53) would
-// miss slot 52 and cost an epoch more. At 96 cycles the pairs two apart close
-// the loop in one epoch (0→2: slot 1, cell at node 2 in slot 5, reply in slot
-// 5, usable in slot 8 = 1 + 7). The rack (§7.1): 2.75 + 15 + 2.56 (8 B at 25
-// Gb/s) = 20.31 ns < 23.25 ns: feedback after 1 slot, whole cells after 2.
+// node 0 is slot 31 (slot 3 of the fifth epoch); the reply's feedback can
+// shape node 0's cells from 31 x 76.8 + 1640 = 4020.8 ns, inside slot 52
+// (3993.6-4070.4 ns), so from slot 53 on: node 0's slot to node 4 in slot 52
+// goes without it, and the next cell leaves in slot 59, 56 slots = 8 epochs
+// after the first. With the header alone (1588.8 ns, inside slot 51) slot
+// 52 would have been in time: 7 epochs. At 96 cycles the pairs two apart
+// close the loop in one epoch (0→2: slot 1, cell at node 2 in slot 5, reply
+// in slot 5, usable in slot 8 = 1 + 7). The rack (§7.1): 2.75 + 15 = 17.75
+// ns < 23.25 ns: feedback after 1 slot, whole cells after 2.
 //
 // # Failed slots (Table 1, §3.5)
 //

@@ -60,11 +60,14 @@ type PermutationBand struct {
 
 // NewPermutationBand simulates the flows and the budget's cases. The band
 // is [Slower − spread, min(Faster, Ceiling) + spread], spread being the phase
-// deviation plus the window edges: the paper fixes when a cell and its
-// feedback can be acted on only to within a slot (§3.3.2 and Fig. 5: the
-// header or the whole cell, reading S2; §6.2's 1.57 µs is a rounded
-// measurement; §4.2's 4 and 5 NIC cycles are not in it), and at a slot's
-// granularity that moves a feedback loop by a whole epoch for some pairs.
+// deviation plus the window edges. The feedback's instant is fixed to the
+// cycle (reading S2), but when the intermediate node can report on a cell
+// is not: once the whole cell is queued (the simulation) or once its header
+// is in (§3.3.2 "when node j receives the cell" allows both, reading S3), a
+// slot apart or more; and a slot more or less moves a feedback loop by a
+// whole epoch for some pairs. So the band spans a slot either way: feedback
+// two slots late can give the same loops as one (at 128-cycle slots it
+// does), three cannot.
 func NewPermutationBand(c Config, specs []FlowSpec, w PermutationWindow) (PermutationBand, error) {
 	var b PermutationBand
 	if len(specs) == 0 {
@@ -145,7 +148,7 @@ func (b PermutationBand) Expectation(params results.Params, source, note string)
 	e := results.Expectation{Metric: "shoal.permutation.throughput", Params: params, Value: b.Value,
 		Min: results.Float(b.Lo), Max: results.Float(b.Hi), Unit: "fraction", Source: source, Note: note, Budget: b.Budget()}
 	if e.NeedsReason() {
-		e.Wide = "the paper fixes when a cell and its feedback can be acted on only to within a slot (§3.3.2, Fig. 5, reading S2; §6.2's 1.57 µs is rounded), " +
+		e.Wide = "the paper leaves open whether an intermediate node reports on a cell once the whole cell is queued or once its header is in (§3.3.2, reading S3), a slot apart or more, " +
 			"and a slot more or less moves some feedback loops by a whole epoch: the throughput is a step function of the loops (one cell per subflow per loop), " +
 			"so the band spans golden's simulation one slot slower to one slot faster"
 	}

@@ -142,13 +142,14 @@ func TestParseFlows(t *testing.T) {
 }
 
 // The feedback loop of the prototype (§6.2): 1.576 µs each way is about 3
-// epochs of 0.54 µs, so a subflow sends one cell every 7 epochs; the pair
-// 0→1 (slot 0, back in slot 6) and 0→4 (both directions in slot 3) worked
-// by hand in the package documentation.
+// epochs of 0.54 µs, so a subflow sends one cell every 7 epochs, 8 for the
+// pairs whose two directions share a slot; the pair 0→1 (slot 0, back in
+// slot 6) and 0→4 (both directions in slot 3) worked by hand in the package
+// documentation.
 func TestFeedbackLoopPrototype(t *testing.T) {
 	c := Prototype()
 	s, _ := NewSchedule(8, 1, Cyclic)
-	for _, tc := range []struct{ i, j, want int }{{0, 1, 7}, {0, 4, 7}} {
+	for _, tc := range []struct{ i, j, want int }{{0, 1, 7}, {0, 4, 8}} {
 		got, err := FeedbackLoop(c, s, tc.i, tc.j)
 		if err != nil || got != tc.want {
 			t.Errorf("FeedbackLoop(%d,%d) = %d, %v; want %d", tc.i, tc.j, got, err, tc.want)
@@ -167,28 +168,30 @@ func TestFeedbackLoopPrototype(t *testing.T) {
 	}
 }
 
-// Reading S2: the feedback in a reply's header is usable from the first slot
-// boundary at or after send-slot start + guard (6.4 ns) + propagation (1576
-// ns, §6.2) + header (8 B at 10 Gb/s = 6.4 ns), i.e. 1588.8 ns; whole cells
-// still need 1 + ceil(1576/slot) slots. The feedback loop of every ordered
-// pair of the 8-node cyclic schedule, at each prototype slot size, as the
-// package documentation tabulates it (and as an independent count by hand
-// of the slots of Fig. 3 gives).
+// Reading S2: the feedback in a reply's header shapes the cells of the
+// slots that start at or after send-slot start + guard (6.4 ns) +
+// propagation (1576 ns, §6.2) + the NICs' receive and transmit pipelines
+// (5 + 4 cycles = 57.6 ns, §4.2), i.e. 1640 ns; whole cells still need 1 +
+// ceil(1576/slot) slots. The feedback loop of every ordered pair of the
+// 8-node cyclic schedule, at each prototype slot size, as the package
+// documentation tabulates it (and as an independent count by hand of the
+// slots of Fig. 3 gives).
 func TestFeedbackLoopPerSlotSize(t *testing.T) {
 	for _, tc := range []struct {
 		cycles, delay, fb int
 		loops             map[int]int // epochs -> ordered pairs (of 56)
 	}{
-		{12, 22, 21, map[int]int{7: 56}},       // whole cells: 7 x 48, 8 x 8
-		{24, 12, 11, map[int]int{4: 48, 5: 8}}, // 4 x 40, 5 x 16
-		{48, 7, 6, map[int]int{2: 16, 3: 40}},  // 2 x 8, 3 x 48
-		{96, 4, 3, map[int]int{1: 8, 2: 48}},   // 2 x 56
-		{192, 3, 2, map[int]int{1: 24, 2: 32}}, // 1 x 16, 2 x 40
+		{12, 22, 22, map[int]int{7: 48, 8: 8}}, // header alone: 7 x 56
+		{24, 12, 11, map[int]int{4: 48, 5: 8}},
+		{48, 7, 6, map[int]int{2: 16, 3: 40}},
+		{96, 4, 3, map[int]int{1: 8, 2: 48}},
+		{128, 3, 3, map[int]int{1: 16, 2: 40}}, // header alone: 1 x 24, 2 x 32
+		{192, 3, 2, map[int]int{1: 24, 2: 32}},
 	} {
 		c := Prototype()
 		c.SlotNS = float64(tc.cycles) * CycleNS
-		if c.HeaderNS() != 6.4 || c.GuardNS != 6.4 || c.PropNS != 1576 {
-			t.Fatalf("header %v ns, guard %v ns, propagation %v ns: want 6.4, 6.4, 1576", c.HeaderNS(), c.GuardNS, c.PropNS)
+		if c.PipelineNS != 57.6 || c.GuardNS != 6.4 || c.PropNS != 1576 {
+			t.Fatalf("pipelines %v ns, guard %v ns, propagation %v ns: want 57.6, 6.4, 1576", c.PipelineNS, c.GuardNS, c.PropNS)
 		}
 		if c.DelaySlots() != tc.delay || c.FeedbackSlots() != tc.fb {
 			t.Errorf("%d-cycle slots: cells after %d slots, feedback after %d; want %d and %d",
@@ -196,9 +199,9 @@ func TestFeedbackLoopPerSlotSize(t *testing.T) {
 		}
 		// The instant the feedback is usable lies within the slot before
 		// the one FeedbackSlots names (no extra +1).
-		at := c.GuardNS + c.PropNS + c.HeaderNS()
+		at := c.GuardNS + c.PropNS + c.PipelineNS
 		if f := float64(c.FeedbackSlots()); at > f*c.SlotNS || at <= (f-1)*c.SlotNS {
-			t.Errorf("%d-cycle slots: header usable at %.1f ns, not in slot %d before its boundary", tc.cycles, at, c.FeedbackSlots()-1)
+			t.Errorf("%d-cycle slots: feedback usable at %.1f ns, not in slot %d before its boundary", tc.cycles, at, c.FeedbackSlots()-1)
 		}
 		s, _ := NewSchedule(8, 1, Cyclic)
 		loops, err := FeedbackLoops(c, s)
@@ -217,16 +220,22 @@ func TestFeedbackLoopPerSlotSize(t *testing.T) {
 	}
 	// The worked example of the package documentation: at 12 cycles, 0→4
 	// leaves in slot 3, is wholly at node 4 in slot 25, node 4 replies in
-	// slot 31 (3 + 4 epochs), node 0 can use the reply from slot 52 = 31 +
-	// 21, which is its next slot to node 4: 49 slots, 7 epochs. Waiting for
-	// the whole reply (slot 53) would cost an epoch more.
+	// slot 31 (3 + 4 epochs), node 0 can use the reply from slot 53 = 31 +
+	// 22, one after its next slot to node 4 (52): the next cell leaves in
+	// slot 59, 56 slots, 8 epochs. With the header alone (usable from slot
+	// 52) it would have been 7.
 	c := Prototype()
 	s, _ := NewSchedule(8, 1, Cyclic)
 	if a, _, _ := s.When(0, 4); a != 3 {
 		t.Fatalf("0→4 in slot %d, want 3", a)
 	}
-	if m, _ := FeedbackLoop(c, s, 0, 4); m != 7 {
-		t.Errorf("0→4 loop %d epochs, want 7", m)
+	if m, _ := FeedbackLoop(c, s, 0, 4); m != 8 {
+		t.Errorf("0→4 loop %d epochs, want 8", m)
+	}
+	h := c
+	h.PipelineNS = h.HeaderNS()
+	if m, _ := FeedbackLoop(h, s, 0, 4); m != 7 {
+		t.Errorf("0→4 loop with the header alone %d epochs, want 7", m)
 	}
 	// At 96 cycles the pairs two apart (0→2: slot 1, back in slot 5) close
 	// the loop in one epoch: cell at 2 in slot 5, reply in slot 5, usable in
@@ -235,7 +244,7 @@ func TestFeedbackLoopPerSlotSize(t *testing.T) {
 	if m, _ := FeedbackLoop(c, s, 0, 2); m != 1 {
 		t.Errorf("96-cycle 0→2 loop %d epochs, want 1", m)
 	}
-	// The rack (§7.1): 2.75 + 15 + 2.56 ns fit in one 23.25 ns slot.
+	// The rack (§7.1): 2.75 + 15 ns fit in one 23.25 ns slot.
 	if r := Rack(); r.FeedbackSlots() != 1 || r.DelaySlots() != 2 {
 		t.Errorf("rack: feedback after %d slots, cells after %d; want 1 and 2", r.FeedbackSlots(), r.DelaySlots())
 	}

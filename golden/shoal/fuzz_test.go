@@ -41,9 +41,11 @@ func FuzzParseConfig(f *testing.F) {
 		if c.CellBytes() <= HeaderBytes || c.EpochSlots() < 1 || c.DelaySlots() < 1 || c.UsableNS() <= 0 {
 			t.Fatalf("ParseConfig(%q): cell %d, epoch %d, delay %d, usable %v", s, c.CellBytes(), c.EpochSlots(), c.DelaySlots(), c.UsableNS())
 		}
-		// The header of a cell is in before the whole cell (reading S2).
-		if f := c.FeedbackSlots(); f < 1 || f > c.DelaySlots() || (c.GuardNS+c.PropNS+c.HeaderNS())/c.SlotNS > float64(f)+1e-6 {
-			t.Fatalf("ParseConfig(%q): feedback after %d slots, cells after %d, header in after %v slots", s, f, c.DelaySlots(), (c.GuardNS+c.PropNS+c.HeaderNS())/c.SlotNS)
+		// Feedback is usable from the first slot boundary at or after
+		// guard + propagation + pipelines (reading S2), and never sooner
+		// than the next slot.
+		if at, f := (c.GuardNS+c.PropNS+c.PipelineNS)/c.SlotNS, c.FeedbackSlots(); f < 1 || at > float64(f)+1e-6 || (f > 1 && at <= float64(f-1)-1e-6) {
+			t.Fatalf("ParseConfig(%q): feedback after %d slots, usable after %v slots", s, f, at)
 		}
 		if c.Nodes > c.Radix*c.Radix/2 {
 			t.Fatalf("ParseConfig(%q): %d nodes on %d-port switches", s, c.Nodes, c.Radix)

@@ -57,6 +57,7 @@ func (Model) Params() []golden.Param {
 		{Name: "reconfig_ns", Doc: "rack only: switch reconfiguration within the guard band, ns (2.5, §7.1)"},
 		{Name: "sync_ns", Doc: "rack only: tolerated clock offset, ns (guard - reconfig = 0.25, §7.1)"},
 		{Name: "prop_ns", Doc: "node-to-node cell propagation latency, ns (prototype 1576 = 40 + 3x320 + 576, §6.2; rack 15, §3.4)"},
+		{Name: "pipeline_ns", Doc: "NIC routing and congestion-control pipelines that rate-limit feedback crosses, receive + transmit, ns (prototype 57.6 = (5 + 4) x 6.4, §4.2; rack 0, reading S2)"},
 		{Name: "schedule", Default: "cyclic", Doc: "cyclic (§3.2, Fig. 3) or propagation (Appendix A, Fig. 19)"},
 		{Name: "list_schedule", Default: "auto", Doc: "list shoal.schedule and shoal.switch_config for every slot: auto (up to 64 nodes), on, off"},
 		{Name: "senders", Doc: "incast sizes, senders per incast (prototype 7, Fig. 10; rack 8,64, Fig. 13); empty: none"},
@@ -280,8 +281,8 @@ func (p *predictor) arithmetic() error {
 	}
 	src := "Shoal §6.2: a node cannot send its next cell to an intermediate node until it has received feedback from it"
 	note := fmt.Sprintf("whole epochs from a cell to the next cell of its subflow: the intermediate queues the whole cell %d slots after its send slot (1 + ceil(%.4g / %.4g ns)); "+
-		"the source uses the feedback in the reply's header %d slots after the reply's send slot (ceil((guard %.4g + propagation %.4g + 8 B header %.4g ns) / %.4g ns), reading S2, §3.3.2 and Fig. 5)",
-		c.DelaySlots(), c.PropNS, c.SlotNS, c.FeedbackSlots(), c.GuardNS, c.PropNS, c.HeaderNS(), c.SlotNS)
+		"the source uses the feedback in the reply's header %d slots after the reply's send slot (ceil((guard %.4g + propagation %.4g + NIC pipelines %.4g ns) / %.4g ns), reading S2, §3.3.2, §4.2 and Fig. 5)",
+		c.DelaySlots(), c.PropNS, c.SlotNS, c.FeedbackSlots(), c.GuardNS, c.PropNS, c.PipelineNS, c.SlotNS)
 	p.exactly("shoal.feedback_loop_epochs", results.Params{"stat": "min"}, float64(lo), "epochs", src, note)
 	p.exactly("shoal.feedback_loop_epochs", results.Params{"stat": "max"}, float64(hi), "epochs", src, note)
 	return nil

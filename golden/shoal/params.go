@@ -92,6 +92,7 @@ func ParseConfig(s map[string]string) (Config, error) {
 		setFloat("sync_ns", &c.SyncNS, 0, 1e9)
 	}
 	setFloat("prop_ns", &c.PropNS, 0, 1e9)
+	setFloat("pipeline_ns", &c.PipelineNS, 0, 1e9)
 	if err != nil {
 		return c, err
 	}

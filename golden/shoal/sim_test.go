@@ -103,10 +103,12 @@ func TestPermutationFigure9(t *testing.T) {
 		prev = r.Throughput
 		switch sc {
 		case 12:
-			// Every loop is 7 epochs (reading S2) and nothing else holds
-			// the subflows back: exactly 1/7, not more, not less.
-			if math.Abs(r.Throughput-1.0/7) > 0.005/7 {
-				t.Errorf("12 cycles: throughput %.4f; with 7-epoch feedback loops every destination gets 1/7", r.Throughput)
+			// Every loop is 7 epochs, 8 for the pairs at offset 4
+			// (reading S2), and little else holds the subflows back:
+			// between 1/8 and 1/7, within 1% of the max-min ceiling
+			// of those loops.
+			if r.Throughput < 1.0/8 || r.Throughput > 1.0/7 || r.Throughput < 0.99*ceil {
+				t.Errorf("12 cycles: throughput %.4f; with 7- and 8-epoch feedback loops want 1/8..1/7 and within 1%% of the ceiling %.4f", r.Throughput, ceil)
 			}
 		case 96, 128:
 			if math.Abs(r.Throughput/0.5-1) > 0.05 {
