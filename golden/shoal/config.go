@@ -222,13 +222,16 @@ func (c Config) EpochNS() float64 { return float64(c.EpochSlots()) * c.SlotNS }
 
 // DelaySlots is how many slots after the start of its send slot a whole cell
 // can be acted upon by its receiver: the cell's last byte leaves at the end
-// of the slot and reaches the receiver PropNS later; the receiver acts at the
-// next slot boundary. An intermediate node needs the whole cell: it puts the
+// of the slot and reaches the receiver PropNS later, the receive pipeline
+// checks its CRC (App. D) and queues it, and it is in time for the transmit
+// pipeline's pick of the first slot that starts at or after that instant
+// (PipelineNS, §4.2). An intermediate node needs the whole cell: it puts the
 // cell into Q_jk and only then records the queue for its feedback (§3.3.2:
-// "it records the index k of the queue that the cell is added to").
-// Prototype, 12-cycle slots: 1 + ceil(1576 / 76.8) = 1 + 21 = 22.
+// "it records the index k of the queue that the cell is added to"; App. D:
+// a corrupted cell is discarded, not queued; reading S3).
+// Prototype, 12-cycle slots: 1 + ceil((1576 + 57.6) / 76.8) = 1 + 22 = 23.
 func (c Config) DelaySlots() int {
-	return 1 + int(math.Ceil(c.PropNS/c.SlotNS-1e-9))
+	return 1 + int(math.Ceil((c.PropNS+c.PipelineNS)/c.SlotNS-1e-9))
 }
 
 // HeaderNS is the time the 8 B cell header of Fig. 5 takes on one channel

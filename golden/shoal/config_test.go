@@ -30,7 +30,7 @@ func TestPrototypeArithmetic(t *testing.T) {
 		{"guard overhead (~10%, §6.1)", c.GuardOverhead(), 1.0 / 12},
 		{"propagation ns (1.57 us, §6.2)", c.PropNS, 1576},
 		{"node Gb/s", c.NodeGbps(), 64 * 8 / 76.8},
-		{"delay slots 1+ceil(1576/76.8)", float64(c.DelaySlots()), 22},
+		{"delay slots 1+ceil((1576+57.6)/76.8) (reading S3)", float64(c.DelaySlots()), 23},
 		{"header ns (8 B at 10 Gb/s, Fig. 5)", c.HeaderNS(), 6.4},
 		{"NIC pipelines (5 + 4 cycles, §4.2)", c.PipelineNS, 57.6},
 		{"feedback slots ceil((6.4+1576+57.6)/76.8) (reading S2)", float64(c.FeedbackSlots()), 22},

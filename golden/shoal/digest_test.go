@@ -97,7 +97,7 @@ func rack100k() (Config, Workload) {
 }
 
 // rack100kDigest pins the result of the reference run.
-const rack100kDigest = "741556081a2148b586b24837d90a91b2"
+const rack100kDigest = "2563bd74c6ffeec4aa22a57d25e73479"
 
 // digestCases cover every rule of the simulation: the figures' incasts and
 // permutations, random workloads on small and full racks, skewed traffic,
@@ -127,31 +127,31 @@ func digestCases() []digestCase {
 	c07 := Rack()
 	E := rack.EpochNS()
 	return []digestCase{
-		{name: "incast 7:1 prototype", c: proto, flows: incastFlows(8, 7, 7, 0), want: "a2815d6a84c2df888cf25f08ddd7bc98"},
-		{name: "incast 7:1 of 30 cells", c: proto, flows: incastFlows(8, 7, 30, 0), want: "75a734aa4315f65eb6a97b7fdbaa7f68"},
-		{name: "incast 7:1 of 30 cells no ready queues", c: proto, flows: incastFlows(8, 7, 30, 0), o: SimOptions{NoReadyQueues: true}, want: "8826021d1308d39e6de943ec6eb381c1"},
-		{name: "incast 7:1 of 30 cells ignoring feedback", c: proto, flows: incastFlows(8, 7, 30, 0), o: SimOptions{IgnoreFeedback: true}, want: "4abd361b9f50b40ad0b596ae988de9a3"},
+		{name: "incast 7:1 prototype", c: proto, flows: incastFlows(8, 7, 7, 0), want: "d239dc199f64eaa46f29df9c067253f8"},
+		{name: "incast 7:1 of 30 cells", c: proto, flows: incastFlows(8, 7, 30, 0), want: "8d1eb93639d9a646196fa6e96514ad56"},
+		{name: "incast 7:1 of 30 cells no ready queues", c: proto, flows: incastFlows(8, 7, 30, 0), o: SimOptions{NoReadyQueues: true}, want: "5429069f68aacc8409e0f6c9a9cd393c"},
+		{name: "incast 7:1 of 30 cells ignoring feedback", c: proto, flows: incastFlows(8, 7, 30, 0), o: SimOptions{IgnoreFeedback: true}, want: "ee3a3df3e771c75a89abaf6f79cfd095"},
 		{name: "incast 16:1 mid rack", c: mid, flows: incastFlows(128, 16, 2032, 5), want: "cad067805fd7bce5169ff3db7bd4c3b7"},
 		{name: "permutation prototype 128 cycles", c: p128, flows: permFlows(8, 8, 1),
-			o: SimOptions{MeasureFromNS: 200 * p128.EpochNS(), UntilNS: 2200 * p128.EpochNS()}, want: "b5ad355f122ddd71515759cd43a1b78b"},
+			o: SimOptions{MeasureFromNS: 200 * p128.EpochNS(), UntilNS: 2200 * p128.EpochNS()}, want: "de0946dc8b4328b31aa101b759d4b9e2"},
 		{name: "permutation prototype ignoring feedback", c: proto, flows: permFlows(8, 8, 1),
-			o: SimOptions{IgnoreFeedback: true, MeasureFromNS: 100 * proto.EpochNS(), UntilNS: 700 * proto.EpochNS()}, want: "6491899f5ad4e4fd8d0cf59d3a72bf35"},
+			o: SimOptions{IgnoreFeedback: true, MeasureFromNS: 100 * proto.EpochNS(), UntilNS: 700 * proto.EpochNS()}, want: "76b537b61c74afcb3a6c3ca75dc2b847"},
 		{name: "permutation rack one pair", c: rack, flows: permFlows(512, 1, 1), o: SimOptions{MeasureFromNS: 15 * E, UntilNS: 55 * E}, want: "9e43cf896602e71fcd30640c0b7796d0"},
-		{name: "permutation mid rack 128 pairs", c: mid, flows: permFlows(128, 128, 1), o: SimOptions{MeasureFromNS: 10 * mid.EpochNS(), UntilNS: 40 * mid.EpochNS()}, want: "6ab055c7d0f370c44f02ac75abd6d110"},
-		{name: "permutation rack 512 pairs (Fig. 12)", c: rack, flows: permFlows(512, 512, 1), o: SimOptions{MeasureFromNS: 15 * E, UntilNS: 55 * E}, want: "60fbf7813441e8b55c9ee829628e9e6d", slow: true},
-		{name: "random prototype", c: proto, flows: workloadFlows(proto, protoW), want: "cf20a7aeef5116ccb207641260e153d8"},
-		{name: "random prototype ignoring feedback", c: proto, flows: workloadFlows(proto, protoW), o: SimOptions{IgnoreFeedback: true}, want: "eeb026bbca627dd964f517cf54064b22"},
-		{name: "uniform 64 nodes load 0.9", c: r64, flows: workloadFlows(r64, small(Uniform, 64, 2000, 0.9, 2)), want: "77c8a4d1b57eb9b4db393541d1579b96"},
-		{name: "uniform 64 nodes no ready queues", c: r64, flows: workloadFlows(r64, small(Uniform, 64, 1000, 0.5, 4)), o: SimOptions{NoReadyQueues: true}, want: "cb378566f29dd5ac960cc2a82535c83d"},
-		{name: "uniform 64 nodes no new-flow rule", c: r64, flows: workloadFlows(r64, small(Uniform, 64, 1000, 0.5, 4)), o: SimOptions{NoNewFlowRule: true}, want: "cc514351e075d50abf61abe22f23eebd"},
+		{name: "permutation mid rack 128 pairs", c: mid, flows: permFlows(128, 128, 1), o: SimOptions{MeasureFromNS: 10 * mid.EpochNS(), UntilNS: 40 * mid.EpochNS()}, want: "b35348ae9b794c5c84404be575bca070"},
+		{name: "permutation rack 512 pairs (Fig. 12)", c: rack, flows: permFlows(512, 512, 1), o: SimOptions{MeasureFromNS: 15 * E, UntilNS: 55 * E}, want: "2e874e0137fe2a08430a9c29c14d7db9", slow: true},
+		{name: "random prototype", c: proto, flows: workloadFlows(proto, protoW), want: "c97fb2b44b5f96117c9185734366afc5"},
+		{name: "random prototype ignoring feedback", c: proto, flows: workloadFlows(proto, protoW), o: SimOptions{IgnoreFeedback: true}, want: "1aa3aa1f6f80ca4fd54628f3d65766a9"},
+		{name: "uniform 64 nodes load 0.9", c: r64, flows: workloadFlows(r64, small(Uniform, 64, 2000, 0.9, 2)), want: "386222168a0a010734d5f8a374ce2956"},
+		{name: "uniform 64 nodes no ready queues", c: r64, flows: workloadFlows(r64, small(Uniform, 64, 1000, 0.5, 4)), o: SimOptions{NoReadyQueues: true}, want: "2ca9b1bc7356c0dd8ea7b1a6dca52c0b"},
+		{name: "uniform 64 nodes no new-flow rule", c: r64, flows: workloadFlows(r64, small(Uniform, 64, 1000, 0.5, 4)), o: SimOptions{NoNewFlowRule: true}, want: "9680670361c88a7ec728582153ea79e0"},
 		{name: "uniform 64 nodes ignoring feedback", c: r64, flows: workloadFlows(r64, small(Uniform, 64, 1000, 0.5, 4)), o: SimOptions{IgnoreFeedback: true}, want: "f2cee8589f0c1c4e7e656951a161e7c9"},
-		{name: "skewed 64 nodes failed nodes", c: r64, flows: workloadFlows(r64, failedW), o: SimOptions{Failed: failedW.Failed}, want: "293eff0720866966e83111104a382de0"},
-		{name: "uniform 64 nodes propagation-aware", c: prop, flows: workloadFlows(prop, small(Uniform, 64, 1500, 0.7, 5)), want: "f8666955b24f805d9370b71c8c391179"},
-		{name: "uniform 65 nodes propagation-aware", c: prop65, flows: workloadFlows(prop65, small(Uniform, 65, 1500, 0.7, 6)), want: "c8fb72c9de72874f1a25af767e0cbadc"},
+		{name: "skewed 64 nodes failed nodes", c: r64, flows: workloadFlows(r64, failedW), o: SimOptions{Failed: failedW.Failed}, want: "687ad193cfdecc7196b64faff565e736"},
+		{name: "uniform 64 nodes propagation-aware", c: prop, flows: workloadFlows(prop, small(Uniform, 64, 1500, 0.7, 5)), want: "3f1b19525a373a36782a9326d2bd5555"},
+		{name: "uniform 65 nodes propagation-aware", c: prop65, flows: workloadFlows(prop65, small(Uniform, 65, 1500, 0.7, 6)), want: "a458c8fd4ee73cf816195cbba0075e0a"},
 		{name: "uniform 128 nodes window and cut", c: mid, flows: workloadFlows(mid, small(Uniform, 128, 3000, 0.6, 7)),
-			o: SimOptions{MeasureFromNS: 100 * mid.EpochNS(), UntilNS: 1000 * mid.EpochNS()}, want: "ec7141b45dba6acc4e3a853289c75864"},
-		{name: "uniform rack load 0.5 2000 flows", c: rack, flows: workloadFlows(rack, small(Uniform, 512, 2000, 0.5, 1)), want: "63ba697318f127fb31dc947c3b7f5233"},
-		{name: "rack load 0.7 10,000 flows (Fig. 16)", c: c07, flows: workloadFlows(c07, NewWorkload(Uniform, 512, 10000, 0.7, 1)), want: "b8a5738db211a09da5e9d398b08bdfbf", slow: true},
+			o: SimOptions{MeasureFromNS: 100 * mid.EpochNS(), UntilNS: 1000 * mid.EpochNS()}, want: "d125d7f4d50771719249f6e07952dfef"},
+		{name: "uniform rack load 0.5 2000 flows", c: rack, flows: workloadFlows(rack, small(Uniform, 512, 2000, 0.5, 1)), want: "80514967af6e24c1399c419af6c46cd2"},
+		{name: "rack load 0.7 10,000 flows (Fig. 16)", c: c07, flows: workloadFlows(c07, NewWorkload(Uniform, 512, 10000, 0.7, 1)), want: "49906f119afeffe97ea38d19118ad3ad", slow: true},
 		{name: "rack load 0.5 100,000 flows", c: c100k, flows: workloadFlows(c100k, w100k), want: rack100kDigest, slow: true},
 	}
 }

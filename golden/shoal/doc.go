@@ -140,10 +140,13 @@
 // send slot, the receiver
 //
 //   - acts on the whole cell (queues, forwards or delivers it) after
-//     DelaySlots = 1 + ceil(prop/slot) slots: the last byte arrives prop after
-//     the slot's end and is taken at the next slot boundary. The intermediate
-//     node needs the whole cell before it reports on it: Eq. 1 reports "the
-//     queue that the cell is added to";
+//     DelaySlots = 1 + ceil((prop + pipelines)/slot) slots: the last byte
+//     arrives prop after the slot's end, the receive pipeline checks the
+//     cell's CRC and queues it (App. D: a corrupted cell is discarded, not
+//     queued), in time for the transmit pipeline's pick of the next slot
+//     that starts after that (reading S3). The intermediate node needs the
+//     whole cell before it reports on it: Eq. 1 reports "the queue that the
+//     cell is added to";
 //   - uses the rate-limit feedback of the cell's header for a cell of its
 //     own after FeedbackSlots = ceil((guard + prop + pipelines)/slot) slots
 //     (reading S2): the MAC hands over the header as the cell's first word
@@ -151,37 +154,39 @@
 //     and the transmit pipeline picks a slot's cell before the slot starts
 //     (§4.2: 5 + 4 cycles on the prototype, none stated for the rack).
 //
-// A cell's delivery time (for FCTs) is the end of its send slot plus prop.
+// Where a whole cell and a header become usable at the same slot boundary,
+// the one that came in first acts first: the cell when DelaySlots >
+// FeedbackSlots (reading S63). A cell's delivery time (for FCTs) is the end
+// of its send slot plus prop.
 //
 // The prototype (§4: 6.4 ns cycles; §6.1: a guard band of 1 cycle, 6.4 ns;
 // §6.2: 1576 ns = 40 ns wire + 3 x 320 ns through the two-stage fabric's
 // three switches + 576 ns MAC and PHY, as the prototype measures it; §4.2:
 // NIC pipelines of 5 + 4 cycles = 57.6 ns): a reply's feedback shapes the
 // cells of slots that start 6.4 + 1576 + 57.6 = 1640 ns or more after its
-// send slot starts. With the 8-node cyclic schedule's 7-slot epoch,
+// send slot starts, a whole cell those that start 1576 + 57.6 ns or more
+// after its slot ends. With the 8-node cyclic schedule's 7-slot epoch,
 // FeedbackLoop counts, over the 56 ordered pairs, the epochs from one cell
-// of a subflow to its next (loops with the header alone, without the
-// pipelines, the previous reading, for comparison):
+// of a subflow to its next:
 //
-//	slot          ns       whole cell           feedback usable         loop (epochs x pairs)   header alone
-//	12 cycles     76.8     1 + ceil(20.52) = 22  ceil(21.35) = 22 slots  7 x 48, 8 x 8           7 x 56
-//	24 cycles     153.6    1 + ceil(10.26) = 12  ceil(10.68) = 11        4 x 48, 5 x 8           4 x 48, 5 x 8
-//	48 cycles     307.2    1 + ceil(5.13) = 7    ceil(5.34) = 6          2 x 16, 3 x 40          2 x 16, 3 x 40
-//	96 cycles     614.4    1 + ceil(2.57) = 4    ceil(2.67) = 3          1 x 8, 2 x 48           1 x 8, 2 x 48
-//	128 cycles    819.2    1 + ceil(1.92) = 3    ceil(2.002) = 3         1 x 16, 2 x 40          1 x 24, 2 x 32
-//	192 cycles    1228.8   1 + ceil(1.28) = 3    ceil(1.33) = 2          1 x 24, 2 x 32          1 x 24, 2 x 32
+//	slot          ns       whole cell            feedback usable         loop (epochs x pairs)
+//	12 cycles     76.8     1 + ceil(21.27) = 23  ceil(21.35) = 22 slots  7 x 40, 8 x 16
+//	24 cycles     153.6    1 + ceil(10.64) = 12  ceil(10.68) = 11        4 x 48, 5 x 8
+//	48 cycles     307.2    1 + ceil(5.32) = 7    ceil(5.34) = 6          2 x 16, 3 x 40
+//	96 cycles     614.4    1 + ceil(2.66) = 4    ceil(2.67) = 3          1 x 8, 2 x 48
+//	128 cycles    819.2    1 + ceil(1.99) = 3    ceil(2.002) = 3         1 x 16, 2 x 40
+//	192 cycles    1228.8   1 + ceil(1.33) = 3    ceil(1.33) = 2          1 x 24, 2 x 32
 //
 // Worked example, 12-cycle slots: node 0 sends to node 4 in slot 3 (offset
-// 4); the whole cell is at node 4 in slot 3 + 22 = 25; node 4's next slot to
+// 4); the whole cell is at node 4 in slot 3 + 23 = 26; node 4's next slot to
 // node 0 is slot 31 (slot 3 of the fifth epoch); the reply's feedback can
 // shape node 0's cells from 31 x 76.8 + 1640 = 4020.8 ns, inside slot 52
 // (3993.6-4070.4 ns), so from slot 53 on: node 0's slot to node 4 in slot 52
 // goes without it, and the next cell leaves in slot 59, 56 slots = 8 epochs
-// after the first. With the header alone (1588.8 ns, inside slot 51) slot
-// 52 would have been in time: 7 epochs. At 96 cycles the pairs two apart
-// close the loop in one epoch (0→2: slot 1, cell at node 2 in slot 5, reply
-// in slot 5, usable in slot 8 = 1 + 7). The rack (§7.1): 2.75 + 15 = 17.75
-// ns < 23.25 ns: feedback after 1 slot, whole cells after 2.
+// after the first. At 96 cycles the pairs two apart close the loop in one
+// epoch (0→2: slot 1, cell at node 2 in slot 5, reply in slot 5, usable in
+// slot 8 = 1 + 7). The rack (§7.1): 2.75 + 15 = 17.75 ns < 23.25 ns:
+// feedback after 1 slot, whole cells after 2.
 //
 // # Failed slots (Table 1, §3.5)
 //
@@ -252,11 +257,10 @@
 //     in: the p-th slot of j to k from then on. A direct cell is reported
 //     with 0.
 //   - Release (Eq. 2): a cell of subflow i→j→k enters Q_ij when
-//     len(Q_ij(t)) + (t - T) ≥ feedback, in epochs, T being when j sampled its
-//     queue (the start of j's slot to i — known to i from the static
-//     schedule). §3.3.2 says "receives", which is FeedbackSlots later (reading
-//     S2); the paper writes the sample as Q_jk(T), treating the two as one,
-//     and the queue drains from the instant it was sampled. And it goes only
+//     len(Q_ij(t)) + (t - T) ≥ feedback, in epochs, T being the slot in
+//     which i receives the feedback (reading S64: §3.3.2 counts the epochs
+//     "since the feedback was received"), FeedbackSlots after j sampled
+//     its queue. And it goes only
 //     if, sent behind the len(Q_ij) cells before it (one an epoch), it reaches
 //     j after the subflow's previous cell has left Q_jk (reading S40): the
 //     invariant of §3.3.2 — at most one cell of a subflow in each queue —
@@ -349,20 +353,20 @@
 //
 // # Where this reading and the paper's figures part
 //
-//   - 7:1 incast (Fig. 10): the simulation gives 6.03 µs for the fastest flow
-//     (paper 6.05) and 6.49 µs for the slowest (paper 6.9 = 7 epochs + 2 x
+//   - 7:1 incast (Fig. 10): the simulation gives 6.11 µs for the fastest flow
+//     (paper 6.05) and 6.57 µs for the slowest (paper 6.9 = 7 epochs + 2 x
 //     1.57 µs, an account rather than a measurement: a node's own cell for
 //     the destination leaves in the first epoch, before the other senders'
 //     cells reach it, so its queue peaks at 6, not 7). The bands of one epoch
 //     hold both.
-//   - Permutation (§6.2 "∼50%", Fig. 12 "halves"): under reading S40 the
-//     full permutation on the prototype reaches 0.513 of the link at 96-cycle
-//     slots, 0.524 at 128 and 0.5625 at 512 (its max-min ceiling: 4/7 of the
-//     link for 8 nodes less the feedback loops), and on the §7.1 rack 0.991
-//     for one pair and 0.500 for all 512: Fig. 9's convergence towards 50%
-//     and Fig. 12's halving. (The earlier reading, feedback never less than
-//     the subflow's own cell, levelled off at 0.35-0.42 on 8 nodes and 0.37
-//     on 512.)
+//   - Permutation (§6.2 "∼50%", Fig. 12 "halves"): under readings S3, S40
+//     and S64 the full permutation on the prototype reaches 0.509 of the link
+//     at 96-cycle slots, 0.513 at 128 and 0.553 at 512 (2% under its max-min
+//     ceiling, 4/7 of the link for 8 nodes less the feedback loops, where
+//     subflows meet in a queue), and on the §7.1 rack 0.991 for one pair and
+//     0.500 for all 512: Fig. 9's convergence towards 50% and Fig. 12's
+//     halving. (The earlier reading, feedback never less than the subflow's
+//     own cell, levelled off at 0.35-0.42 on 8 nodes and 0.37 on 512.)
 //   - Fig. 14 (ready queues and the new-flow rule shorten target short
 //     flows): not reproduced; with Eq. 6 the target's subflows get their fair
 //     share of the intermediates' links with or without the optimisations,
@@ -371,7 +375,7 @@
 //   - §7.3 maximum queue "11 cells" at high load on 512 nodes: the simulation
 //     (reading S40, 10^4 flows) peaks at 6 at loads 0.5, 0.7 and 0.9 (the
 //     band is Eq. 5); its maximum aggregate queue per node is 338 cells at
-//     load 0.5, 368 at 0.7, 395 at 0.9, against the paper's 336 "at high
+//     load 0.5, 367 at 0.7, 395 at 0.9, against the paper's 336 "at high
 //     load" (docs/figures.md). Under S40 at load 0.5 the short-flow
 //     p50/p99/p99.9 are 7.91/18.9/27.6 µs and the long-flow goodput 60.6
 //     Gb/s (48.2 before: a subflow keeps its fair rhythm).

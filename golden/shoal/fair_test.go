@@ -171,8 +171,9 @@ func TestFeedbackLoopPrototype(t *testing.T) {
 // Reading S2: the feedback in a reply's header shapes the cells of the
 // slots that start at or after send-slot start + guard (6.4 ns) +
 // propagation (1576 ns, §6.2) + the NICs' receive and transmit pipelines
-// (5 + 4 cycles = 57.6 ns, §4.2), i.e. 1640 ns; whole cells still need 1 +
-// ceil(1576/slot) slots. The feedback loop of every ordered pair of the
+// (5 + 4 cycles = 57.6 ns, §4.2), i.e. 1640 ns; whole cells, whose CRC
+// the receive pipeline checks before queueing them, 1 + ceil((1576 +
+// 57.6)/slot) slots (reading S3). The feedback loop of every ordered pair of the
 // 8-node cyclic schedule, at each prototype slot size, as the package
 // documentation tabulates it (and as an independent count by hand of the
 // slots of Fig. 3 gives).
@@ -181,11 +182,11 @@ func TestFeedbackLoopPerSlotSize(t *testing.T) {
 		cycles, delay, fb int
 		loops             map[int]int // epochs -> ordered pairs (of 56)
 	}{
-		{12, 22, 22, map[int]int{7: 48, 8: 8}}, // header alone: 7 x 56
+		{12, 23, 22, map[int]int{7: 40, 8: 16}},
 		{24, 12, 11, map[int]int{4: 48, 5: 8}},
 		{48, 7, 6, map[int]int{2: 16, 3: 40}},
 		{96, 4, 3, map[int]int{1: 8, 2: 48}},
-		{128, 3, 3, map[int]int{1: 16, 2: 40}}, // header alone: 1 x 24, 2 x 32
+		{128, 3, 3, map[int]int{1: 16, 2: 40}},
 		{192, 3, 2, map[int]int{1: 24, 2: 32}},
 	} {
 		c := Prototype()
@@ -219,7 +220,7 @@ func TestFeedbackLoopPerSlotSize(t *testing.T) {
 		}
 	}
 	// The worked example of the package documentation: at 12 cycles, 0→4
-	// leaves in slot 3, is wholly at node 4 in slot 25, node 4 replies in
+	// leaves in slot 3, is wholly at node 4 in slot 26, node 4 replies in
 	// slot 31 (3 + 4 epochs), node 0 can use the reply from slot 53 = 31 +
 	// 22, one after its next slot to node 4 (52): the next cell leaves in
 	// slot 59, 56 slots, 8 epochs. With the header alone (usable from slot

@@ -280,9 +280,9 @@ func (p *predictor) arithmetic() error {
 		}
 	}
 	src := "Shoal §6.2: a node cannot send its next cell to an intermediate node until it has received feedback from it"
-	note := fmt.Sprintf("whole epochs from a cell to the next cell of its subflow: the intermediate queues the whole cell %d slots after its send slot (1 + ceil(%.4g / %.4g ns)); "+
+	note := fmt.Sprintf("whole epochs from a cell to the next cell of its subflow: the intermediate queues the whole cell %d slots after its send slot (1 + ceil((%.4g + %.4g) / %.4g ns), reading S3); "+
 		"the source uses the feedback in the reply's header %d slots after the reply's send slot (ceil((guard %.4g + propagation %.4g + NIC pipelines %.4g ns) / %.4g ns), reading S2, §3.3.2, §4.2 and Fig. 5)",
-		c.DelaySlots(), c.PropNS, c.SlotNS, c.FeedbackSlots(), c.GuardNS, c.PropNS, c.PipelineNS, c.SlotNS)
+		c.DelaySlots(), c.PropNS, c.PipelineNS, c.SlotNS, c.FeedbackSlots(), c.GuardNS, c.PropNS, c.PipelineNS, c.SlotNS)
 	p.exactly("shoal.feedback_loop_epochs", results.Params{"stat": "min"}, float64(lo), "epochs", src, note)
 	p.exactly("shoal.feedback_loop_epochs", results.Params{"stat": "max"}, float64(hi), "epochs", src, note)
 	return nil

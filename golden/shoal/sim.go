@@ -496,13 +496,25 @@ func (m *sim) run(until float64) {
 			m.activate(int(order[next]), slot)
 			next++
 		}
-		// Headers first: feedback is usable from the slot boundary after
-		// the reply cell's header arrived, cells once wholly received.
+		// Feedback is usable from the slot boundary after the reply
+		// cell's header is in, cells once wholly received; of the two
+		// that become usable at this boundary, the one that came in
+		// first acts first (reading S63: a released cell takes its place
+		// among the forwarded cells by that moment). A cell of slot
+		// slot-d is wholly in at (slot-d+1)·S + prop + pipelines, a header
+		// of slot slot-fb at (slot-fb)·S + guard + prop + pipelines: the
+		// cell first exactly when d > fb (the guard is shorter than a
+		// slot).
 		fbBucket := &m.fbRing[slot%int64(m.fb+1)]
-		m.feedbacks(*fbBucket, slot)
-		*fbBucket = (*fbBucket)[:0]
 		bucket := &m.dataRing[slot%int64(m.d+1)]
-		remaining -= m.arrivals(*bucket, slot)
+		if m.d > m.fb {
+			remaining -= m.arrivals(*bucket, slot)
+			m.feedbacks(*fbBucket, slot)
+		} else {
+			m.feedbacks(*fbBucket, slot)
+			remaining -= m.arrivals(*bucket, slot)
+		}
+		*fbBucket = (*fbBucket)[:0]
 		*bucket = (*bucket)[:0]
 		if remaining == 0 && next == len(order) {
 			slot++
@@ -1205,10 +1217,11 @@ func (m *sim) wait(a, b int) int64 {
 // feedbacks acts on the rate-limit feedback in the headers received in a
 // slot, in the order they were sent. Feedback that node j has received
 // from i: the subflow of Shoal flow fb.flow through i may be listed
-// again, and Eq. 2 measures time from the reply's send slot.
+// again, and Eq. 2 measures time from this slot, the feedback's receipt
+// (reading S64).
 func (m *sim) feedbacks(fbs []feedback, slot int64) {
 	n := m.n
-	dueBase, E := slot-int64(m.fb), int64(m.E)
+	dueBase, E := slot, int64(m.E)
 	for fi := range fbs {
 		fb := &fbs[fi]
 		f := fb.flow

@@ -103,21 +103,27 @@ func TestPermutationFigure9(t *testing.T) {
 		prev = r.Throughput
 		switch sc {
 		case 12:
-			// Every loop is 7 epochs, 8 for the pairs at offset 4
-			// (reading S2), and little else holds the subflows back:
-			// between 1/8 and 1/7, within 1% of the max-min ceiling
-			// of those loops.
-			if r.Throughput < 1.0/8 || r.Throughput > 1.0/7 || r.Throughput < 0.99*ceil {
-				t.Errorf("12 cycles: throughput %.4f; with 7- and 8-epoch feedback loops want 1/8..1/7 and within 1%% of the ceiling %.4f", r.Throughput, ceil)
+			// Every loop is 7 epochs, 8 for 16 of the 56 pairs (reading
+			// S2, S3): between 1/8 and 1/7. Feedback counted from its
+			// receipt (reading S64) holds a subflow an epoch more when
+			// its intermediate queue held another cell: below the
+			// max-min share of its loops, by less than 5%.
+			own, err := permutationCeilingWith(c, 8, 1, FeedbackLoops)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Throughput < 1.0/8 || r.Throughput > 1.0/7 || r.Throughput > own*1.001 || r.Throughput < 0.95*own {
+				t.Errorf("12 cycles: throughput %.4f; with 7- and 8-epoch feedback loops want 1/8..1/7, within 5%% under their max-min share %.4f", r.Throughput, own)
 			}
 		case 96, 128:
 			if math.Abs(r.Throughput/0.5-1) > 0.05 {
 				t.Errorf("%d cycles: throughput %.4f, not within 5%% of §6.2's ∼50%%", sc, r.Throughput)
 			}
 		case 512:
-			// Loops of one or two epochs: the max-min share itself.
-			if r.Throughput < 0.99*ceil {
-				t.Errorf("512 cycles: throughput %.4f below its max-min ceiling %.4f", r.Throughput, ceil)
+			// Loops of one or two epochs: within 2% of their max-min
+			// share (the epochs feedback of 1 costs, reading S64).
+			if r.Throughput < 0.98*ceil {
+				t.Errorf("512 cycles: throughput %.4f more than 2%% below its max-min ceiling %.4f", r.Throughput, ceil)
 			}
 		}
 	}

@@ -31,8 +31,9 @@ type engine struct {
 // Event kinds, in the order they run at equal times: a cell that arrives
 // at the moment a NIC decides is seen by the decision.
 const (
-	evArrival = 0
-	evTx      = 1
+	evArrival = 0 // a cell's header leaves the receive pipeline
+	evCellIn  = 1 // the whole cell has, its CRC checked (reading S3)
+	evTx      = 2
 )
 
 type event struct {
@@ -41,6 +42,7 @@ type event struct {
 	n    *nicState
 	tMac int64 // arrival: when the cell leaves the receiving MAC
 	w    wire
+	r    int64 // cell in: the receive slot the cell belongs to
 }
 
 // wire is a cell on the fabric: its header as the bits on the wire, the
@@ -97,6 +99,8 @@ func (e *engine) runUntil(tEnd int64, stop func() bool) {
 		switch ev.kind {
 		case evArrival:
 			ev.n.arrive(e, &ev)
+		case evCellIn:
+			ev.n.cellIn(e, &ev)
 		case evTx:
 			// The NIC's next transmit decision.
 			if n := ev.n; n.tx(e) {
@@ -272,7 +276,7 @@ func (d *device) bitErrors(p int, linkBER float64, w *wire, bits int) {
 	b.skip = pos - float64(bits)
 }
 
-// push schedules an event: at equal times an arrival (kind 0) runs before
-// a transmit decision (kind 1), and events of one kind in the order they
-// were scheduled.
+// push schedules an event: at equal times a header (kind 0) runs before a
+// whole cell (kind 1) and both before a transmit decision (kind 2), and
+// events of one kind in the order they were scheduled.
 func (e *engine) push(ev event) { e.q.PushClass(ev.t, ev.kind, ev) }

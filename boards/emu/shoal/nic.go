@@ -96,7 +96,7 @@ type nicState struct {
 	cellBits  int
 	payload   int
 	owd       int64 // one-way node-to-node delay measured by the sync, ps
-	kfb       int64 // slots between a cell and the peer slot whose feedback covers it
+	kfb       int64 // slots between a cell and the peer slot whose feedback covers it (the whole cell in, reading S3)
 	closeLag  int64 // slots until a receive slot is judged
 	slot      int64 // next slot to transmit
 	rxClose   int64 // next receive slot to judge
@@ -147,10 +147,11 @@ func newNICState(e *engine, nd *nicDev) *nicState {
 	n.slotPS = n.S * cyclePS
 	n.cellBits = d.cellBytes() * 8
 	n.payload = d.cellBytes() - headerBytes
-	// The peer's decision for slot r sees our cell of slot s when the cell,
-	// leaving G cycles into its slot, crossed the fabric and the receive
-	// pipeline before the peer's transmit pipeline started (§4.2).
-	n.kfb = ceilDiv(n.G*cyclePS+n.owd+(ccRxCycles+ccTxCycles)*cyclePS, n.slotPS)
+	// The peer's decision for slot r sees our cell of slot s when the
+	// whole cell, ending with its slot, crossed the fabric and the receive
+	// pipeline (its CRC checked, App. D) before the peer's transmit
+	// pipeline started (§4.2; reading S3).
+	n.kfb = ceilDiv(n.slotPS+n.owd+(ccRxCycles+ccTxCycles)*cyclePS, n.slotPS)
 	if d.subtle.fbMask&(1<<nd.port) != 0 {
 		n.kfb += d.subtle.fbLate // shoal-feedback-late
 	}
@@ -517,15 +518,18 @@ func (n *nicState) arrive(e *engine, ev *event) {
 	h, ok := decodeHeader(ev.w.hdr)
 	if !ok || ev.w.bad {
 		// App. D: take the congestion-control fields, assume
-		// last-cell-dropped, discard, and ask the sender to retransmit.
+		// last-cell-dropped, and once the whole cell is in (its CRC
+		// checked, reading S3) discard it and ask the sender to
+		// retransmit.
 		n.ctr(cRxCorrupt)
 		n.mark(r, markCorrupt)
 		if n.failed&bj != 0 {
 			return
 		}
 		n.applyFeedback(e, j, r, int(h.Feedback), true)
-		n.pendLCD |= bj
-		n.lastRecv[j] = -1
+		in := *ev
+		in.t, in.kind, in.r = ev.t+n.dataCyc*cyclePS, evCellIn, r
+		e.push(in)
 		return
 	}
 	if int(h.Hop) != j {
@@ -547,27 +551,53 @@ func (n *nicState) arrive(e *engine, ev *event) {
 		n.lastRecv[j] = -1
 		n.onUnreach(j, int(h.Dst))
 	case KindData:
-		dst := int(h.Dst)
-		switch {
-		case dst == n.id:
-			n.lastRecv[j] = -1
-			n.deliver(e, h, ev.w.c.meta)
-		case dst >= n.N:
-			n.ctr(cRxMisrouted)
-			n.lastRecv[j] = -1
-		case n.failed&(1<<dst) != 0:
-			n.ctr(cFailDiscards) // §3.5 iv
-			n.lastRecv[j] = int16(dst)
-		case n.q[dst].n >= n.queueCap:
-			n.ctr(cDrops)
-			n.pendLCD |= bj
-			n.lastRecv[j] = int16(dst)
-		default:
-			n.push(dst, cell{kind: KindData, dst: h.Dst, src: h.Src, seq: uint32(h.Seq), sop: h.SOP, eop: h.EOP, meta: ev.w.c.meta})
-			n.ctr(cRxFwd)
-			n.lastRecv[j] = int16(dst)
-			e.progress()
-		}
+		// The header's feedback is used now (reading S2); the cell is
+		// queued, forwarded or delivered once it is wholly in and its
+		// CRC checked (App. D), dataCyc cycles later (reading S3).
+		in := *ev
+		in.t, in.kind, in.r = ev.t+n.dataCyc*cyclePS, evCellIn, r
+		e.push(in)
+	}
+}
+
+// cellIn handles a data cell whose last word has left the receive
+// pipeline: it is delivered, or queued to its destination, and the queue
+// it joined is what the next feedback to its sender reports (§3.3.2).
+func (n *nicState) cellIn(e *engine, ev *event) {
+	if e.now >= n.downAt {
+		return
+	}
+	j := int(n.nd.sched[ev.r%int64(n.E)] >> schedRxShift & schedTxMask)
+	bj := uint64(1) << j
+	if n.failed&bj != 0 {
+		return
+	}
+	h, ok := decodeHeader(ev.w.hdr)
+	if !ok || ev.w.bad {
+		n.pendLCD |= bj
+		n.lastRecv[j] = -1
+		return
+	}
+	dst := int(h.Dst)
+	switch {
+	case dst == n.id:
+		n.lastRecv[j] = -1
+		n.deliver(e, h, ev.w.c.meta)
+	case dst >= n.N:
+		n.ctr(cRxMisrouted)
+		n.lastRecv[j] = -1
+	case n.failed&(1<<dst) != 0:
+		n.ctr(cFailDiscards) // §3.5 iv
+		n.lastRecv[j] = int16(dst)
+	case n.q[dst].n >= n.queueCap:
+		n.ctr(cDrops)
+		n.pendLCD |= bj
+		n.lastRecv[j] = int16(dst)
+	default:
+		n.push(dst, cell{kind: KindData, dst: h.Dst, src: h.Src, seq: uint32(h.Seq), sop: h.SOP, eop: h.EOP, meta: ev.w.c.meta})
+		n.ctr(cRxFwd)
+		n.lastRecv[j] = int16(dst)
+		e.progress()
 	}
 }
 

@@ -54,7 +54,7 @@ func init() {
 			"in the feedback path), so a subflow waits for feedback about a cell it could already count as " +
 			"seen. Symptoms: feedback loops cross more epoch boundaries: the mean feedback delay " +
 			"(FB_SLOTS_SUM / FB_COUNT) grows by about an epoch, one pair's throughput at 96-cycle slots falls " +
-			"from 9/14 to 4/7 of the link (reading S20) and the permutation's below the golden curve; queues " +
+			"from 4/7 to 1/2 of the link (reading S20) and the permutation's below the golden curve; queues " +
 			"stay within their bounds",
 	})
 	emu.RegisterFault(emu.FaultInfo{
