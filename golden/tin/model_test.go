@@ -192,6 +192,13 @@ func TestPredictErrors(t *testing.T) {
 		{"nonmin_bias": "x"},
 		{"cts_window": "-1"},
 		{"egress_bytes": "-1"},
+		{"resp_tag": "30", "completion": "128"},
+		{"rma_count": "-1"},
+		{"rma_qps": "0"},
+		{"rma_mem_ns": "x"},
+		{"rma_cpl_ns": "-5"},
+		{"rma_mode": "adaptive"},
+		{"cable_spread_ns": "NaN"},
 	} {
 		if _, err := m.Predict(set); err == nil {
 			t.Errorf("Predict(%v) accepted bad parameters", set)
