@@ -46,7 +46,7 @@ func TestRegistered(t *testing.T) {
 // Every expectation has a source and a unique key, and the figures a runner
 // scores come out as the closed forms say.
 func TestPredictWithoutSimulation(t *testing.T) {
-	es := predict(t, map[string]string{"loads": ""})
+	es := predict(t, map[string]string{"loads": "", "rma_count": "0"})
 	keys := byKey(es)
 	if len(keys) != len(es) {
 		t.Fatalf("%d expectations but %d distinct keys", len(es), len(keys))

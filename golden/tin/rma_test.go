@@ -107,7 +107,7 @@ func TestReadsAdaptiveBeatOnePath(t *testing.T) {
 // endpoint port.
 func TestPaperReadUnder5us(t *testing.T) {
 	for _, shape := range []string{"2x4", "4x4"} {
-		es := predict(t, map[string]string{"packets": "", "loads": "", "modes": "", "clique": shape, "globals": "2", "replicas": "8"})
+		es := predict(t, map[string]string{"packets": "", "loads": "", "modes": "", "clique": shape, "globals": "2", "replicas": "4", "rma_count": "10"})
 		for _, st := range []string{"p50", "p99"} {
 			e, ok := byKey(es)["tin.rma.latency_alone{bytes=4096,stat="+st+"}"]
 			if !ok {
@@ -130,7 +130,7 @@ func TestPaperReadUnder5us(t *testing.T) {
 // widened by the lab's cable spread.
 func TestPredictReadBands(t *testing.T) {
 	lab := map[string]string{"packets": "", "loads": "", "modes": "", "local_prop_ns": "5", "global_prop_ns": "50", "switch_clock_mhz": "250",
-		"completion": "128", "resp_tag": "4", "align": "1", "rma_mem_ns": "800", "rma_cpl_ns": "200"}
+		"completion": "128", "resp_tag": "4", "align": "1", "rma_mem_ns": "800", "rma_cpl_ns": "200", "replicas": "8"}
 	es := byKey(predict(t, lab))
 	p50, p99 := es["tin.rma.latency_alone{bytes=4096,stat=p50}"], es["tin.rma.latency_alone{bytes=4096,stat=p99}"]
 	if b, a, _ := p50.RelativeBand(); b > 0.1 || a > 0.1 || p50.Wide != "" {

@@ -10,7 +10,7 @@ import (
 
 // The nightly's 1RMA baseline band (§5.1, Fig. 9) is golden/tin's
 // simulation of the same reads (readings A29, A64): the median of the
-// high-priority reads alone within ±56 ns of golden's 1971 ns. One board
+// high-priority reads alone within ±73 ns of golden's 1970 ns. One board
 // whose switch takes 100 ns longer than §3.1's 20 ns fall-through
 // (tin-slow-fallthrough, ns=100) puts the median near 2.1 µs, outside the
 // band; the bound the band had before, below the paper's 5 µs, let it
