@@ -56,15 +56,14 @@ func runRMAIsolation(ctx context.Context, env *selftest.Env) error {
 		return fmt.Errorf("%s: slack %g: the high-priority tail beside bulk may not be required to beat the tail alone (want >= 1)", env.Test.Pos, slack)
 	}
 	// golden/tin's read latency alone is a run of the reads this test
-	// makes: every board rma reads at qps, the declared PCIe times and Resp
-	// tag (never the boards' registers, reading A60) and the lab's cables
-	// (reading A29).
+	// makes: every board issues `reads` reads at `qps`, with the declared
+	// PCIe times and Resp tag (never the boards' registers, reading A60)
+	// and the lab's cables (reading A29). A run of reads is short, and the
+	// median of its reads, drawn from pairs inside a pod and between pods
+	// whose latencies differ by 10%, moves much between runs: golden makes
+	// its most runs, for a spread that does not depend on the seed's luck
+	// (16 runs gave half-widths of 56 to 136 ns by seed).
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	// A run of reads is short, and the median of its reads, drawn from
-	// pairs inside a pod and between pods whose latencies differ by 10%,
-	// moves much between runs: the most golden runs, for a spread that
-	// does not depend on the seed's luck (16 runs gave half-widths of 56
-	// to 136 ns by seed).
 	set := map[string]string{"reads": strconv.Itoa(bytes), "rma_count": strconv.Itoa(reads), "rma_qps": strconv.Itoa(qps),
 		"seed": strconv.FormatUint(seed, 10), "cable_spread_ns": g(cableSpread(c.topo)), "replicas": strconv.Itoa(gt.MaxReplicas)}
 	for key, name := range map[string]string{"rma_mem_ns": "rma_mem_ns", "rma_cpl_ns": "rma_cpl_ns", "resp_tag": "resp_tag_bytes"} {
