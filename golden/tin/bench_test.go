@@ -119,3 +119,17 @@ func BenchmarkScale(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadBands: the rma_isolation test's golden read latency, 64 runs
+// of 20 reads from each TiN of the lab's 2x4 Clique and every pair alone,
+// reported as reads simulated per second of wall time.
+func BenchmarkReadBands(b *testing.B) {
+	set := map[string]string{"packets": "", "loads": "", "modes": "", "local_prop_ns": "5", "global_prop_ns": "50", "switch_clock_mhz": "250",
+		"completion": "128", "resp_tag": "4", "align": "1", "rma_mem_ns": "800", "rma_cpl_ns": "200", "replicas": "64"}
+	for i := 0; i < b.N; i++ {
+		if _, err := (Model{}).Predict(set); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*(64*8*20+56))/b.Elapsed().Seconds(), "reads/s")
+}

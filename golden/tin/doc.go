@@ -175,6 +175,28 @@
 // SimResult.Request and Reply split the RTT into its legs (RTS, wait for
 // the CTS, CTS, the first data cell, the rest of the packet, host port).
 //
+// # 1RMA reads (§3.4, §5.1)
+//
+// SimulateReads runs 1RMA reads over the same fabric (reading A29): every
+// TiN issues "rma_count" reads of each size of "reads" at "rma_qps"
+// (Poisson, §5.1 Fig. 9's 10,000 QPS) to TiNs drawn at random. A read is
+// a 48 B Req (§3.4), the target's PCIe read ("rma_mem_ns"), one Resp cell
+// per PCIe completion ("completion" bytes and "resp_tag" bytes more after
+// the header) entering the fabric at the endpoint's rate, and the
+// initiator's completion "rma_cpl_ns" after the last one; Req and Resp
+// route fully adaptively ("rma_mode"), so a read's Resp cells spill onto
+// detours. Its execution latency runs from its issue to its completion
+// (§5.1). §3.4's "4us end-to-end", "2.5-3us" of it in the fabric, leaves
+// at least 1 µs to PCIe, which the defaults put at the target. The band
+// of a statistic is A27's (the spread of runs as long as the measurement,
+// the timestamp quantum, the clock's ppm) with the lab's cable spread
+// ("cable_spread_ns") over the longest minimal read's links and a switch
+// clock's cycle at each of its switches; the p99's reaches down further,
+// to the 90th percentile of every pair's read alone (PairReads): the
+// slowest pairs are those the turn rule gives the fewest detours, which
+// other tables would give others (reading A7). ReadLatency is the closed
+// form of a read whose cells all take one path.
+//
 // # Metrics
 //
 // Cells and solicitation:
@@ -222,4 +244,5 @@
 //
 //	tin.fabric.rtt            {load, bytes, stat=mean|p99}  request-to-reply RTT, ns
 //	tin.fabric.latency        {load, bytes, stat=mean|p99}  one-way request latency, ns
+//	tin.rma.latency_alone     {bytes, stat=p50|p99}         execution latency of 1RMA reads alone, ns
 package tin

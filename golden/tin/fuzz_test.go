@@ -168,3 +168,35 @@ func FuzzParsePattern(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseReadPlan: the parameters of the read latency never panic the
+// parser, and a plan it accepts sizes every read's Resp cells and makes a
+// read configuration the simulation takes.
+func FuzzParseReadPlan(f *testing.F) {
+	f.Add("4096", "128", "4", "20", "10000", "800", "200", "fully-adaptive", "0")
+	f.Add("1", "1", "0", "0", "1", "0", "0", "minimal-deterministic", "2.5")
+	f.Add("1048576", "152", "0", "100000", "1e9", "1e7", "1e7", "deterministic", "1e6")
+	f.Add("64", "128", "30", "-1", "0", "NaN", "-1", "x", "Inf")
+	f.Fuzz(func(t *testing.T, reads, completion, tag, count, qps, mem, cpl, mode, spread string) {
+		pl, err := ParsePlan(map[string]string{"packets": "", "loads": "", "modes": "", "reads": reads, "completion": completion,
+			"resp_tag": tag, "rma_count": count, "rma_qps": qps, "rma_mem_ns": mem, "rma_cpl_ns": cpl, "rma_mode": mode, "cable_spread_ns": spread})
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), Name+": parameter") {
+				t.Fatalf("error %q does not name the parameter", err)
+			}
+			return
+		}
+		for _, b := range pl.Reads {
+			cfg := ReadConfig{Clique: pl.Clique, Timing: pl.Timing, Mode: pl.RMAMode, Bytes: b, Completion: pl.Completion, RespTag: pl.RespTag,
+				Align: pl.Align, MemNs: pl.RMAMemNs, CplNs: pl.RMACplNs, QPS: pl.RMAQPS, Reads: max(pl.RMACount, 1)}
+			if err := cfg.check(); err != nil {
+				t.Fatalf("accepted plan makes a bad read configuration: %v", err)
+			}
+			for _, c := range mustResp(b, pl) {
+				if c < MinCell || c > MaxCell {
+					t.Fatalf("read of %d B: a Resp cell of %d B", b, c)
+				}
+			}
+		}
+	})
+}

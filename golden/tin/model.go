@@ -41,7 +41,7 @@ func (Model) Doc() string {
 	return "TiN-style cell fabric (Aquila, NSDI 2022): GNet cellification and solicitation overheads " +
 		"(§3.1, §3.3, §3.4, §6), per-hop latency (§3.1, §3.2), Dragonfly routes of the four routing modes " +
 		"with their VCs (§3.2), the full Clique's sizes (§2, §4.2, App. A) and a reference simulation of " +
-		"fabric RTT versus uniform random load (§5.1). Metrics: tin.cell.*, tin.ip.*, tin.rts.*, tin.rma.*, " +
+		"fabric RTT versus uniform random load and of 1RMA reads alone (§3.4, §5.1). Metrics: tin.cell.*, tin.ip.*, tin.rts.*, tin.rma.*, " +
 		"tin.latency.*, tin.route.*, tin.clique.*, tin.fabric.* (see package golden/tin)."
 }
 
@@ -61,6 +61,13 @@ func (Model) Params() []golden.Param {
 		{Name: "align", Default: "8", Doc: "cell size granularity in bytes: 8 (64-bit PCS blocks, the model's reading) or 1, 2, 4, 16"},
 		{Name: "reads", Default: "4096", Doc: "1RMA read sizes in bytes for Resp cell counts (§5.1: 4 KB CliqueMap values; empty: none)"},
 		{Name: "completion", Default: "64", Doc: "PCIe read completion size in bytes, one per Resp cell (§3.4; not given by the paper)"},
+		{Name: "resp_tag", Default: "0", Doc: "bytes a Resp cell carries besides its header and its completion (§3.4 gives no layout: 0; a design declares its own)"},
+		{Name: "rma_count", Default: "20", Doc: "1RMA reads each TiN issues in one measurement of the read latency alone, per size of reads (§5.1 Fig. 9; the rma_isolation test's 20; 0: no read simulation)"},
+		{Name: "rma_qps", Default: strconv.Itoa(PaperReadQPS), Doc: "reads a second each TiN issues, Poisson (§5.1 Fig. 9: 10,000 QPS)"},
+		{Name: "rma_mem_ns", Default: g(PaperReadMemNs), Doc: "the target's PCIe read of a 1RMA read, ns (§3.4: 4 µs end to end, 2.5-3 µs of it in the fabric; reading A29)"},
+		{Name: "rma_cpl_ns", Default: g(PaperReadCplNs), Doc: "the initiator's completion after a read's last Resp cell, ns (reading A29: the paper does not split the PCIe time)"},
+		{Name: "rma_mode", Default: "fully-adaptive", Doc: "routing mode of Req and Resp cells (§3.4: routed adaptively)"},
+		{Name: "cable_spread_ns", Default: "0", Doc: "most a cable of the lab differs from its kind's mean flight time, ns: the read latency's band widens by it for every link a read's Req and Resp cross"},
 		{Name: "link_gbps", Default: g(t.LinkGbps), Doc: "GNet link rate in Gb/s (§3.1: 25G links)"},
 		{Name: "inject_gbps", Default: g(t.InjectGbps), Doc: "endpoint port rate in Gb/s (§5.1: 100 Gb/s IP injection per TiN)"},
 		{Name: "fallthrough_ns", Default: g(t.FallThroughNs), Doc: "cell switch fall-through in ns (§3.1: 20)"},
@@ -93,18 +100,26 @@ type Plan struct {
 	Modes             []Mode
 	Packets, Reads    []int
 	Align, Completion int
-	Timing            Timing
-	Loads             []float64
-	Bytes, Reply      int
-	SimMode           Mode
-	CTSWindow         int
-	EgressBytes       int
-	BufferBytes       int
-	NonMinWeight      float64
-	NonMinBias        float64
-	Replicas          int
-	Measured          int
-	Seed              uint64
+	// The 1RMA read latency (reading A29): Resp tag bytes, reads per TiN
+	// (0: none), their rate, the PCIe times, the routing mode and the
+	// lab's cable spread.
+	RespTag, RMACount  int
+	RMAQPS             float64
+	RMAMemNs, RMACplNs float64
+	RMAMode            Mode
+	CableSpreadNs      float64
+	Timing             Timing
+	Loads              []float64
+	Bytes, Reply       int
+	SimMode            Mode
+	CTSWindow          int
+	EgressBytes        int
+	BufferBytes        int
+	NonMinWeight       float64
+	NonMinBias         float64
+	Replicas           int
+	Measured           int
+	Seed               uint64
 }
 
 // ParsePlan checks Predict's parameters.
@@ -158,6 +173,26 @@ func ParsePlan(set map[string]string) (*Plan, error) {
 	}
 	if pl.Completion, err = param.Int(s["completion"], 1, MaxPayload); err != nil {
 		return nil, fmt.Errorf("%s: parameter completion: %w", Name, err)
+	}
+	if pl.RespTag, err = param.Int(s["resp_tag"], 0, MaxPayload-pl.Completion); err != nil {
+		return nil, fmt.Errorf("%s: parameter resp_tag: %w (a Resp cell carries at most %d bytes after its header)", Name, err, MaxPayload)
+	}
+	if pl.RMACount, err = param.Int(s["rma_count"], 0, MaxReadsPerTiN); err != nil {
+		return nil, fmt.Errorf("%s: parameter rma_count: %w", Name, err)
+	}
+	for _, f := range []struct {
+		key    string
+		dst    *float64
+		lo, hi float64
+	}{{"rma_qps", &pl.RMAQPS, 1, 1e9}, {"rma_mem_ns", &pl.RMAMemNs, 0, 1e7}, {"rma_cpl_ns", &pl.RMACplNs, 0, 1e7}, {"cable_spread_ns", &pl.CableSpreadNs, 0, 1e6}} {
+		v, err := strconv.ParseFloat(strings.TrimSpace(s[f.key]), 64)
+		if err != nil || math.IsNaN(v) || v < f.lo || v > f.hi {
+			return nil, fmt.Errorf("%s: parameter %s: %q: want a number %g..%g", Name, f.key, s[f.key], f.lo, f.hi)
+		}
+		*f.dst = v
+	}
+	if pl.RMAMode, err = ParseMode(s["rma_mode"]); err != nil {
+		return nil, fmt.Errorf("%s: parameter rma_mode: %w", Name, err)
 	}
 	t := &pl.Timing
 	for _, f := range []struct {
@@ -247,6 +282,11 @@ func (m Model) Predict(set map[string]string) ([]results.Expectation, error) {
 		return nil, err
 	}
 	out = append(out, se...)
+	rd, err := readExpectations(pl)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, rd...)
 	budgets(out)
 	return out, nil
 }

@@ -46,7 +46,7 @@ func TestRegistered(t *testing.T) {
 // Every expectation has a source and a unique key, and the figures a runner
 // scores come out as the closed forms say.
 func TestPredictWithoutSimulation(t *testing.T) {
-	es := predict(t, map[string]string{"loads": ""})
+	es := predict(t, map[string]string{"loads": "", "rma_count": "0"})
 	keys := byKey(es)
 	if len(keys) != len(es) {
 		t.Fatalf("%d expectations but %d distinct keys", len(es), len(keys))
@@ -192,6 +192,13 @@ func TestPredictErrors(t *testing.T) {
 		{"nonmin_bias": "x"},
 		{"cts_window": "-1"},
 		{"egress_bytes": "-1"},
+		{"resp_tag": "30", "completion": "128"},
+		{"rma_count": "-1"},
+		{"rma_qps": "0"},
+		{"rma_mem_ns": "x"},
+		{"rma_cpl_ns": "-5"},
+		{"rma_mode": "adaptive"},
+		{"cable_spread_ns": "NaN"},
 	} {
 		if _, err := m.Predict(set); err == nil {
 			t.Errorf("Predict(%v) accepted bad parameters", set)
