@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	gp "github.com/labrunner/labrunner/golden/prr"
+	"github.com/labrunner/labrunner/results"
 	tp "github.com/labrunner/labrunner/traffic/prr"
 )
 
@@ -266,5 +267,54 @@ func TestPipelineOffset(t *testing.T) {
 	}
 	if n := pipelineOffset(tp.TGResult{}); n != 0 {
 		t.Errorf("offset of an empty run %d", n)
+	}
+}
+
+// worstBand (reading P41): the no-drop replicas' interval stops at P·D, the
+// drop replicas add P·D exactly, so the band's top is P·D and a switch whose
+// worst case is higher fails; both sides can fail.
+func TestWorstBand(t *testing.T) {
+	res := func(clean []int64, dropped ...int64) []gp.SimResult {
+		var rs []gp.SimResult
+		for _, x := range clean {
+			rs = append(rs, gp.SimResult{DrainMax: x})
+		}
+		for _, x := range dropped {
+			rs = append(rs, gp.SimResult{DrainMax: x, Dropped: 7})
+		}
+		return rs
+	}
+	clean := []int64{300, 340, 360, 380, 390, 400, 410, 420, 450, 480, 500, 330, 370, 395, 440}
+	within := func(e results.Expectation, x float64) bool { lo, hi := e.Bounds(); return x >= lo && x <= hi }
+	// 16 ports, depth 32: a mixture, with P·D on top.
+	e := worstBand("m", res(clean, 512, 512), 16, 32, "src", "note")
+	if *e.Max != 512 || *e.Min >= 300 || *e.Min <= 0 || e.Wide == "" || !strings.Contains(e.Budget, "P·D = 16×32 = 512") {
+		t.Errorf("mixture band [%g, %g], budget %q, wide %q", *e.Min, *e.Max, e.Budget, e.Wide)
+	}
+	for x, want := range map[float64]bool{512: true, 300: true, 520: false, 560: false, 820: false, *e.Min - 1: false} {
+		if within(e, x) != want {
+			t.Errorf("%g in [%g, %g]: %v, want %v", x, *e.Min, *e.Max, !want, want)
+		}
+	}
+	// No replica dropped, but the no-drop interval reaches P·D: a drop run
+	// (P·D) is within the spread and the top stays P·D.
+	if e := worstBand("m", res(clean), 16, 32, "src", "note"); *e.Max != 512 {
+		t.Errorf("no drop, interval reaching P·D: top %g, want 512", *e.Max)
+	}
+	// Deep queues: P·D is far out of reach and plays no part.
+	if e := worstBand("m", res(clean), 16, 4096, "src", "note"); *e.Max >= 4096 || *e.Max <= 500 {
+		t.Errorf("depth 4096: top %g, want the no-drop interval's", *e.Max)
+	}
+	// Every replica dropped at P·D: the band is that value, and a switch
+	// with shorter queues (31: 496) fails it from below.
+	all := res(nil, 512, 512, 512, 512, 512, 512, 512, 512)
+	if e := worstBand("m", all, 16, 32, "src", "note"); *e.Min != 512 || *e.Max != 512 || e.Wide != "" || within(e, 496) || within(e, 520) {
+		t.Errorf("all drop: [%g, %g] wide %q", *e.Min, *e.Max, e.Wide)
+	}
+	// Stalls after drops (small depths): the drop part is an interval
+	// from P·D up, wider than its largest replica.
+	st := worstBand("m", res(nil, 64, 64, 120, 200, 90, 150, 64, 300), 16, 4, "src", "note")
+	if *st.Min != 64 || *st.Max <= 300 || !strings.Contains(st.Budget, "stalled") {
+		t.Errorf("stalls: [%g, %g], budget %q", *st.Min, *st.Max, st.Budget)
 	}
 }
