@@ -157,13 +157,21 @@ func withRange(e results.Expectation, v []float64) results.Expectation {
 	for _, x := range v {
 		lo, hi = math.Min(lo, x), math.Max(hi, x)
 	}
+	widened := false
 	if e.Min == nil || lo < *e.Min {
-		e.Min = results.Float(lo)
+		e.Min, widened = results.Float(lo), true
 	}
 	if e.Max == nil || hi > *e.Max {
-		e.Max = results.Float(hi)
+		e.Max, widened = results.Float(hi), true
+	}
+	if !widened {
+		// The prediction interval already holds the range (bursty traffic
+		// at depth 32 drops in every run): its reason stands.
+		e.Budget += fmt.Sprintf("; the range of the %d replicas [%.4g, %.4g] lies within it", len(v), lo, hi)
+		return e
 	}
 	e.Budget += fmt.Sprintf("; widened to the range of the %d replicas [%.4g, %.4g] (heavy tail: the range holds one more run with probability (n-1)/(n+1))", len(v), lo, hi)
+	e.Wide = "" // the range, not the interval, makes the width now
 	return bandReason(e, "rare whole-group overflows make drops heavy-tailed: zero in most runs and tens of packets in a few, and 0 is a healthy outcome (reading P61)")
 }
 

@@ -219,8 +219,15 @@ func TestBands(t *testing.T) {
 	}
 	// Heavy tail: the range widens the band.
 	w := withRange(e, []float64{0, 0, 3e-4})
-	if *w.Max != 3e-4 {
-		t.Errorf("range band [%g, %g]", *w.Min, *w.Max)
+	if *w.Max != 3e-4 || !strings.Contains(w.Wide, "heavy-tailed") {
+		t.Errorf("range band [%g, %g], reason %q", *w.Min, *w.Max, w.Wide)
+	}
+	// A range inside the interval (every run drops) leaves the interval's
+	// reason: the width is its noise, not a tail.
+	v = []float64{0.040, 0.050, 0.045, 0.047, 0.043, 0.052, 0.044, 0.049}
+	n := withRange(meanBand("m", v, "fraction", 0, 1e-5, "src", "note"), v)
+	if n.Wide == "" || strings.Contains(n.Wide, "heavy-tailed") || *n.Max <= 0.052 {
+		t.Errorf("range within the interval: [%g, %g], reason %q", *n.Min, *n.Max, n.Wide)
 	}
 	m := maxBand("x", []float64{300, 350, 400, 380}, "cycles", "src", "note")
 	if *m.Min >= 300 || *m.Max <= 400 || *m.Min < 0 {
