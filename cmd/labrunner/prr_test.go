@@ -62,6 +62,13 @@ func TestPRRPlanCatchesEmulatorFaults(t *testing.T) {
 		{"offset-skip@prr-0", "placement", []string{"offset counter", "port 0"}},
 		{"sort-unstable@prr-0", "placement", []string{"permuted", "equal keys in input order"}},
 		{"arbiter-out-of-step@prr-0", "placement.state", []string{"ARB_INDEX[0] reads 1, golden 0", "output arbiter of port 0 is out of step"}},
+		// The worst case at depth 32 (reading P41): every bursty run
+		// overflows a group, and a healthy one then reads P·D = 512. An
+		// arbiter idling a cycle in 65 drains a full group in 520 cycles
+		// (above the band), queues one entry short fill at 16 × 31 = 496
+		// (below it).
+		{"prr-arbiter-bubble@prr-0", "latency.max", []string{"measured 520 cycles, expected [512, 512] cycles"}},
+		{"prr-fifo-short@prr-0", "latency.max", []string{"measured 496 cycles, expected [512, 512] cycles"}},
 	}
 	for _, c := range raceshare.Cases(t, cases) {
 		t.Run(c.fault, func(t *testing.T) {

@@ -107,18 +107,25 @@
 // zero-drop depths of Fig. 9 need twice the length. Figures lists each
 // number with the paper's (docs/figures.md).
 //
-// # The worst case at a finite depth
+// # The worst case at a finite depth (reading P41)
 //
-// With the build's FIFO depth D, a run that drops a packet has filled a
-// group of P queues: its worst packet waits the whole group's drain, P·D
-// cycles (512 for 16 ports and depth 32). A 16×16 run of 30,000 cycles at
-// input rate 1 with uniform traffic drops in about 1 of 13 seeds (golden: 15
-// of 200; the emulator: 1 of 12), so prr.latency.max is bimodal: around 390
-// cycles without drops, exactly 512 with. The emulator's 512 against
-// golden's mean 392 is such a run, not a disagreement. At small depths the
-// output arbiters stall on queues a drop left short (§4.4) and the worst case
-// exceeds P·D (430 cycles at depth 4 with bursty traffic), so P·D is no bound
-// in general.
+// With the build's FIFO depth D, a group that never overflowed is one FIFO
+// of at most P·D packets sending one a cycle (GroupDrain): no packet waits
+// longer than P·D. A group's first drop finds all its queues full, so the
+// packet admitted just before it waits P·D exactly (512 cycles for 16 ports
+// and depth 32); longer only once an output arbiter stalls on a queue a drop
+// left short (§4.4). With SimConfig.Drain a run goes on serving after its
+// cycles as the traffic generator does, and SimResult.DrainMax counts the
+// packets it delivers then; without it a group that overflows late has its
+// longest waits cut off by the run's end. A 16×16 run of 30,000 cycles at
+// input rate 1, depth 32, drained: uniform traffic drops in 1448 of 20,000
+// seeds, each reading 512 exactly, the others 231-512 (median 386); bursty
+// traffic drops in every run, 19,986 of 20,000 reading 512 and 14 more
+// after a stall (513-641). A run's worst case is a mixture, and its band is
+// one (selftest/prr worstBand): the no-drop replicas' interval stopped at
+// P·D, and the drop replicas' values. At small depths stalls dominate (depth
+// 4, bursty: 143-442 cycles against P·D = 64), so P·D is no bound after a
+// drop in general.
 //
 // # Faults the expectations catch
 //
@@ -128,6 +135,9 @@
 // catch a build with other stages or latency; throughput at the declared
 // clock catches a slow clock; the §5.1 bands catch a switch that serves its
 // groups differently (an arbiter out of step raises the worst case and
-// strands packets). Drop rates at depth 1 tell the proposal (5.2%) from a VOQ
+// strands packets). At a finite depth the worst case's band ends at P·D:
+// an output arbiter slower than a packet a cycle (prr-arbiter-bubble: 520
+// cycles to drain a full group of 512) fails it from above, queues one
+// entry short (496 when every replica reads 512) from below. Drop rates at depth 1 tell the proposal (5.2%) from a VOQ
 // switch (16.1%).
 package prr

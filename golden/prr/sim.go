@@ -86,6 +86,14 @@ type SimConfig struct {
 	Seed     uint64
 	BurstLen float64 // bursty: mean burst size s; 0 means DefaultBurstLen
 	HotProb  float64 // nonuniform: p, 0 < p ≤ 1; 0 means DefaultHotProb
+	// Drain: after Cycles the switch goes on serving with no arrivals
+	// until a cycle serves nothing (its queues are empty, or every output
+	// arbiter of the proposal waits at an empty queue, §4.4), as the
+	// hardware's traffic generator drains a run (reading P41). Packets
+	// delivered then count in SimResult.DrainMax and Drained only: the
+	// figures of the run's cycles (Delivered, AvgLatency, LatencyMax,
+	// Throughput) stay those of §5.1's runs.
+	Drain bool
 }
 
 func (c *SimConfig) normalize() error {
@@ -132,6 +140,14 @@ type SimResult struct {
 	// the cycle's arrivals). With unbounded queues it is the smallest depth
 	// at which the same run drops nothing (see ZeroDropDepth).
 	MaxOccupancy int
+	// With SimConfig.Drain: Drained counts the packets delivered after the
+	// run's cycles, Stranded those still queued when the drain stopped,
+	// and DrainMax is the worst latency of every delivered packet, drained
+	// ones included (a traffic generator's TG_WAIT_MAX + 1). All 0
+	// without Drain.
+	Drained  int64
+	Stranded int64
+	DrainMax int64
 }
 
 // AvgLatency is the mean time a delivered packet spent queued, in cycles. A
@@ -167,6 +183,20 @@ func (r SimResult) ZeroDropDepth() int {
 		return ceilDiv(r.MaxOccupancy, r.Config.P)
 	}
 	return r.MaxOccupancy
+}
+
+// GroupDrain is P·D, the longest latency a packet of the proposal with
+// P×P queues of depth D can have while its group has never overflowed
+// (reading P41): the arbiters of §3.2 fill a group's P queues round robin
+// and its output arbiter (§4.4) reads them in the same order, so until a
+// drop the group is one FIFO of at most P·D packets that sends one a
+// cycle, and a packet with k packets ahead of it leaves k+1 cycles after
+// it arrived. The packet admitted just before a group's first overflow has
+// P·D − 1 ahead of it: every run that drops has a packet of latency P·D
+// exactly, and more only after an output arbiter stalled on a queue a drop
+// left short (§4.4). 0 for unbounded queues (depth 0).
+func GroupDrain(p, depth int) int {
+	return p * depth
 }
 
 // ring is a FIFO of arrival times (or packed time and destination) in a
@@ -230,6 +260,9 @@ type sim struct {
 
 	off []int // PRR: per port offset counter
 	arb []int // PRR: per port output arbiter index
+
+	draining bool  // the cycles after cfg.Cycles (SimConfig.Drain)
+	served   int64 // packets served so far, drain included
 
 	cnt []int // FIFO: contenders per output this cycle
 	win []int // FIFO: chosen input per output
@@ -305,14 +338,7 @@ func Simulate(cfg SimConfig) (SimResult, error) {
 func (s *sim) run() {
 	for t := range s.cfg.Cycles {
 		now := int32(t)
-		switch s.kind {
-		case kPRR:
-			s.prrServe(now)
-		case kFIFO:
-			s.fifoServe(now)
-		default:
-			s.voqServe(now)
-		}
+		s.serve(now)
 		s.res.Offered += int64(s.tg.next(s.arr))
 		switch s.kind {
 		case kPRR:
@@ -323,10 +349,45 @@ func (s *sim) run() {
 			s.voqArrive(now)
 		}
 	}
+	if !s.cfg.Drain {
+		return
+	}
+	// The drain: no arrivals, so a cycle that serves nothing leaves the
+	// state as it found it and nothing can move any more. Cycle numbers
+	// stay 32-bit (MaxCycles), which bounds a drain nothing else stops.
+	s.draining = true
+	for t := s.cfg.Cycles; t < math.MaxInt32; t++ {
+		before := s.served
+		s.serve(int32(t))
+		if s.served == before {
+			break
+		}
+	}
+	s.res.Stranded = s.res.Offered - s.res.Dropped - s.res.Delivered - s.res.Drained
+}
+
+// serve is one cycle's departures.
+func (s *sim) serve(now int32) {
+	switch s.kind {
+	case kPRR:
+		s.prrServe(now)
+	case kFIFO:
+		s.fifoServe(now)
+	default:
+		s.voqServe(now)
+	}
 }
 
 func (s *sim) delivered(now, arrived int32) {
 	lat := int64(now - arrived)
+	s.served++
+	if s.cfg.Drain && lat > s.res.DrainMax {
+		s.res.DrainMax = lat
+	}
+	if s.draining {
+		s.res.Drained++
+		return
+	}
 	s.res.Delivered++
 	s.res.LatencySum += lat
 	if lat > s.res.LatencyMax {

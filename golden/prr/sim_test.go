@@ -387,3 +387,62 @@ func TestPaperDropRatesAtDepthOne(t *testing.T) {
 		}
 	}
 }
+
+// The drain (reading P41) leaves the run's own figures alone, accounts for
+// every packet, and shows the worst case at a finite depth: a run that
+// drops has a packet that waited P·D exactly (the one admitted just before
+// its group first overflowed), a run that does not never exceeds P·D; only
+// a stall after drops (§4.4), common at small depths, goes above it.
+func TestDrainWorstCaseAtFiniteDepth(t *testing.T) {
+	if GroupDrain(16, 32) != 512 || GroupDrain(8, 0) != 0 {
+		t.Fatalf("GroupDrain(16, 32) = %d, GroupDrain(8, 0) = %d", GroupDrain(16, 32), GroupDrain(8, 0))
+	}
+	const depth = 16
+	bound := int64(GroupDrain(16, depth))
+	drops, clean, exact, late := 0, 0, 0, 0
+	for seed := range uint64(40) {
+		c := SimConfig{P: 16, Alg: PRR, Traffic: Uniform, Load: 1, Depth: depth, Cycles: 10000, Seed: seed}
+		plain := run(t, c)
+		c.Drain = true
+		r := run(t, c)
+		if r.Offered != plain.Offered || r.Delivered != plain.Delivered || r.LatencySum != plain.LatencySum || r.LatencyMax != plain.LatencyMax || r.Dropped != plain.Dropped {
+			t.Fatalf("seed %d: the drain changed the run's figures: %+v, without it %+v", seed, r, plain)
+		}
+		if r.Offered != r.Dropped+r.Delivered+r.Drained+r.Stranded || r.Drained == 0 || r.DrainMax < r.LatencyMax {
+			t.Fatalf("seed %d: offered %d, dropped %d, delivered %d, drained %d, stranded %d; worst %d, drained worst %d", seed, r.Offered, r.Dropped, r.Delivered, r.Drained, r.Stranded, r.LatencyMax, r.DrainMax)
+		}
+		if r.Dropped == 0 {
+			clean++
+			if r.DrainMax > bound || r.Stranded != 0 {
+				t.Errorf("seed %d dropped nothing, yet its worst latency is %d (P·D = %d) and %d packets stayed stranded", seed, r.DrainMax, bound, r.Stranded)
+			}
+			continue
+		}
+		drops++
+		if r.DrainMax < bound {
+			t.Errorf("seed %d dropped %d packets, yet its worst latency is %d, below P·D = %d", seed, r.Dropped, r.DrainMax, bound)
+		}
+		if r.DrainMax == bound {
+			exact++
+		}
+		if plain.LatencyMax < bound {
+			late++ // the packet that waited the group left after the run
+		}
+	}
+	t.Logf("depth %d: %d of 40 runs dropped, %d of them below P·D without the drain", depth, drops, late)
+	if drops < 5 || clean < 5 || exact != drops || late == 0 {
+		t.Errorf("%d runs dropped (%d reading P·D = %d after the drain, %d below it without), %d did not: want both kinds, every drop run at P·D, and one the drain mattered for", drops, exact, bound, late, clean)
+	}
+	// Shallow queues and bursts: the arbiters stall on queues a drop left
+	// short, and the worst case passes P·D (doc.go).
+	above := 0
+	for seed := range uint64(10) {
+		r := run(t, SimConfig{P: 16, Alg: PRR, Traffic: Bursty, Load: 1, Depth: 4, Cycles: 5000, Seed: seed, Drain: true})
+		if r.DrainMax > int64(GroupDrain(16, 4)) {
+			above++
+		}
+	}
+	if above == 0 {
+		t.Errorf("no bursty run at depth 4 waited longer than P·D = %d: stalls after drops were expected", GroupDrain(16, 4))
+	}
+}

@@ -3,7 +3,10 @@ package prr
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
+	gp "github.com/labrunner/labrunner/golden/prr"
 	"github.com/labrunner/labrunner/results"
 )
 
@@ -154,12 +157,93 @@ func withRange(e results.Expectation, v []float64) results.Expectation {
 	for _, x := range v {
 		lo, hi = math.Min(lo, x), math.Max(hi, x)
 	}
+	widened := false
 	if e.Min == nil || lo < *e.Min {
-		e.Min = results.Float(lo)
+		e.Min, widened = results.Float(lo), true
 	}
 	if e.Max == nil || hi > *e.Max {
-		e.Max = results.Float(hi)
+		e.Max, widened = results.Float(hi), true
+	}
+	if !widened {
+		// The prediction interval already holds the range (bursty traffic
+		// at depth 32 drops in every run): its reason stands.
+		e.Budget += fmt.Sprintf("; the range of the %d replicas [%.4g, %.4g] lies within it", len(v), lo, hi)
+		return e
 	}
 	e.Budget += fmt.Sprintf("; widened to the range of the %d replicas [%.4g, %.4g] (heavy tail: the range holds one more run with probability (n-1)/(n+1))", len(v), lo, hi)
+	e.Wide = "" // the range, not the interval, makes the width now
 	return bandReason(e, "rare whole-group overflows make drops heavy-tailed: zero in most runs and tens of packets in a few, and 0 is a healthy outcome (reading P61)")
+}
+
+// worstBand is the band of a run's worst latency at the build's finite FIFO
+// depth D (reading P41). There a run's worst case is a mixture, and the
+// replicas are split by their outcome:
+//
+//   - replicas that dropped nothing spread as the extreme of a critically
+//     loaded queue: maxBand's interval on them alone predicts one more such
+//     run. No packet of a group that never overflowed waits longer than
+//     P·D (golden/prr GroupDrain), so the interval stops there, and when it
+//     reaches P·D a run that drops is within the predicted spread: P·D is
+//     in the band even if no replica dropped;
+//   - replicas that dropped read P·D exactly (the packet admitted just
+//     before a group's first overflow waits the whole group), more only
+//     after an output arbiter stalled on a queue a drop left short (§4.4).
+//     When every one of them reads P·D the part is that value; when some
+//     read more, the stalls' tail is there to predict, and the part is
+//     maxBand's interval on their values, from P·D up.
+//
+// The band is the hull of the parts. Both of its sides can fail: a worst
+// case above every part (an output arbiter that serves slower than a
+// packet a cycle keeps more than P·D packets' wait in a full group), or
+// below the no-drop interval (below P·D when every replica drops).
+func worstBand(metric string, rs []gp.SimResult, ports, depth int, source, note string) results.Expectation {
+	var clean, dropped, all []float64
+	for _, r := range rs {
+		x := float64(r.DrainMax)
+		all = append(all, x)
+		if r.Dropped > 0 {
+			dropped = append(dropped, x)
+		} else {
+			clean = append(clean, x)
+		}
+	}
+	e := results.Expectation{Metric: metric, Value: meanOf(all), Unit: "cycles", Source: source, Note: note}
+	if len(all) == 0 {
+		return e
+	}
+	bound := float64(gp.GroupDrain(ports, depth))
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var parts []string
+	if len(clean) > 0 {
+		c := maxBand(metric, clean, "cycles", source, note)
+		lo, hi = *c.Min, *c.Max
+		part := fmt.Sprintf("%d of %d replicas dropped nothing: %s", len(clean), len(all), c.Budget)
+		if depth > 0 && hi >= bound {
+			hi = bound
+			part += fmt.Sprintf("; it reaches P·D = %d×%d = %g cycles, the longest wait in a group that never overflowed: it stops there, and a run that drops (P·D) is within it", ports, depth, bound)
+		}
+		parts = append(parts, part)
+	}
+	if len(dropped) > 0 {
+		dlo, dhi := slices.Min(dropped), slices.Max(dropped)
+		at := 0
+		for _, x := range dropped {
+			if x == bound {
+				at++
+			}
+		}
+		part := fmt.Sprintf("%d of %d replicas dropped, %d of them reading P·D = %g exactly (the packet admitted just before a group's first overflow waits the whole group)", len(dropped), len(all), at, bound)
+		if at == len(dropped) {
+			part += ": that value"
+		} else {
+			d := maxBand(metric, dropped, "cycles", source, note)
+			dlo, dhi = math.Min(dlo, bound), math.Max(dhi, *d.Max)
+			part += fmt.Sprintf(", the others more (an output arbiter stalled on a queue a drop left short, FPGA'20 §4.4): from %g up to the top of their own %s", dlo, d.Budget)
+		}
+		lo, hi = math.Min(lo, dlo), math.Max(hi, dhi)
+		parts = append(parts, part)
+	}
+	e.Min, e.Max = results.Float(math.Max(0, lo)), results.Float(hi)
+	e.Budget = fmt.Sprintf("mixture of golden/prr's replicas at FIFO depth %d, drained as the traffic generator drains, split by whether they dropped: ", depth) + strings.Join(parts, "; ") + "; the band is the hull of the parts"
+	return bandReason(e, "the worst case of one run at a finite depth is a mixture: without a drop it is the extreme value of a critically loaded queue, spread that wide across runs of this length (golden/prr's replicas, Gumbel upper tail), with a drop it is P·D (reading P41)")
 }

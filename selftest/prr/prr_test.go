@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	gp "github.com/labrunner/labrunner/golden/prr"
+	"github.com/labrunner/labrunner/results"
 	tp "github.com/labrunner/labrunner/traffic/prr"
 )
 
@@ -218,8 +219,15 @@ func TestBands(t *testing.T) {
 	}
 	// Heavy tail: the range widens the band.
 	w := withRange(e, []float64{0, 0, 3e-4})
-	if *w.Max != 3e-4 {
-		t.Errorf("range band [%g, %g]", *w.Min, *w.Max)
+	if *w.Max != 3e-4 || !strings.Contains(w.Wide, "heavy-tailed") {
+		t.Errorf("range band [%g, %g], reason %q", *w.Min, *w.Max, w.Wide)
+	}
+	// A range inside the interval (every run drops) leaves the interval's
+	// reason: the width is its noise, not a tail.
+	v = []float64{0.040, 0.050, 0.045, 0.047, 0.043, 0.052, 0.044, 0.049}
+	n := withRange(meanBand("m", v, "fraction", 0, 1e-5, "src", "note"), v)
+	if n.Wide == "" || strings.Contains(n.Wide, "heavy-tailed") || *n.Max <= 0.052 {
+		t.Errorf("range within the interval: [%g, %g], reason %q", *n.Min, *n.Max, n.Wide)
 	}
 	m := maxBand("x", []float64{300, 350, 400, 380}, "cycles", "src", "note")
 	if *m.Min >= 300 || *m.Max <= 400 || *m.Min < 0 {
@@ -266,5 +274,54 @@ func TestPipelineOffset(t *testing.T) {
 	}
 	if n := pipelineOffset(tp.TGResult{}); n != 0 {
 		t.Errorf("offset of an empty run %d", n)
+	}
+}
+
+// worstBand (reading P41): the no-drop replicas' interval stops at P·D, the
+// drop replicas add P·D exactly, so the band's top is P·D and a switch whose
+// worst case is higher fails; both sides can fail.
+func TestWorstBand(t *testing.T) {
+	res := func(clean []int64, dropped ...int64) []gp.SimResult {
+		var rs []gp.SimResult
+		for _, x := range clean {
+			rs = append(rs, gp.SimResult{DrainMax: x})
+		}
+		for _, x := range dropped {
+			rs = append(rs, gp.SimResult{DrainMax: x, Dropped: 7})
+		}
+		return rs
+	}
+	clean := []int64{300, 340, 360, 380, 390, 400, 410, 420, 450, 480, 500, 330, 370, 395, 440}
+	within := func(e results.Expectation, x float64) bool { lo, hi := e.Bounds(); return x >= lo && x <= hi }
+	// 16 ports, depth 32: a mixture, with P·D on top.
+	e := worstBand("m", res(clean, 512, 512), 16, 32, "src", "note")
+	if *e.Max != 512 || *e.Min >= 300 || *e.Min <= 0 || e.Wide == "" || !strings.Contains(e.Budget, "P·D = 16×32 = 512") {
+		t.Errorf("mixture band [%g, %g], budget %q, wide %q", *e.Min, *e.Max, e.Budget, e.Wide)
+	}
+	for x, want := range map[float64]bool{512: true, 300: true, 520: false, 560: false, 820: false, *e.Min - 1: false} {
+		if within(e, x) != want {
+			t.Errorf("%g in [%g, %g]: %v, want %v", x, *e.Min, *e.Max, !want, want)
+		}
+	}
+	// No replica dropped, but the no-drop interval reaches P·D: a drop run
+	// (P·D) is within the spread and the top stays P·D.
+	if e := worstBand("m", res(clean), 16, 32, "src", "note"); *e.Max != 512 {
+		t.Errorf("no drop, interval reaching P·D: top %g, want 512", *e.Max)
+	}
+	// Deep queues: P·D is far out of reach and plays no part.
+	if e := worstBand("m", res(clean), 16, 4096, "src", "note"); *e.Max >= 4096 || *e.Max <= 500 {
+		t.Errorf("depth 4096: top %g, want the no-drop interval's", *e.Max)
+	}
+	// Every replica dropped at P·D: the band is that value, and a switch
+	// with shorter queues (31: 496) fails it from below.
+	all := res(nil, 512, 512, 512, 512, 512, 512, 512, 512)
+	if e := worstBand("m", all, 16, 32, "src", "note"); *e.Min != 512 || *e.Max != 512 || e.Wide != "" || within(e, 496) || within(e, 520) {
+		t.Errorf("all drop: [%g, %g] wide %q", *e.Min, *e.Max, e.Wide)
+	}
+	// Stalls after drops (small depths): the drop part is an interval
+	// from P·D up, wider than its largest replica.
+	st := worstBand("m", res(nil, 64, 64, 120, 200, 90, 150, 64, 300), 16, 4, "src", "note")
+	if *st.Min != 64 || *st.Max <= 300 || !strings.Contains(st.Budget, "stalled") {
+		t.Errorf("stalls: [%g, %g], budget %q", *st.Min, *st.Max, st.Budget)
 	}
 }
