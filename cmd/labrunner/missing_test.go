@@ -92,7 +92,7 @@ func TestMissingDevicesNightly(t *testing.T) {
 	for _, v := range vs {
 		switch {
 		case v.Board == "a0" || v.Board == "a1":
-			if v.Status != results.Pass {
+			if v.Status != results.Pass && !(v.Status == results.Skip && strings.Contains(v.Message, "is the TimeSync primary")) {
 				t.Errorf("the working rack: %s %s %s: %s", v.Board, v.Name(), v.Status, v.Message)
 			}
 		case want[v.Board] != "":

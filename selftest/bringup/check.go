@@ -157,16 +157,13 @@ func leftPlan(env *selftest.Env, cat *bitstreams.Catalogue, r *run) error {
 		if !b.DCN {
 			cases = append(cases, "bringup.proxy")
 		}
-		client := labPrimary(b.Rack) != b.Name
-		if client {
-			cases = append(cases, "bringup.timesync.parent", "bringup.timesync.offset_ns")
-		}
+		// Every board has the client cases, the primary's skipped
+		// (score.go): a board that left keeps them all.
+		cases = append(cases, "bringup.timesync.parent", "bringup.timesync.offset_ns")
 		for _, c := range cases {
 			env.Error(c, b.Name, p, err)
 		}
-		if client {
-			env.Error("bringup.timesync.offset_bound_ns", b.Name, results.Params{"rack": rack}, err)
-		}
+		env.Error("bringup.timesync.offset_bound_ns", b.Name, results.Params{"rack": rack}, err)
 		for _, e := range b.Ports {
 			c := e.Cable
 			if c == nil || done[c.Name()] {
@@ -181,35 +178,4 @@ func leftPlan(env *selftest.Env, cat *bitstreams.Catalogue, r *run) error {
 		}
 	}
 	return nil
-}
-
-// labPrimary is the TimeSync primary a rack gets with every board up: the
-// runner's candidate order (buildTree, reading M2) over the lab's cables,
-// DCN boards first, then the board nearest the middle, then lab order.
-func labPrimary(rk *Rack) string {
-	ecc := func(src *Board) int {
-		seen := map[*Board]bool{src: true}
-		frontier, far := []*Board{src}, 0
-		for d := 1; len(frontier) > 0; d++ {
-			var next []*Board
-			for _, x := range frontier {
-				for _, e := range x.Ports {
-					if pe := e.Peer(); pe != nil && pe.Board.Rack == rk && !seen[pe.Board] {
-						seen[pe.Board], far = true, d
-						next = append(next, pe.Board)
-					}
-				}
-			}
-			frontier = next
-		}
-		return far + (len(rk.Boards)-len(seen))*len(rk.Boards)
-	}
-	best, bestDCN, bestEcc := "", false, 0
-	for _, b := range rk.Boards {
-		e := ecc(b)
-		if best == "" || (b.DCN && !bestDCN) || (b.DCN == bestDCN && e < bestEcc) {
-			best, bestDCN, bestEcc = b.Name, b.DCN, e
-		}
-	}
-	return best
 }

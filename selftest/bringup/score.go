@@ -255,9 +255,16 @@ func (rr *rackRun) scoreTimeSync(ctx context.Context, live []*node, ts *tsRack, 
 			rr.record(name+".status", n.Board, results.Measurement{Metric: prefix + ".status", Params: p, Text: n.ts.Status}, "")
 		}
 		if n.ts.Role != "client" {
-			// The primary has no parent, offset or bound case. Which board
-			// it is depends on the boards up (reading M2): a fault that
-			// moves it moves these cases from one board to another.
+			// The primary has no parent and is the offsets' reference.
+			// Which board it is depends on the boards up (reading M2), so
+			// every board keeps the client cases and the primary's are
+			// skipped, saying why: a fault that moves the primary changes
+			// which cases are skipped, not which cases there are.
+			why := "not measured: " + n.Name + " is the TimeSync primary (reading M2): it has no parent, and the offsets are measured against it"
+			for _, c := range []string{"parent", "offset_ns"} {
+				rr.skip(name+"."+c, n.Board, p, why)
+			}
+			rr.skip(name+".offset_bound_ns", n.Board, nil, why)
 			continue
 		}
 		rr.recordChoice(name+".parent", n.Board, results.Measurement{Metric: prefix + ".parent", Params: p,
