@@ -161,16 +161,27 @@ var flowOrderCases = cases(func(p *casePlan, add func(selftest.Case)) error {
 	return nil
 })
 
-// routesCases are the per-mode cases and, in the adaptive modes, each
-// board's; the per-class cases (routes, routes.distinct) are named by the
-// traffic classes the traced cells carried and are not declared.
+// routesCases are the per-mode cases, the per-class ones of the classes
+// the IP cells travel in (ipClasses) and, in the adaptive modes, each
+// board's.
 var routesCases = cases(func(p *casePlan, add func(selftest.Case)) error {
 	modes, err := parseRouteModes(p.Params.(routesParams).Modes)
 	if err != nil {
 		return err
 	}
+	classes, err := ipClasses(p.Design)
+	if err != nil {
+		return err
+	}
 	for _, rm := range modes {
 		rackWide(add, results.Params{"mode": rm.name}, nil, "routes.run", "routes.stitch", "routes.deadlock")
+		for _, cls := range classes {
+			pc := results.Params{"mode": rm.name, "class": strconv.Itoa(cls)}
+			rackWide(add, pc, nil, "routes")
+			if rm.mode.Hashed() {
+				rackWide(add, pc, nil, "routes.distinct")
+			}
+		}
 		if rm.mode.Hashed() {
 			continue
 		}
