@@ -89,8 +89,7 @@ func TestStep(plan *labconfig.Plan, i int) string {
 // that failed too), then the plan's tests in order; at the end each
 // board's bus counters are recorded. A board that fails its health checks
 // leaves the plan: its tests are infrastructure errors and the others go
-// on. Tests an earlier attempt finished (a resumed
-// run) are skipped.
+// on. Tests an earlier attempt finished (a resumed run) are skipped.
 func (r *Runner) RunPlan(ctx context.Context, plan *labconfig.Plan) PlanResult {
 	pr := r.newPlanRun(plan)
 	defer pr.finish()
