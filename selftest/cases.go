@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/drivers"
@@ -74,6 +75,9 @@ type CasePlan struct {
 	Design *bitstreams.Manifest
 	// Params is the test's decoded parameter struct (Test.Params' type).
 	Params any
+	// Start is when the plan started (Env.PlanStart): the night a rotation
+	// of targets is at (TargetsOf).
+	Start time.Time
 }
 
 // casesOf returns the cases test i of the plan declares, or nil when it
@@ -94,7 +98,7 @@ func (pr *planRun) casesOf(i int) []Case {
 	if err != nil {
 		return nil
 	}
-	got, err := declare(CasePlan{Lab: pr.r.Lab, Plan: pr.plan, Test: t, Design: pr.env.Design, Params: params})
+	got, err := declare(CasePlan{Lab: pr.r.Lab, Plan: pr.plan, Test: t, Design: pr.env.Design, Params: params, Start: pr.start})
 	if err != nil {
 		// The run reports what the test records; the declaration's
 		// trouble is logged for whoever maintains the test.
@@ -197,10 +201,10 @@ func (s *seenCases) add(board, name string) {
 	}
 }
 
-// DeclaredCases lists the cases the tests of a plan declare, by test
-// entry, for tools and tests that compare runs (every case is "board name").
-// Tests that declare none are left out.
-func DeclaredCases(lab *labconfig.Lab, plan *labconfig.Plan, design *bitstreams.Manifest) (map[string][]string, error) {
+// DeclaredCases lists the cases the tests of a plan started at start
+// declare, by test entry, for tools and tests that compare runs (every
+// case is "board name"). Tests that declare none are left out.
+func DeclaredCases(lab *labconfig.Lab, plan *labconfig.Plan, design *bitstreams.Manifest, start time.Time) (map[string][]string, error) {
 	out := map[string][]string{}
 	for i, t := range plan.Tests {
 		test, ok := Lookup(plan.Design, t.Name)
@@ -212,7 +216,7 @@ func DeclaredCases(lab *labconfig.Lab, plan *labconfig.Plan, design *bitstreams.
 		if err != nil {
 			return nil, paramsError(t, err)
 		}
-		cs, err := declare(CasePlan{Lab: lab, Plan: plan, Test: t, Design: design, Params: params})
+		cs, err := declare(CasePlan{Lab: lab, Plan: plan, Test: t, Design: design, Params: params, Start: start})
 		if err != nil {
 			return nil, fmt.Errorf("test %s: %w", t.Name, err)
 		}

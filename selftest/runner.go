@@ -85,11 +85,11 @@ func TestStep(plan *labconfig.Plan, i int) string {
 // parameters decoded (DecodePlan), health checks, bitstream checks
 // (a bad file stops the plan before any board is touched: no half-programmed
 // rack), programming in parallel, the design's setup and its board health
-// check, the management check (Mgmt, when set), then the plan's tests in
-// order; at the end each board's bus counters are recorded. A board that
-// fails its health checks leaves the plan: its tests are infrastructure
-// errors and the others go on. Tests an earlier attempt finished (a resumed
-// run) are skipped.
+// check, the management check (Mgmt, when set; it runs after a setup
+// that failed too), then the plan's tests in order; at the end each
+// board's bus counters are recorded. A board that fails its health checks
+// leaves the plan: its tests are infrastructure errors and the others go
+// on. Tests an earlier attempt finished (a resumed run) are skipped.
 func (r *Runner) RunPlan(ctx context.Context, plan *labconfig.Plan) PlanResult {
 	pr := r.newPlanRun(plan)
 	defer pr.finish()
@@ -145,7 +145,7 @@ func (r *Runner) newPlanRun(plan *labconfig.Plan) *planRun {
 		pr.pending = append(pr.pending, i)
 	}
 	pr.env = &Env{Lab: r.Lab, Plan: plan, Deadlines: r.Lab.Deadlines, Log: pr.log, rec: pr.rec, Shared: map[string]any{},
-		Unhealthy: map[string]string{}}
+		Unhealthy: map[string]string{}, start: pr.start}
 	return pr
 }
 
@@ -371,6 +371,10 @@ func (pr *planRun) setup(ctx context.Context) bool {
 		pr.pending = undeclared
 		pr.failTests(boardNames(boardsOf(env.Boards)), fmt.Errorf("not run: design setup failed: %w", err))
 		pr.pending = pending
+		// The management plane (firmware, MOS, TimeSync) does not need the
+		// design's setup: its check still runs on the programmed boards,
+		// so that its cases keep their names and what it finds is known.
+		pr.mgmt(ctx)
 		return false
 	}
 	env.step = ""

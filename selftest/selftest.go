@@ -71,14 +71,22 @@ type Env struct {
 	// seen, while a test runs, collects the cases it recorded (the
 	// runner reports the declared ones it did not: RegisterCases).
 	seen *seenCases
+	// start is when the plan started (PlanStart).
+	start time.Time
 }
+
+// PlanStart is when the runner started the plan (the zero time for an Env
+// it did not prepare): the night a test's rotation of targets is at
+// (Targets), the same its declared cases read (CasePlan.Start) whenever
+// the runner lists them.
+func (e *Env) PlanStart() time.Time { return e.start }
 
 // WithDesign returns an Env that records as e does (the same plan,
 // recorder and plan step, its verdicts counted in e's too) for another
 // design's registers: the management block checked within a plan.
 func (e *Env) WithDesign(m *bitstreams.Manifest) *Env {
 	return &Env{Lab: e.Lab, Plan: e.Plan, Test: e.Test, Design: m, Boards: e.Boards, Deadlines: e.Deadlines, Log: e.Log,
-		Shared: map[string]any{}, Unhealthy: e.Unhealthy, rec: e.rec, step: e.step, parent: e, plan: e.plan}
+		Shared: map[string]any{}, Unhealthy: e.Unhealthy, rec: e.rec, step: e.step, parent: e, plan: e.plan, start: e.start}
 }
 
 // Note records a measurement that no verdict judges (a figure a person

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/labrunner/labrunner/labconfig"
 )
 
 // TargetsParam is the test parameter that says which boards a per-target
@@ -46,18 +48,40 @@ func (r Rotation) String() string {
 // Targets resolves the targets parameter of the running test against the
 // boards the test could target (in plan order): every one by default.
 // now decides tonight's share of a rotation (days since the Unix epoch,
-// UTC).
+// UTC): a test passes the plan's start (Env.PlanStart), as its declared
+// cases do (CasePlan.Start), so that both name the same boards.
 func (e *Env) Targets(all []string, now time.Time) (Rotation, error) {
 	tp, ok := e.params.(targeted)
 	if !ok {
 		return Rotation{}, fmt.Errorf("test %s: its parameters (%T) do not embed selftest.Targets", e.Test.Name, e.params)
 	}
-	v := tp.targetList()
+	rot, err := rotate(e.Test, tp.targetList(), all, now)
+	if err == nil && rot.Nights > 1 {
+		// The run's log says which share of the rotation ran.
+		e.Log.Info("targets tonight", "test", e.Test.Name, "boards", strings.Join(rot.Boards, ","), "rotation", rot.String())
+	}
+	return rot, err
+}
+
+// TargetsOf resolves the targets parameter of a test's decoded parameters
+// (a struct that embeds Targets) as Env.Targets does, for the test's
+// declared cases (RegisterCases): all are the plan's boards the test could
+// target, now the plan's start (CasePlan.Start).
+func TargetsOf(cp CasePlan, all []string) (Rotation, error) {
+	tp, ok := cp.Params.(targeted)
+	if !ok {
+		return Rotation{}, fmt.Errorf("test %s: its parameters (%T) do not embed selftest.Targets", cp.Test.Name, cp.Params)
+	}
+	return rotate(cp.Test, tp.targetList(), all, cp.Start)
+}
+
+// rotate is the rotation the targets parameter v gives over all.
+func rotate(t labconfig.Test, v, all []string, now time.Time) (Rotation, error) {
 	if len(v) == 0 {
 		v = []string{"all"}
 	}
 	if len(all) == 0 {
-		return Rotation{}, fmt.Errorf("%s: test %s: no board to target", e.Test.Pos, e.Test.Name)
+		return Rotation{}, fmt.Errorf("%s: test %s: no board to target", t.Pos, t.Name)
 	}
 	if len(v) == 1 && v[0] == "all" {
 		return Rotation{Boards: append([]string(nil), all...), Nights: 1}, nil
@@ -65,7 +89,7 @@ func (e *Env) Targets(all []string, now time.Time) (Rotation, error) {
 	if len(v) == 1 {
 		if k, err := strconv.Atoi(v[0]); err == nil {
 			if k < 1 {
-				return Rotation{}, fmt.Errorf("%s: test %s: %s %d: want at least one board a night", e.Test.Pos, e.Test.Name, TargetsParam, k)
+				return Rotation{}, fmt.Errorf("%s: test %s: %s %d: want at least one board a night", t.Pos, t.Name, TargetsParam, k)
 			}
 			if k >= len(all) {
 				return Rotation{Boards: append([]string(nil), all...), Nights: 1}, nil
@@ -76,10 +100,7 @@ func (e *Env) Targets(all []string, now time.Time) (Rotation, error) {
 			for i := 0; i < k; i++ {
 				out = append(out, all[(night*k+i)%len(all)])
 			}
-			rot := Rotation{Boards: out, Night: night, Nights: nights}
-			// The run's log says which share of the rotation ran.
-			e.Log.Info("targets tonight", "test", e.Test.Name, "boards", strings.Join(out, ","), "rotation", rot.String())
-			return rot, nil
+			return Rotation{Boards: out, Night: night, Nights: nights}, nil
 		}
 	}
 	in := map[string]bool{}
@@ -88,7 +109,7 @@ func (e *Env) Targets(all []string, now time.Time) (Rotation, error) {
 	}
 	for _, b := range v {
 		if !in[b] {
-			return Rotation{}, fmt.Errorf("%s: test %s: %s names %q, which is not a working board of the plan (%s)", e.Test.Pos, e.Test.Name, TargetsParam, b, strings.Join(all, ", "))
+			return Rotation{}, fmt.Errorf("%s: test %s: %s names %q, which is not a board of the plan (%s)", t.Pos, t.Name, TargetsParam, b, strings.Join(all, ", "))
 		}
 	}
 	return Rotation{Boards: v, Nights: 1}, nil

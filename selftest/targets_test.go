@@ -54,3 +54,31 @@ func TestTargetsCoverEveryBoardOverTheRotation(t *testing.T) {
 		}
 	}
 }
+
+// A test's declared cases resolve its targets as the test does (TargetsOf
+// and Env.Targets agree night after night), so that the two name the same
+// boards; the night is the plan's start, not the time of the call.
+func TestTargetsOfAgreesWithTheTest(t *testing.T) {
+	all := []string{"a", "b", "c", "d", "e"}
+	ps := labconfig.Params{TargetsParam: labconfig.Param{Values: []string{"2"}}}
+	var p Targets
+	if err := ps.Decode(&p); err != nil {
+		t.Fatal(err)
+	}
+	test := labconfig.Test{Name: "t", Params: ps}
+	for n := 0; n < 4; n++ {
+		start := time.Date(2026, 11, 26, 23, 59, 0, 0, time.UTC).Add(time.Duration(n) * 24 * time.Hour)
+		env := &Env{Test: test, Log: slog.New(slog.DiscardHandler), params: p, start: start}
+		got, err := env.Targets(all, env.PlanStart())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := TargetsOf(CasePlan{Test: test, Params: p, Start: start}, all)
+		if err != nil || !slices.Equal(got.Boards, want.Boards) {
+			t.Errorf("night %d: the test targets %v, its declaration %v (%v)", n, got.Boards, want.Boards, err)
+		}
+	}
+	if _, err := TargetsOf(CasePlan{Test: test, Params: struct{}{}}, all); err == nil {
+		t.Error("parameters without Targets resolved")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	gs "github.com/labrunner/labrunner/golden/shoal"
+	"github.com/labrunner/labrunner/labconfig"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/selftest"
 	ts "github.com/labrunner/labrunner/traffic/shoal"
@@ -57,21 +58,8 @@ func runFailure(ctx context.Context, env *selftest.Env) (err error) {
 			return paramErr(env, err)
 		}
 		what = fmt.Sprintf("cable %s - %s", a, b)
-		la, aLeaf := f.LeafIndex(a.Board)
-		lb, bLeaf := f.LeafIndex(b.Board)
-		sa, aSpine := f.SpineIndex(a.Board)
-		sb, bSpine := f.SpineIndex(b.Board)
-		switch {
-		case aLeaf && bSpine:
-			fail = gs.Failure{Kind: gs.FailLeafSpineLink, Index: la, Spine: sb}
-		case bLeaf && aSpine:
-			fail = gs.Failure{Kind: gs.FailLeafSpineLink, Index: lb, Spine: sa}
-		case f.Node(a) >= 0:
-			fail = gs.Failure{Kind: gs.FailNodeLink, Index: f.Node(a)}
-		case f.Node(b) >= 0:
-			fail = gs.Failure{Kind: gs.FailNodeLink, Index: f.Node(b)}
-		default:
-			return paramErr(env, fmt.Errorf("%s is neither a node's cable nor a leaf-spine cable", what))
+		if fail, err = cableFailure(f, a, b); err != nil {
+			return paramErr(env, err)
 		}
 		words, err := f.SwitchWords(k.base.Schedule)
 		if err != nil {
@@ -203,17 +191,12 @@ func runFailure(ctx context.Context, env *selftest.Env) (err error) {
 			Source: "Shoal Table 1: fraction of failed slots against failed components, two-stage Clos",
 			Note: fmt.Sprintf("golden/shoal FailedSlotFraction for %s (%s), symmetric detection, mean over the nodes still connected; Table 1 approximates %.4g",
 				what, fail.Kind, gs.TableOneApprox(fail.Kind, n))})
+	} else {
+		env.Skip("failure.fraction", r.Master, fp, fmt.Sprintf("not judged: no node still connected counted a receive slot in the %d epochs (see failure.detect)", epochs))
 	}
 
 	// Traffic between the pairs still connected continues.
-	var live [][2]int
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			if i != j && !dead[i] && !dead[j] && !pairs[i*n+j] {
-				live = append(live, [2]int{i, j})
-			}
-		}
-	}
+	live := livePairs(n, dead, pairs)
 	if len(live) == 0 {
 		return nil
 	}
@@ -241,6 +224,12 @@ func runFailure(ctx context.Context, env *selftest.Env) (err error) {
 
 // cable finds the lab cable with one end at "board:port".
 func (k *rack) cable(env *selftest.Env, at string) (ts.Cage, ts.Cage, error) {
+	return cableAt(env.Lab, at)
+}
+
+// cableAt finds the lab's cable with one end at "board:port": that end
+// first.
+func cableAt(lab *labconfig.Lab, at string) (ts.Cage, ts.Cage, error) {
 	board, port, ok := strings.Cut(at, ":")
 	if !ok {
 		return ts.Cage{}, ts.Cage{}, fmt.Errorf("link %q: write board:port, e.g. shoal-sw0:sfp2", at)
@@ -249,7 +238,7 @@ func (k *rack) cable(env *selftest.Env, at string) (ts.Cage, ts.Cage, error) {
 	if err != nil {
 		return ts.Cage{}, ts.Cage{}, fmt.Errorf("link %q: %w", at, err)
 	}
-	for _, l := range env.Lab.Links {
+	for _, l := range lab.Links {
 		for _, e := range [][2]struct{ b, p string }{
 			{{l.A.Board, l.A.Port}, {l.B.Board, l.B.Port}}, {{l.B.Board, l.B.Port}, {l.A.Board, l.A.Port}},
 		} {
@@ -266,7 +255,7 @@ func (k *rack) cable(env *selftest.Env, at string) (ts.Cage, ts.Cage, error) {
 			return ts.Cage{Board: board, Index: idx}, ts.Cage{Board: e[1].b, Index: j}, nil
 		}
 	}
-	return ts.Cage{}, ts.Cage{}, fmt.Errorf("link %q: no cable of lab %s ends there", at, env.Lab.Name)
+	return ts.Cage{}, ts.Cage{}, fmt.Errorf("link %q: no cable of lab %s ends there", at, lab.Name)
 }
 
 func ints(v []int) string {
@@ -275,4 +264,37 @@ func ints(v []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ",")
+}
+
+// cableFailure is golden/shoal's failure of the cable between a and b.
+func cableFailure(f *ts.Fabric, a, b ts.Cage) (gs.Failure, error) {
+	la, aLeaf := f.LeafIndex(a.Board)
+	lb, bLeaf := f.LeafIndex(b.Board)
+	sa, aSpine := f.SpineIndex(a.Board)
+	sb, bSpine := f.SpineIndex(b.Board)
+	switch {
+	case aLeaf && bSpine:
+		return gs.Failure{Kind: gs.FailLeafSpineLink, Index: la, Spine: sb}, nil
+	case bLeaf && aSpine:
+		return gs.Failure{Kind: gs.FailLeafSpineLink, Index: lb, Spine: sa}, nil
+	case f.Node(a) >= 0:
+		return gs.Failure{Kind: gs.FailNodeLink, Index: f.Node(a)}, nil
+	case f.Node(b) >= 0:
+		return gs.Failure{Kind: gs.FailNodeLink, Index: f.Node(b)}, nil
+	}
+	return gs.Failure{}, fmt.Errorf("cable %s - %s is neither a node's cable nor a leaf-spine cable", a, b)
+}
+
+// livePairs are the ordered pairs of live nodes golden/shoal's failed
+// pairs (FailedPairs, n x n) leave connected.
+func livePairs(n int, dead map[int]bool, failed []bool) [][2]int {
+	var live [][2]int
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if i != j && !dead[i] && !dead[j] && !failed[i*n+j] {
+				live = append(live, [2]int{i, j})
+			}
+		}
+	}
+	return live
 }

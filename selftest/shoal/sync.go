@@ -39,7 +39,17 @@ func runSync(ctx context.Context, env *selftest.Env) error {
 		"Shoal §3.4, §6.1: DTP-like offset exchange before the bootstrap", fmt.Sprint(serr))
 	if serr != nil {
 		// Without a sync the fabric cannot start: put the rack back as
-		// setup left it for the next test, and report.
+		// setup left it for the next test, and report. The cases that
+		// needed the sync keep their names (sync.status says why).
+		why := "not judged: the time sync did not complete (sync.status)"
+		env.Skip("sync.one_way", r.Master, p, why)
+		env.Skip("sync.residual", r.Master, p, why)
+		for _, b := range r.SwitchBoards {
+			env.Skip("sync.guard_band", b, results.Params{"switch": k.fab.SwitchName(b), "slots": strconv.Itoa(slots)}, why)
+		}
+		for node := 0; node < k.fab.N(); node++ {
+			env.Skip("sync.slots", k.fab.Nodes[node].Board, results.Params{"node": strconv.Itoa(node), "slots": strconv.Itoa(slots)}, why)
+		}
 		if err := k.bringUp(ctx); err != nil {
 			env.Log.Warn("shoal: bringing the rack up again after a failed sync", "err", err)
 		}

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/results"
@@ -37,11 +36,11 @@ func runCellification(ctx context.Context, env *selftest.Env) error {
 	type pair struct{ src, dst string }
 	var pairs []pair
 	if prm.Src != nil || prm.Dst != nil {
-		src, err := boardParam(env, c, "src", prm.Src, c.topo.Boards[0])
+		src, err := boardParam(env, c, "src", prm.Src, c.all.Boards[0])
 		if err != nil {
 			return err
 		}
-		dst, err := boardParam(env, c, "dst", prm.Dst, c.topo.Boards[len(c.topo.Boards)-1])
+		dst, err := boardParam(env, c, "dst", prm.Dst, c.all.Boards[len(c.all.Boards)-1])
 		if err != nil {
 			return err
 		}
@@ -50,13 +49,12 @@ func runCellification(ctx context.Context, env *selftest.Env) error {
 		}
 		pairs = append(pairs, pair{src, dst})
 	} else {
-		rot, err := env.Targets(c.topo.Boards, time.Now())
+		rot, err := env.Targets(c.all.Boards, env.PlanStart())
 		if err != nil {
 			return drivers.Setup("", env.Test.Pos.String(), "", err)
 		}
 		for _, src := range rot.Boards {
-			i := slices.Index(c.topo.Boards, src)
-			pairs = append(pairs, pair{src, c.topo.Boards[(i+1)%len(c.topo.Boards)]})
+			pairs = append(pairs, pair{src, nextBoard(c.all, src)})
 		}
 	}
 	strs := make([]string, len(lengths))
@@ -71,6 +69,9 @@ func runCellification(ctx context.Context, env *selftest.Env) error {
 		return err
 	}
 	for _, pr := range pairs {
+		if !c.up(pr.src, pr.dst) {
+			continue // the runner reports the pair's cases (cellificationCases)
+		}
 		if err := cellifyPair(ctx, env, c, es, lengths, pr.src, pr.dst); err != nil {
 			return err
 		}
@@ -183,4 +184,11 @@ func joinInts(v []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ",")
+}
+
+// nextBoard is the board after b in the plan's order (the first after the
+// last): the destination of b's traced packets.
+func nextBoard(all *tt.Topology, b string) string {
+	i := slices.Index(all.Boards, b)
+	return all.Boards[(i+1)%len(all.Boards)]
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/results"
@@ -42,26 +41,32 @@ func runIncast(ctx context.Context, env *selftest.Env) error {
 	if victim != nil {
 		victims = []string{*victim}
 	} else {
-		rot, err := env.Targets(c.topo.Boards, time.Now())
+		rot, err := env.Targets(c.all.Boards, env.PlanStart())
 		if err != nil {
 			return drivers.Setup("", env.Test.Pos.String(), "", err)
 		}
 		victims = rot.Boards
 	}
 	for _, v := range victims {
-		if err := incastOn(ctx, env, c, v, senders, bytes, messages, msgBytes, threshold, seed); err != nil {
+		// The senders are drawn from the plan's Clique: an incast one of
+		// them cannot join is not run (the runner reports its cases,
+		// naming the board).
+		v, srcs, err := tt.Incast(c.all, v, senders, seed)
+		if err != nil {
+			return fmt.Errorf("%s: %w", env.Test.Pos, err)
+		}
+		if !c.up(append([]string{v}, srcs...)...) {
+			continue
+		}
+		if err := incastOn(ctx, env, c, v, srcs, bytes, messages, msgBytes, threshold); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// incastOn runs the incast towards one victim.
-func incastOn(ctx context.Context, env *selftest.Env, c *clique, victim string, senders, bytes, messages, msgBytes, threshold int, seed uint64) error {
-	victim, srcs, err := tt.Incast(c.topo, victim, senders, seed)
-	if err != nil {
-		return fmt.Errorf("%s: %w", env.Test.Pos, err)
-	}
+// incastOn runs the incast of srcs towards one victim.
+func incastOn(ctx context.Context, env *selftest.Env, c *clique, victim string, srcs []string, bytes, messages, msgBytes, threshold int) error {
 	if err := c.fresh(ctx); err != nil {
 		return err
 	}

@@ -57,6 +57,7 @@ func runLinks(ctx context.Context, env *selftest.Env) error {
 				fmt.Sprintf("%s to %s:sfp%d is down (CABLED %v, PEER_TIN %v): check the cable, the SFP+ modules and that %s runs the tin design with role %s",
 					cage, p.Peer, p.PeerCage, ps.Cabled, ps.PeerTiN, p.Peer, p.Role))
 			if !ps.Up {
+				notJudged(env, b, par, "the link is down (links.up)", "links.role", "links.peer", "links.credit_init", "links.credits")
 				continue
 			}
 			wantFEC := p.Role == tt.RoleGlobal

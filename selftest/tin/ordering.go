@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"time"
 
 	"github.com/labrunner/labrunner/drivers"
 	gor "github.com/labrunner/labrunner/golden/ordering"
@@ -127,14 +126,16 @@ func targetsOf(env *selftest.Env, c *clique) (selftest.Rotation, error) {
 		}
 		return selftest.Rotation{Boards: []string{t}, Nights: 1}, nil
 	}
-	rot, err := env.Targets(c.topo.Boards, time.Now())
+	rot, err := env.Targets(c.all.Boards, env.PlanStart())
 	if err != nil {
 		return rot, drivers.Setup("", env.Test.Pos.String(), "", err)
 	}
 	return rot, nil
 }
 
-// streamSources reads the sources of an ordering test towards target.
+// streamSources reads the sources of an ordering test towards target,
+// drawn from the plan's Clique (a source that left the plan is not
+// replaced: the target's cases are reported, naming it).
 func streamSources(env *selftest.Env, c *clique, target string) ([]string, uint64, error) {
 	prm, err := selftest.ParamsOf[targetedOrdering](env)
 	if err != nil {
@@ -145,7 +146,7 @@ func streamSources(env *selftest.Env, c *clique, target string) ([]string, uint6
 	if err != nil {
 		return nil, 0, err
 	}
-	_, srcs, err := tt.Incast(c.topo, target, n, seed)
+	_, srcs, err := tt.Incast(c.all, target, n, seed)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", env.Test.Pos, err)
 	}
@@ -185,6 +186,9 @@ func runOrdering(ctx context.Context, env *selftest.Env) error {
 		srcs, seed, err := streamSources(env, c, target)
 		if err != nil {
 			return err
+		}
+		if !c.up(append([]string{target}, srcs...)...) {
+			continue // the runner reports the target's cases (orderingCases)
 		}
 		knobs := map[string]tt.Writes{target: {tt.Set("ORD_LOSS_REQ_PPM", uint32(knob["loss_req_ppm"])), tt.Set("ORD_DROP_EVERY", uint32(knob["drop_every"]))}}
 		for _, s := range srcs {
@@ -377,8 +381,7 @@ func robOn(ctx context.Context, env *selftest.Env, c *clique, target string) err
 		return err
 	}
 	rmaTC := int(c.decl["rma_tc_ord"]) // declared, reading A60
-	const reqBytes = 64
-	oreq := int(c.timing.CellMax-c.timing.OReqMax) + reqBytes // 24 B of header and REQ fields + data
+	oreq := oreqBytes(c.timing)
 	pl := c.plan
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range srcs {
@@ -393,16 +396,9 @@ func robOn(ctx context.Context, env *selftest.Env, c *clique, target string) err
 	}
 	skew := hi - lo + float64(jitter)
 	packetNS := pl.Timing.Serialization(oreq, gt.Local)
-	// §IV-D's sources inject "bursts of back-to-back packets" at the full
-	// link rate; a TiN endpoint injects at 4x a link's rate (100 Gb/s into
-	// 25 Gb/s links) and would queue its own REQs at its outputs, a
-	// congestion delay §IV-D leaves out of the sizing (its footnote 12).
-	// By default REQs leave one link packet time apart (OG_GAP_NS).
-	gap := int(math.Ceil(packetNS))
-	if gapParam != "link" {
-		if gap, err = strconv.Atoi(gapParam); err != nil || gap < 0 {
-			return fmt.Errorf("%s: gap_ns %q: want \"link\" or a number of ns", env.Test.Pos, gapParam)
-		}
+	gap, err := robGap(pl, c.timing, gapParam)
+	if err != nil {
+		return fmt.Errorf("%s: %w", env.Test.Pos, err)
 	}
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	es, err := gor.Model{}.Predict(map[string]string{"skew_ns": g(skew), "packet_ns": g(packetNS), "buffer_packets": strconv.Itoa(buffer),
@@ -415,7 +411,7 @@ func robOn(ctx context.Context, env *selftest.Env, c *clique, target string) err
 		knobs[s] = tt.Writes{tt.Set("ORD_JITTER_NS", uint32(jitter))}
 	}
 	p := results.Params{"target": target, "sources": strconv.Itoa(len(srcs)), "jitter_ns": strconv.Itoa(jitter), "gap_ns": strconv.Itoa(gap)}
-	sr, err := runStreams(ctx, c, tt.Streams{Target: target, Sources: srcs, PerSource: perSource, Lengths: []int{length}, Bytes: reqBytes,
+	sr, err := runStreams(ctx, c, tt.Streams{Target: target, Sources: srcs, PerSource: perSource, Lengths: []int{length}, Bytes: robReqBytes,
 		Concurrent: 1, GapNS: gap, Seed: seed}, knobs)
 	if err != nil {
 		return err
@@ -442,6 +438,31 @@ func robOn(ctx context.Context, env *selftest.Env, c *clique, target string) err
 	env.Record("rob_occupancy", results.Measurement{Board: target, Params: p, Metric: "ordering.rob.occupancy", Value: float64(hwm), Unit: "packets",
 		Text: fmt.Sprintf("%d REQs waited in the buffer", inserts)}, e)
 	return nil
+}
+
+// robReqBytes is the data of each REQ of rob_occupancy's streams.
+const robReqBytes = 64
+
+// oreqBytes is an ordering REQ cell of rob_occupancy: 24 B of header and
+// REQ fields and its data.
+func oreqBytes(tm tt.Timing) int { return int(tm.CellMax-tm.OReqMax) + robReqBytes }
+
+// robGap is the gap between a source's REQs in rob_occupancy (its gap_ns):
+// §IV-D's sources inject "bursts of back-to-back packets" at the full
+// link rate; a TiN endpoint injects at 4x a link's rate (100 Gb/s into
+// 25 Gb/s links) and would queue its own REQs at its outputs, a
+// congestion delay §IV-D leaves out of the sizing (its footnote 12). By
+// default ("link") REQs leave one link packet time apart (OG_GAP_NS),
+// golden/tin's serialization of the REQ cell on a local link.
+func robGap(pl *gt.Plan, tm tt.Timing, param string) (int, error) {
+	if param == "link" {
+		return int(math.Ceil(pl.Timing.Serialization(oreqBytes(tm), gt.Local))), nil
+	}
+	gap, err := strconv.Atoi(param)
+	if err != nil || gap < 0 {
+		return 0, fmt.Errorf("gap_ns %q: want \"link\" or a number of ns", param)
+	}
+	return gap, nil
 }
 
 // runROBSkew drives a reorder-buffer skew the runner controls to every
@@ -473,14 +494,7 @@ func robSkewOn(ctx context.Context, env *selftest.Env, c *clique, target string)
 	if err != nil {
 		return err
 	}
-	every := window
-	if prm.DropEvery != nil {
-		every = *prm.DropEvery
-	}
-	length := 2*every - 1
-	if prm.Length != nil {
-		length = *prm.Length
-	}
+	every, length := robSkewShape(prm, window)
 	if every < 1 || length < every {
 		return fmt.Errorf("%s: drop_every %d, length %d: want drop_every >= 1 and length >= drop_every (a stream must reach its dropped REQ)", env.Test.Pos, every, length)
 	}
@@ -547,6 +561,21 @@ func robSkewOn(ctx context.Context, env *selftest.Env, c *clique, target string)
 	return nil
 }
 
+// robSkewShape is rob_skew's drop period and stream length: the plan's,
+// else the declared window and twice it less one (one discarded REQ per
+// stream).
+func robSkewShape(prm robSkewParams, window int) (every, length int) {
+	every = window
+	if prm.DropEvery != nil {
+		every = *prm.DropEvery
+	}
+	length = 2*every - 1
+	if prm.Length != nil {
+		length = *prm.Length
+	}
+	return every, length
+}
+
 // eachTarget runs a test towards each of tonight's targets (targetsOf):
 // trouble with one target is recorded on it, and the others go on.
 func eachTarget(ctx context.Context, env *selftest.Env, on func(context.Context, *selftest.Env, *clique, string) error) error {
@@ -559,6 +588,13 @@ func eachTarget(ctx context.Context, env *selftest.Env, on func(context.Context,
 		return err
 	}
 	for _, target := range rot.Boards {
+		srcs, _, err := streamSources(env, c, target)
+		if err != nil {
+			return err
+		}
+		if !c.up(append([]string{target}, srcs...)...) {
+			continue // the runner reports the target's cases (targetCases)
+		}
 		if err := on(ctx, env, c, target); err != nil {
 			env.Error(env.Test.Name, target, results.Params{"target": target}, err)
 		}

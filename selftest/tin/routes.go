@@ -3,10 +3,13 @@ package tin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/labrunner/labrunner/bitstreams"
+	"github.com/labrunner/labrunner/drivers"
 	gt "github.com/labrunner/labrunner/golden/tin"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/selftest"
@@ -127,6 +130,10 @@ func runRoutes(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
+	classes, err := ipClasses(env.Design)
+	if err != nil {
+		return drivers.Setup("", "design "+env.Design.Name, "", err)
+	}
 	judge := newPathJudge(c)
 	es, err := c.golden(map[string]string{"modes": strings.Join(prm.Modes, ",")})
 	if err != nil {
@@ -159,15 +166,33 @@ func runRoutes(ctx context.Context, env *selftest.Env) error {
 			return err
 		}
 		paths := tt.Stitch(c.topo, recs)
-		judgeModePaths(env, c, judge, es, rm, paths)
+		judgeModePaths(env, c, judge, es, rm, paths, classes)
 	}
 	return nil
 }
 
-// judgeModePaths records, per traffic class, the share of complete paths
-// in the golden sets, the paths that could not be stitched, and for a
-// hashed mode the distinct paths per address pair.
-func judgeModePaths(env *selftest.Env, c *clique, judge *pathJudge, es []results.Expectation, rm routeMode, paths []tt.CellPath) {
+// ipClasses are the traffic classes the routes test's IP cells (CoS 0)
+// travel in: RTS in TC0, CTS in TC1 (docs/tin.md, traffic classes) and
+// data in the class COS_TC gives CoS 0 at reset, as the manifest declares
+// it (the runner puts every knob back to reset before a run).
+func ipClasses(m *bitstreams.Manifest) ([]int, error) {
+	for _, r := range m.Registers {
+		if r.Name == "COS_TC" {
+			data := int(r.Reset & 0xF)
+			if data <= 1 {
+				return []int{0, 1}, nil
+			}
+			return []int{0, 1, data}, nil
+		}
+	}
+	return nil, fmt.Errorf("design %s declares no COS_TC register: the class of IP data cells is not known", m.Name)
+}
+
+// judgeModePaths records, per traffic class (those the IP cells travel
+// in, classes, and any other a traced cell carried), the share of
+// complete paths in the golden sets, the paths that could not be
+// stitched, and for a hashed mode the distinct paths per address pair.
+func judgeModePaths(env *selftest.Env, c *clique, judge *pathJudge, es []results.Expectation, rm routeMode, paths []tt.CellPath, classes []int) {
 	type tally struct {
 		total, in int
 		outside   []string
@@ -220,14 +245,25 @@ func judgeModePaths(env *selftest.Env, c *clique, judge *pathJudge, es []results
 		len(broken) == 0 && len(byClass) > 0, "every traced cell stitched from injection to ejection along the cabling", "Aquila §6 (cell tracing)",
 		fmt.Sprintf("mode %s: %d traced cells could not be stitched into a path (%s)%s", rm.name, len(broken), firstLines(broken, 3),
 			map[bool]string{true: "; no traced cell at all"}[len(byClass) == 0]))
-	classes := make([]int, 0, len(byClass))
+	classes = slices.Clone(classes)
 	for k := range byClass {
-		classes = append(classes, k)
+		if !slices.Contains(classes, k) {
+			classes = append(classes, k)
+		}
 	}
 	sort.Ints(classes)
 	for _, cls := range classes {
 		t := byClass[cls]
 		pc := results.Params{"mode": rm.name, "class": strconv.Itoa(cls)}
+		if t == nil {
+			env.Check("routes", results.Measurement{Params: pc, Metric: "tin.route.in_set", Text: "no complete traced path of the class"}, false,
+				fmt.Sprintf("traced paths of class %d (RTS TC0, CTS TC1, IP data of CoS 0 in COS_TC's class)", cls), "docs/tin.md (traffic classes), Aquila §6 (cell tracing)",
+				fmt.Sprintf("mode %s: no cell of class %d was traced from injection to ejection: the class's routes cannot be judged", rm.name, cls))
+			if rm.mode.Hashed() {
+				notJudged(env, "", pc, fmt.Sprintf("no traced path of class %d (routes)", cls), "routes.distinct")
+			}
+			continue
+		}
 		var e results.Expectation
 		found := false
 		for _, x := range es {

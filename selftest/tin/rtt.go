@@ -68,18 +68,22 @@ func runRTT(ctx context.Context, env *selftest.Env) error {
 		if err != nil {
 			return err
 		}
-		if !runStatus(env, "rtt", rr, p, fmt.Sprintf("uniform-random traffic at load %s", ls[i])) {
-			notJudged(env, "", p, "the run at this load did not finish (rtt.run)", "rtt.samples")
+		stats := func(why string) {
 			for _, st := range []string{"mean", "p99"} {
 				pp := p.Clone()
 				pp["stat"] = st
-				notJudged(env, "", pp, "the run at this load did not finish (rtt.run)", "rtt")
+				notJudged(env, "", pp, why, "rtt")
 			}
+		}
+		if !runStatus(env, "rtt", rr, p, fmt.Sprintf("uniform-random traffic at load %s", ls[i])) {
+			notJudged(env, "", p, "the run at this load did not finish (rtt.run)", "rtt.samples")
+			stats("the run at this load did not finish (rtt.run)")
 			continue
 		}
 		s, err := c.r.AllSamples(ctx, tt.LatIP)
 		if err != nil {
-			env.Error("rtt", "", p, err)
+			env.Error("rtt.samples", "", p, err)
+			stats("the RTT samples could not be read (rtt.samples)")
 			continue
 		}
 		// One sample per request the generators were asked for.
@@ -88,6 +92,7 @@ func runRTT(ctx context.Context, env *selftest.Env) error {
 			fmt.Sprintf("%d samples, one per request", sent), "docs/tin.md (LAT class 0 with REPLY)",
 			fmt.Sprintf("%d RTT samples for %d requests: requests not sent, replies lost or samples overflowed", len(s), sent))
 		if len(s) == 0 {
+			stats("no RTT sample (rtt.samples)")
 			continue
 		}
 		// The band is the spread of golden runs as long as this

@@ -41,8 +41,14 @@ var cliqueState = selftest.State[*clique]{Key: "tin"}
 
 // clique is what setup learnt and built, for the tests.
 type clique struct {
-	r    *tt.Rack
+	r *tt.Rack
+	// topo is the Clique of the boards in the plan that are up; all is
+	// the plan's whole Clique (planTopo): the tests choose their targets,
+	// peers and pairs in all, so that a case's name comes from the plan,
+	// and leave out the cases that need a board not in topo (the runner
+	// reports them, naming the board: selftest.RegisterCases).
 	topo *tt.Topology
+	all  *tt.Topology
 	// timing is the build the manifest declares (never a board's
 	// registers): the cell format the tests expect, the injection rate
 	// loads are fractions of.
@@ -96,6 +102,42 @@ func (c *clique) goldenPlan(extra map[string]string) (*gt.Plan, error) {
 		return nil, drivers.Setup("", "golden/tin", "the Clique's configuration is outside what the golden model takes", err)
 	}
 	return pl, nil
+}
+
+// up says whether every board named is in the Clique that was brought
+// up (none left the plan).
+func (c *clique) up(boards ...string) bool {
+	for _, b := range boards {
+		if _, ok := c.topo.Node[b]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// planTopo is the Clique the plan describes: every board of the plan at
+// the place its parameters give, cabled as the lab says. It touches no
+// board; the setup's topology is this one without the boards that left
+// the plan.
+func planTopo(lab *labconfig.Lab, plan *labconfig.Plan) (*tt.Topology, error) {
+	d, err := selftest.DecodePlan(plan)
+	if err != nil {
+		return nil, err
+	}
+	var order []string
+	nodes := map[string]tt.Node{}
+	in := map[string]bool{}
+	for _, pb := range plan.Boards {
+		bp := d.Boards[pb.Board].(boardParams)
+		order = append(order, pb.Board)
+		nodes[pb.Board] = tt.Node{Pod: bp.Pod, TiN: bp.TiN}
+		in[pb.Board] = true
+	}
+	cables, err := cablesOf(lab, func(b string) bool { return in[b] })
+	if err != nil {
+		return nil, err
+	}
+	return tt.NewTopology(order, nodes, cables)
 }
 
 func cliqueOf(env *selftest.Env) (*clique, error) {
@@ -189,6 +231,10 @@ func setup(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return drivers.Setup("", "plan "+env.Plan.Name, "cable the Clique as docs/tin.md prescribes and give each board its pod and TiN", err)
 	}
+	all, err := planTopo(env.Lab, env.Plan)
+	if err != nil {
+		return drivers.Setup("", "plan "+env.Plan.Name, "cable the Clique as docs/tin.md prescribes and give each board its pod and TiN", err)
+	}
 	r, err := tt.NewRack(topo, regs)
 	if err != nil {
 		return err
@@ -212,31 +258,7 @@ func setup(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return drivers.Setup("", "design "+env.Design.Name, "declare the value in the manifest's config: block", err)
 	}
-	pods, tins := topo.Shape()
-	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	c := &clique{r: r, topo: topo, timing: tm, decl: decl, align: align, seed: uint64(seed),
-		set: map[string]string{
-			"clique":         fmt.Sprintf("%dx%d", pods, tins),
-			"link_gbps":      g(float64(tm.LinkMbps) / 1000),
-			"inject_gbps":    g(float64(tm.InjectMbps) / 1000),
-			"fallthrough_ns": g(float64(tm.FallThroughNS)),
-			// §3.1: the per-hop latency without FEC is the fall-through
-			// plus the link's PHY/PCS (PCS_NS).
-			"hop_ns": g(float64(tm.FallThroughNS + tm.PCSNS)),
-			"fec_ns": g(float64(tm.FECNS)),
-			// The declared switch clock: golden aligns to its edges
-			// what this design's switches align (reading A28).
-			"switch_clock_mhz": g(float64(tm.ClockKHz) / 1000),
-			"fec_overhead":     g(float64(tm.FECOverheadPct) / 100),
-			"local_prop_ns":    g(topo.MeanLatency(tt.RoleLocal)),
-			"global_prop_ns":   g(topo.MeanLatency(tt.RoleGlobal)),
-			"cts_window":       g(decl["cts_window"]),
-			"align":            strconv.Itoa(align),
-			"completion":       strconv.Itoa(int(tm.RespPayload)),
-		}}
-	if w := topo.Wiring(); w != "" {
-		c.set["wiring"] = w
-	}
+	c := &clique{r: r, topo: topo, all: all, timing: tm, decl: decl, align: align, seed: uint64(seed), set: goldenSettings(topo, tm, decl, align)}
 	pl, err := c.goldenPlan(nil)
 	if err != nil {
 		return err
@@ -244,6 +266,37 @@ func setup(ctx context.Context, env *selftest.Env) error {
 	c.plan = pl
 	cliqueState.Set(env, c)
 	return nil
+}
+
+// goldenSettings is golden/tin's configuration of a Clique (Predict's
+// --set values): its shape and wiring, the declared timing of the build,
+// the lab's cable delays and the declared CTS window.
+func goldenSettings(topo *tt.Topology, tm tt.Timing, decl map[string]float64, align int) map[string]string {
+	pods, tins := topo.Shape()
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	set := map[string]string{
+		"clique":         fmt.Sprintf("%dx%d", pods, tins),
+		"link_gbps":      g(float64(tm.LinkMbps) / 1000),
+		"inject_gbps":    g(float64(tm.InjectMbps) / 1000),
+		"fallthrough_ns": g(float64(tm.FallThroughNS)),
+		// §3.1: the per-hop latency without FEC is the fall-through
+		// plus the link's PHY/PCS (PCS_NS).
+		"hop_ns": g(float64(tm.FallThroughNS + tm.PCSNS)),
+		"fec_ns": g(float64(tm.FECNS)),
+		// The declared switch clock: golden aligns to its edges
+		// what this design's switches align (reading A28).
+		"switch_clock_mhz": g(float64(tm.ClockKHz) / 1000),
+		"fec_overhead":     g(float64(tm.FECOverheadPct) / 100),
+		"local_prop_ns":    g(topo.MeanLatency(tt.RoleLocal)),
+		"global_prop_ns":   g(topo.MeanLatency(tt.RoleGlobal)),
+		"cts_window":       g(decl["cts_window"]),
+		"align":            strconv.Itoa(align),
+		"completion":       strconv.Itoa(int(tm.RespPayload)),
+	}
+	if w := topo.Wiring(); w != "" {
+		set["wiring"] = w
+	}
+	return set
 }
 
 // declaredTiming is the build's timing and cell format as its manifest
@@ -419,16 +472,25 @@ func expectation(es []results.Expectation, metric string, p results.Params) (res
 	return results.Expectation{}, false
 }
 
-// boardParam checks a board-name parameter v: a board of the Clique, or def
-// when v is not set.
+// boardParam checks a board-name parameter v: a board of the plan's
+// Clique, or def when v is not set. Whether the board is up is the
+// caller's question (clique.up).
 func boardParam(env *selftest.Env, c *clique, key string, v *string, def string) (string, error) {
+	b, err := boardIn(c.all, env.Test, key, v, def)
+	if err != nil {
+		return "", drivers.Setup("", env.Test.Pos.String(), "name a board of the plan", err)
+	}
+	return b, nil
+}
+
+// boardIn is boardParam for a topology and a plan entry.
+func boardIn(all *tt.Topology, t labconfig.Test, key string, v *string, def string) (string, error) {
 	b := def
 	if v != nil {
 		b = *v
 	}
-	if _, ok := c.topo.Node[b]; !ok {
-		return "", drivers.Setup("", env.Test.Pos.String(), "name a board of the plan",
-			fmt.Errorf("test %s: %s %q is not a working board of the Clique (%s)", env.Test.Name, key, b, strings.Join(c.topo.Boards, ", ")))
+	if _, ok := all.Node[b]; !ok {
+		return "", fmt.Errorf("test %s: %s %q is not a board of the plan's Clique (%s)", t.Name, key, b, strings.Join(all.Boards, ", "))
 	}
 	return b, nil
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labrunner/labrunner/drivers"
 	gt "github.com/labrunner/labrunner/golden/tin"
@@ -43,7 +42,6 @@ func runTracePath(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	r := rand.New(rand.NewPCG(seed, 0x7472616365)) // "trace"
 	prm, err := selftest.ParamsOf[traceParams](env)
 	if err != nil {
 		return err
@@ -59,26 +57,18 @@ func runTracePath(ctx context.Context, env *selftest.Env) error {
 		}
 		srcs = []string{src}
 	} else {
-		rot, err := env.Targets(c.topo.Boards, time.Now())
+		rot, err := env.Targets(c.all.Boards, env.PlanStart())
 		if err != nil {
 			return drivers.Setup("", env.Test.Pos.String(), "", err)
 		}
 		srcs = rot.Boards
 	}
-	for _, src := range c.topo.Boards {
-		// One seeded draw per board of the plan, run or not, so that each
-		// source's destination is the same whatever the rotation.
-		others := make([]string, 0, len(c.topo.Boards))
-		for _, b := range c.topo.Boards {
-			if b != src {
-				others = append(others, b)
-			}
-		}
-		pick := others[r.IntN(len(others))]
+	dsts := traceDests(c.all, seed)
+	for _, src := range c.all.Boards {
 		if !slices.Contains(srcs, src) {
 			continue
 		}
-		dst, err := boardParam(env, c, "dst", prm.Dst, pick)
+		dst, err := boardParam(env, c, "dst", prm.Dst, dsts[src])
 		if err != nil {
 			return err
 		}
@@ -88,11 +78,33 @@ func runTracePath(ctx context.Context, env *selftest.Env) error {
 			}
 			continue // the named destination does not trace to itself
 		}
+		if !c.up(src, dst) {
+			continue // the runner reports the pair's cases (tracePathCases)
+		}
 		if err := tracePair(ctx, env, c, src, dst, bytes, seed); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// traceDests draws each board's destination: one seeded draw per board
+// of the plan, in plan order, run or not, so that each source's
+// destination is the same whatever the rotation and whichever boards are
+// up.
+func traceDests(all *tt.Topology, seed uint64) map[string]string {
+	r := rand.New(rand.NewPCG(seed, 0x7472616365)) // "trace"
+	out := map[string]string{}
+	for _, src := range all.Boards {
+		others := make([]string, 0, len(all.Boards))
+		for _, b := range all.Boards {
+			if b != src {
+				others = append(others, b)
+			}
+		}
+		out[src] = others[r.IntN(len(others))]
+	}
+	return out
 }
 
 // tracePair traces one IP packet from src to dst and judges its paths.
@@ -181,6 +193,12 @@ func tracePair(ctx context.Context, env *selftest.Env, c *clique, src, dst strin
 	if len(pkts) == 1 {
 		judgeHeadLatency(env, c, src, p, "RTS", pkts[0].RTS)
 		judgeHeadLatency(env, c, src, p, "CTS", pkts[0].CTS)
+	} else {
+		for _, cell := range []string{"RTS", "CTS"} {
+			pp := p.Clone()
+			pp["cell"] = cell
+			notJudged(env, src, pp, fmt.Sprintf("%d packets stitched, not the one traced (trace_path)", len(pkts)), "trace_path.head_latency")
+		}
 	}
 	env.Check("trace_path", results.Measurement{Board: src, Params: p, Metric: "tin.trace.packet", Value: float64(len(problems)), Text: strings.Join(lines, "; ")},
 		len(problems) == 0, "RTS, CTS and every data cell stitched from injection to ejection along the cabling", "Aquila §6 (cell tracing, stitched at the collector)",
