@@ -350,9 +350,9 @@ func TestDesignFaultsCoverTheRegistry(t *testing.T) {
 // paths or cables need it, each an error naming it; the management check
 // names its cases by board, whichever proxy, TimeSync parent or
 // re-rooted tree the fault made the run choose (tsync-dead,
-// mgmt-nsf-reboot). The one move left: the primary's missing cases go
-// with the primary when a board that leaves the plan moves it
-// (primaryCases). A Shoal board that leaves the plan stops the design's
+// mgmt-nsf-reboot), and every board has the TimeSync client cases, the
+// primary's skipped, so a board that leaves the plan and moves the primary
+// (reading M2) moves no case. A Shoal board that leaves the plan stops the design's
 // setup: its one error is the case the fault adds (appear), and the
 // management check runs all the same. Each plan runs a few of its tests,
 // with the management check as the nightly runs it (the names of the
@@ -408,43 +408,13 @@ func TestFaultsKeepTheCaseNames(t *testing.T) {
 					t.Errorf("%s: exit %d, want %d", f.fault, r.out.ExitCode, f.exit)
 				}
 				got := slices.DeleteFunc(caseNames(t, r.dir), isEvent)
-				moved := primaryCases(t, clean.dir, r.dir)
-				missing := slices.DeleteFunc(diff(want, got), moved)
-				extra := slices.DeleteFunc(diff(got, want), func(c string) bool { return moved(c) || slices.Contains(f.appear, c) })
+				missing := diff(want, got)
+				extra := slices.DeleteFunc(diff(got, want), func(c string) bool { return slices.Contains(f.appear, c) })
 				if len(missing)+len(extra) > 0 {
 					t.Errorf("%s changed the plan's cases: %d missing (%s), %d new (%s)", f.fault, len(missing), firstOf(missing), len(extra), firstOf(extra))
 				}
 			}
 		})
-	}
-}
-
-// primaryCases says whether a case is one of those the TimeSync primary
-// lacks (parent, offset, path bound) on a board that is the primary in
-// one of the runs and not in the other: the runner chooses the primary
-// among the boards up (reading M2), so a board that leaves the plan can
-// move it, and these cases with it, from one board to another.
-func primaryCases(t *testing.T, dirs ...string) func(string) bool {
-	t.Helper()
-	count := map[string]int{}
-	for _, d := range dirs {
-		for _, v := range verdictsOf(t, d) {
-			if v.Test == "bringup.timesync.primary" && v.MeasuredText != "" {
-				count[v.Plan+"."+v.MeasuredText]++
-			}
-		}
-	}
-	return func(c string) bool {
-		board, name, _ := strings.Cut(c, " ")
-		if count[board] != 1 {
-			return false
-		}
-		for _, p := range []string{"bringup.timesync.parent[", "bringup.timesync.offset_ns[", "bringup.timesync.offset_bound_ns["} {
-			if strings.HasPrefix(name, p) {
-				return true
-			}
-		}
-		return false
 	}
 }
 
