@@ -200,6 +200,12 @@ type Bridge struct {
 	window int        // requests that may be outstanding: 1 until a device opened more
 	est    turnaround // answer times, for the adaptive deadline
 	line   lineQuality
+	// lineFree is when the device will have read, and answered, every
+	// copy handed to the writer so far, at line rate: a retry's second
+	// copy of a long request keeps the device's receiver busy ahead of the
+	// next request, whose deadline must allow for it (else its answer
+	// misses the deadline too, and one needless retry starts a chain).
+	lineFree time.Time
 	// retried is the SEQ and command of the last request answered after a
 	// retry: a second copy of its answer shows that the first was late,
 	// not lost (counted once in Late).
@@ -744,11 +750,12 @@ func (b *Bridge) exchange(ctx context.Context, op string, req Request, want int)
 	line := b.lineTime(len(frame), ResponseLen(want))
 	var (
 		last     error
-		inflight chan error // the transmission not yet completed, if any
-		attempt  int        // transmissions
-		timeouts int        // attempts that ended without a valid answer
-		resends  int        // immediate re-requests after a damaged answer
-		sent     time.Time  // when the first copy was handed to the writer
+		inflight chan error    // the transmission not yet completed, if any
+		attempt  int           // transmissions
+		timeouts int           // attempts that ended without a valid answer
+		resends  int           // immediate re-requests after a damaged answer
+		sent     time.Time     // when the first copy was handed to the writer
+		ahead    time.Duration // the line time queued ahead of the first copy
 	)
 	for timeouts < b.attempts {
 		if err := ctx.Err(); err != nil {
@@ -779,6 +786,14 @@ func (b *Bridge) exchange(ctx context.Context, op string, req Request, want int)
 			return nil, err
 		}
 		if inflight == nil {
+			// The copies still ahead of this one on the line (a retry
+			// of the previous request, its duplicate answer) delay its
+			// answer by their line time: the attempt's deadline grows
+			// by as much.
+			now := time.Now()
+			backlog := max(b.lineFree.Sub(now), 0)
+			b.lineFree = now.Add(backlog + line)
+			wait += backlog
 			if err := b.queue(ctx, frame, wait, &inflight); err != nil {
 				var r retryable
 				if errors.As(err, &r) {
@@ -793,16 +808,19 @@ func (b *Bridge) exchange(ctx context.Context, op string, req Request, want int)
 				return nil, b.ctxError(op, attempt, last, err)
 			}
 			if attempt == 1 {
-				sent = time.Now()
+				sent, ahead = time.Now(), backlog
 			}
 		}
 		b.st.rto.Store(int64(b.attemptWait(b.attemptTimeout(12, ResponseLen(1)), b.lineTime(12, ResponseLen(1)), 0)))
 		resp, err := b.await(ctx, op, req, want, wait, &inflight)
 		if err == nil {
 			if attempt == 1 {
-				b.est.sample(time.Since(sent) - line)
+				b.est.sample(time.Since(sent) - line - ahead)
 				b.st.srtt.Store(int64(b.est.srtt))
 			}
+			// What is left of this request on the line: the answers to
+			// its other copies, which the device sends too.
+			b.lineFree = time.Now().Add(time.Duration(attempt-1) * b.lineTime(0, ResponseLen(want)))
 			b.retried, b.retriedSeq, b.retriedCmd = attempt > 1, req.Seq, req.Cmd
 			b.st.chunk.Store(int64(b.line.readChunk(int(b.maxCount.Load()))))
 			return resp.Data, nil
@@ -1033,6 +1051,12 @@ func (b *Bridge) await(ctx context.Context, op string, req Request, want int, ti
 				garbled.Reset(quiet)
 			}
 		case <-garbled.C:
+			if b.st.rx.Load()-rx0 < staleRx+uint64(respLen) {
+				// The bytes that armed the timer were a stale answer
+				// (a retried request's duplicate), decoded since: not an
+				// answer's worth of anything else. Keep waiting.
+				continue
+			}
 			// Expire any partial frame (a corrupted COUNT claims bytes
 			// that will never come) and look once more before giving up
 			// on this copy of the answer.

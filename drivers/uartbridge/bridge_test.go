@@ -808,3 +808,41 @@ func TestNewOverPipe(t *testing.T) {
 		t.Fatalf("Read32 after the far end closed: %v", err)
 	}
 }
+
+// A request answered late is retried needlessly, and the device answers
+// the retry's copy too: that duplicate can reach the host while the next
+// request waits for its answer. It is a stale answer, not an answer's
+// worth of garbled bytes, so the next request is not re-sent for it. Once,
+// the duplicate armed the garbled-answer timer, and a request whose answer
+// took longer than the timer's quiet spell was re-sent at once: a needless
+// copy, whose own duplicate answer did the same to the request after it
+// (WRITE_BURSTs of 64 words at 115200 baud fell to a fifth of the line
+// rate, rtl's BenchmarkCosim).
+func TestDuplicateAnswerBeforeTheAnswerIsNotGarbled(t *testing.T) {
+	b, p, _ := newSyncedBridge(t, Options{Timeout: 3 * time.Second})
+	b.minTimeout = 100 * time.Millisecond
+	ctx := testCtx(t)
+	for i := range 10 {
+		if _, err := b.Read32(ctx, uint32ToAddr(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := b.Stats()
+	for i := range 5 {
+		// The duplicate of the previous answer first, then this
+		// request's answer 10 ms later: well within the adaptive
+		// deadline, far beyond the garbled timer's quiet spell.
+		p.with(func(p *peer) { p.lead, p.slow = true, 10*time.Millisecond })
+		if _, err := b.Read32(ctx, uint32ToAddr(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := b.Stats()
+	if st.Stale-before.Stale < 5 {
+		t.Fatalf("Stats = %+v: %d stale answers, want the 5 duplicates (the test shows nothing)", st, st.Stale-before.Stale)
+	}
+	if st.Resends != before.Resends || st.Retries != before.Retries {
+		t.Errorf("%d re-sends and %d retries for 5 reads each preceded by a duplicate answer, want none (%+v)",
+			st.Resends-before.Resends, st.Retries-before.Retries, st)
+	}
+}

@@ -62,7 +62,11 @@ type peer struct {
 	garbage [][]byte      // send these bytes before the response
 	silent  bool          // never answer
 	slow    time.Duration // execute the next request this long (a device busy with it)
-	deaf    int           // do not hear the next requests, as if their CRC had failed
+	// lead: before executing the next request slowly, send a copy of the
+	// answer to the request before it (a duplicate answer to a retried
+	// request, still on the line when the next one went out).
+	lead bool
+	deaf int // do not hear the next requests, as if their CRC had failed
 	// spare is how many requests (INFO aside) drop and deaf let pass
 	// before they act.
 	spare int
@@ -186,10 +190,20 @@ func (p *peer) serve(dec *RequestDecoder) {
 		}
 		p.mu.Lock()
 		slow := p.slow
+		var lead []byte
 		if req.Cmd != CmdInfo {
 			p.slow = 0
+			if p.lead && len(p.mem) > 0 {
+				lead = p.mem[len(p.mem)-1].resp
+			}
+			p.lead = false
 		}
 		p.mu.Unlock()
+		if lead != nil {
+			if _, err := p.conn.Write(lead); err != nil {
+				return
+			}
+		}
 		if slow > 0 && req.Cmd != CmdInfo {
 			// The device executes for that long; the host's retries
 			// queue on the line meanwhile, as on a real UART.
