@@ -148,6 +148,9 @@ type SimResult struct {
 	Drained  int64
 	Stranded int64
 	DrainMax int64
+	// DrainedLatencySum is the latency sum of the Drained packets (reading
+	// P42): with LatencySum it is the hardware's TG_WAIT_SUM + TG_DELIVERED.
+	DrainedLatencySum int64
 }
 
 // AvgLatency is the mean time a delivered packet spent queued, in cycles. A
@@ -159,6 +162,18 @@ func (r SimResult) AvgLatency() float64 {
 		return 0
 	}
 	return float64(r.LatencySum) / float64(r.Delivered)
+}
+
+// DrainedAvgLatency is the mean latency of every packet delivered, those
+// the drain delivered after the run's cycles included: what a traffic
+// generator that drains and counts them reads (TG_WAIT_SUM / TG_DELIVERED
+// + 1; reading P42). Without SimConfig.Drain it is AvgLatency.
+func (r SimResult) DrainedAvgLatency() float64 {
+	n := r.Delivered + r.Drained
+	if n == 0 {
+		return 0
+	}
+	return float64(r.LatencySum+r.DrainedLatencySum) / float64(n)
 }
 
 // Throughput is the delivered packets per output per cycle.
@@ -386,6 +401,7 @@ func (s *sim) delivered(now, arrived int32) {
 	}
 	if s.draining {
 		s.res.Drained++
+		s.res.DrainedLatencySum += lat
 		return
 	}
 	s.res.Delivered++

@@ -446,3 +446,44 @@ func TestDrainWorstCaseAtFiniteDepth(t *testing.T) {
 		t.Errorf("no bursty run at depth 4 waited longer than P·D = %d: stalls after drops were expected", GroupDrain(16, 4))
 	}
 }
+
+// Below saturation a group that never overflows is one output queue (§3.1,
+// §4.4) fed by a batch of A packets a cycle and served one a cycle. Its mean
+// wait is E[A(A−1)] / (2λ(1−λ)) cycles, λ = E[A] (the discrete-time output
+// queue of Karol, Hluchyj and Morgan 1987, the paper's [21] lineage), and
+// §5.1's latency is that plus 1 (reading P42). Uniform traffic at input
+// rate r gives (P−1)/P · r/(2(1−r)) + 1; nonuniform with p gives
+// E[A(A−1)] = r² (1 − p² − (1−p)²/(P−1)). The drained mean counts every
+// packet, as the hardware does; the run's own mean drops the few the drain
+// delivers.
+func TestMeanLatencyBelowSaturation(t *testing.T) {
+	const p, r, cycles, seeds = 16, 0.9, 30000, 6
+	hp := DefaultHotProb
+	for _, c := range []struct {
+		traffic Traffic
+		eaa     float64 // E[A(A−1)] per output per cycle
+	}{
+		{Uniform, r * r * (p - 1) / p},
+		{Nonuniform, r * r * (1 - hp*hp - (1-hp)*(1-hp)/(p-1))},
+	} {
+		want := c.eaa/(2*r*(1-r)) + 1
+		sum := 0.0
+		for seed := range uint64(seeds) {
+			res := run(t, SimConfig{P: p, Alg: PRR, Traffic: c.traffic, Load: r, Depth: 32, Cycles: cycles, Seed: seed, Drain: true})
+			if res.Dropped != 0 || res.Stranded != 0 || res.Drained == 0 {
+				t.Fatalf("%s seed %d: dropped %d, stranded %d, drained %d: want no drop at depth 32 below saturation, and a drain", c.traffic, seed, res.Dropped, res.Stranded, res.Drained)
+			}
+			if d, a := res.DrainedAvgLatency(), res.AvgLatency(); d < a || d-a > 0.01 {
+				t.Errorf("%s seed %d: drained mean %.4f against the run's %.4f: the drain's few packets should move it up by less than 0.01", c.traffic, seed, d, a)
+			}
+			sum += res.DrainedAvgLatency()
+		}
+		got := sum / seeds
+		// One run's mean spreads 1.2-1.4% (sd) at this length: six runs'
+		// mean about 0.55%, so 2.5% is more than four of their sds.
+		if math.Abs(got-want) > 0.025*want {
+			t.Errorf("%s at input rate %g: mean latency %.4f cycles over %d runs, the output-queue formula gives %.4f", c.traffic, r, got, seeds, want)
+		}
+		t.Logf("%s at input rate %g: %.4f cycles, formula %.4f", c.traffic, r, got, want)
+	}
+}

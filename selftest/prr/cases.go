@@ -85,10 +85,19 @@ func throughputCases(cp selftest.CasePlan) ([]selftest.Case, error) {
 	})
 }
 
+// latencyCases: every traffic model at input rate 1, and the load_traffic
+// models at each load below saturation, where the worst case is not judged
+// (§5.1 gives it at input rate 1 only; reading P62).
 func latencyCases(cp selftest.CasePlan) ([]selftest.Case, error) {
-	p := cp.Params.(runParams)
+	p := cp.Params.(latencyParams)
+	if err := p.CheckParams(); err != nil {
+		return nil, err
+	}
 	return boardCases(cp, func(b tp.Build) ([]selftest.Case, error) {
-		return rateCases(b, p, []uint32{tp.One}, "latency.avg", "latency.max", "latency.conservation", "latency.order"), nil
+		out := rateCases(b, p.runParams, []uint32{tp.One}, "latency.avg", "latency.max", "latency.conservation", "latency.order")
+		sub := p.runParams
+		sub.Traffic = p.LoadTraffic
+		return append(out, rateCases(b, sub, p.subLoads(), "latency.avg", "latency.conservation", "latency.order")...), nil
 	})
 }
 

@@ -325,3 +325,48 @@ func TestWorstBand(t *testing.T) {
 		t.Errorf("stalls: [%g, %g], budget %q", *st.Min, *st.Max, st.Budget)
 	}
 }
+
+// A load names its cases by the plan's decimal, not by the generator's
+// 1/65536 steps, and the name gives the same rate back.
+func TestLoadString(t *testing.T) {
+	for _, c := range []struct {
+		in   float64
+		want string
+	}{{1, "1"}, {0.9, "0.9"}, {0.5, "0.5"}, {0.95, "0.95"}, {0.123, "0.123"}, {1.0 / 65536, "2e-05"}} {
+		f, err := tp.Fixed(c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := loadString(f); got != c.want {
+			t.Errorf("loadString(Fixed(%g) = %d) = %q, want %q", c.in, f, got, c.want)
+		}
+	}
+}
+
+// The latency test runs input rate 1 anyway: its loads are the rates
+// below it, and they need a traffic model to run.
+func TestLatencyParams(t *testing.T) {
+	if err := defaultLatency.CheckParams(); err != nil {
+		t.Fatalf("default: %v", err)
+	}
+	if got := defaultLatency.subLoads(); len(got) != 1 || loadString(got[0]) != "0.9" {
+		t.Errorf("default loads %v", got)
+	}
+	for _, c := range []struct {
+		p    latencyParams
+		want string
+	}{
+		{latencyParams{runParams: defaultRun, Loads: []float64{1}, LoadTraffic: []string{"uniform"}}, "below it"},
+		{latencyParams{runParams: defaultRun, Loads: []float64{0.999999}, LoadTraffic: []string{"uniform"}}, "below it"},
+		{latencyParams{runParams: defaultRun, Loads: []float64{1e-6}, LoadTraffic: []string{"uniform"}}, "below it"},
+		{latencyParams{runParams: defaultRun, Loads: []float64{0.9}}, "no traffic model"},
+	} {
+		err := c.p.CheckParams()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error saying %q", c.p, err, c.want)
+		}
+	}
+	if err := (latencyParams{runParams: defaultRun}).CheckParams(); err != nil {
+		t.Errorf("no loads below saturation: %v", err)
+	}
+}
