@@ -41,7 +41,7 @@ func (Model) Doc() string {
 	return "TiN-style cell fabric (Aquila, NSDI 2022): GNet cellification and solicitation overheads " +
 		"(§3.1, §3.3, §3.4, §6), per-hop latency (§3.1, §3.2), Dragonfly routes of the four routing modes " +
 		"with their VCs (§3.2), the full Clique's sizes (§2, §4.2, App. A) and a reference simulation of " +
-		"fabric RTT versus uniform random load and of 1RMA reads alone (§3.4, §5.1). Metrics: tin.cell.*, tin.ip.*, tin.rts.*, tin.rma.*, " +
+		"fabric RTT versus uniform random load and of 1RMA reads alone and beside bulk IP (§3.4, §5.1). Metrics: tin.cell.*, tin.ip.*, tin.rts.*, tin.rma.*, " +
 		"tin.latency.*, tin.route.*, tin.clique.*, tin.fabric.* (see package golden/tin)."
 }
 

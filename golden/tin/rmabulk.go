@@ -151,13 +151,18 @@ func SimulateReadsBeside(cfg ReadConfig, bulk BulkIP) (BesideResult, error) {
 
 // bulkPackets is the bulk each TiN sends beside the reads: the plan's, or
 // as the rma_isolation test sizes it, enough to cover the reads' expected
-// span (rma_count / rma_qps) at the bulk's load, plus a quarter.
+// span (rma_count / rma_qps) at the bulk's load, plus a quarter; 0 for
+// more than a simulation takes.
 func bulkPackets(pl *Plan) int {
 	if pl.RMABulkPackets > 0 {
 		return pl.RMABulkPackets
 	}
 	span := float64(pl.RMACount) / pl.RMAQPS
-	return max(1, int(math.Ceil(1.25*span*pl.RMABulkLoad*pl.Timing.InjectGbps*1e9/8/float64(pl.RMABulkBytes))))
+	k := math.Ceil(1.25 * span * pl.RMABulkLoad * pl.Timing.InjectGbps * 1e9 / 8 / float64(pl.RMABulkBytes))
+	if k > MaxSimPackets {
+		return 0
+	}
+	return max(1, int(k))
 }
 
 // bulkExpectations simulates the reads of base beside the plan's bulk IP,
@@ -171,6 +176,9 @@ func bulkExpectations(pl *Plan, base ReadConfig, alone map[string]float64, pairs
 	}
 	n := pl.Clique.Pods * pl.Clique.TiNs
 	bulk := BulkIP{Load: pl.RMABulkLoad, Bytes: pl.RMABulkBytes, Packets: bulkPackets(pl), Mode: pl.SimMode, CTSWindow: pl.CTSWindow, EgressBytes: pl.EgressBytes}
+	if bulk.Packets == 0 {
+		return nil, fmt.Errorf("%s: parameters rma_count, rma_qps and rma_bulk_load: bulk covering %d reads at %g QPS is more than a simulation takes (%d packets in all); give rma_bulk_packets", Name, pl.RMACount, pl.RMAQPS, MaxSimPackets)
+	}
 	if err := bulk.check(n); err != nil {
 		return nil, fmt.Errorf("%s: bulk IP beside 1RMA reads: %w", Name, err)
 	}
