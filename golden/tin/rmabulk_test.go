@@ -77,7 +77,7 @@ func labBulk(reads, weight int) BulkIP {
 // for the same seed.
 func TestReadsBesideBulk(t *testing.T) {
 	cfg := labRead(t, FullyAdaptive)
-	cfg.Reads = 10
+	cfg.Reads = 6
 	alone, err := SimulateReads(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestBulkIPErrors(t *testing.T) {
 func TestPredictBulkBands(t *testing.T) {
 	lab := map[string]string{"packets": "", "loads": "", "modes": "", "local_prop_ns": "5", "global_prop_ns": "50", "switch_clock_mhz": "250",
 		"completion": "128", "resp_tag": "4", "align": "1", "rma_mem_ns": "800", "rma_cpl_ns": "200", "replicas": "4",
-		"rma_count": "10", "rma_bulk_load": "0.2", "rma_bulk_runs": "2", "cts_window": "16"}
+		"rma_count": "6", "rma_bulk_load": "0.2", "rma_bulk_runs": "2", "cts_window": "16"}
 	es := byKey(predict(t, lab))
 	key := func(prio, stat string) string {
 		return "tin.rma.latency_bulk{bytes=4096,priority=" + prio + ",stat=" + stat + "}"
@@ -164,7 +164,7 @@ func TestPredictBulkBands(t *testing.T) {
 	if b, a, _ := hi.RelativeBand(); b > 0.1 || a > 0.1 || hi.Wide != "" {
 		t.Errorf("high-priority median band -%.1f%%/+%.1f%% (%s), wide %q", 100*b, 100*a, hi.Describe(), hi.Wide)
 	}
-	if !strings.Contains(hi.Note, "weighted 8:1") || !strings.Contains(hi.Note, "(643 per TiN)") {
+	if !strings.Contains(hi.Note, "weighted 8:1") || !strings.Contains(hi.Note, "(386 per TiN)") {
 		t.Errorf("note %q: want the weight and the bulk sized as the test sizes it", hi.Note)
 	}
 	lab["rma_bulk_load"] = "0"
