@@ -380,14 +380,17 @@ func readExpectations(pl *Plan) ([]results.Expectation, error) {
 			Align: pl.Align, MemNs: pl.RMAMemNs, CplNs: pl.RMACplNs, QPS: pl.RMAQPS, Reads: pl.RMACount,
 			BufferBytes: pl.BufferBytes, NonMinWeight: pl.NonMinWeight, NonMinBias: pl.NonMinBias, Seed: pl.Seed}
 		runs := make([][]float64, pl.Replicas)
-		for r := range runs {
+		errs := make([]error, len(runs))
+		parallel(len(runs), func(r int) {
 			cfg := base
 			cfg.Seed = pl.Seed + uint64(r)*0x632be59bd9b4e019
 			res, err := SimulateReads(cfg)
+			runs[r], errs[r] = res.Samples, err
+		})
+		for _, err := range errs {
 			if err != nil {
 				return nil, fmt.Errorf("%s: 1RMA reads of %d bytes: %w", Name, b, err)
 			}
-			runs[r] = res.Samples
 		}
 		// The slowest pairs set a run's tail; which pairs they are
 		// depends on the detours the lab's tables give them.

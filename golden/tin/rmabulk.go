@@ -182,42 +182,51 @@ func bulkExpectations(pl *Plan, base ReadConfig, alone map[string]float64, pairs
 	if err := bulk.check(n); err != nil {
 		return nil, fmt.Errorf("%s: bulk IP beside 1RMA reads: %w", Name, err)
 	}
-	var out []results.Expectation
-	for _, prio := range []struct {
+	prios := []struct {
 		name   string
 		weight int
-	}{{"hi", pl.RMAHiPriWeight}, {"lo", 0}} {
+	}{{"hi", pl.RMAHiPriWeight}, {"lo", 0}}
+	runs := make([][]float64, len(prios)*pl.RMABulkRuns)
+	errs := make([]error, len(runs))
+	parallel(len(runs), func(k int) {
+		cfg := base
+		cfg.Seed = pl.Seed + uint64(k%pl.RMABulkRuns+1)*0x9e3779b97f4a7c15
 		b := bulk
-		b.HiPriWeight = prio.weight
-		runs := make([][]float64, pl.RMABulkRuns)
-		errs := make([]error, len(runs))
-		// The runs are independent simulations: as many at once as there
-		// are processors, each result in its own place.
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-		for r := range runs {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				cfg := base
-				cfg.Seed = pl.Seed + uint64(r+1)*0x9e3779b97f4a7c15
-				res, err := SimulateReadsBeside(cfg, b)
-				runs[r], errs[r] = res.Samples, err
-			}()
-		}
-		wg.Wait()
-		for _, err := range errs {
+		b.HiPriWeight = prios[k/pl.RMABulkRuns].weight
+		res, err := SimulateReadsBeside(cfg, b)
+		runs[k], errs[k] = res.Samples, err
+	})
+	var out []results.Expectation
+	for i, prio := range prios {
+		for _, err := range errs[i*pl.RMABulkRuns : (i+1)*pl.RMABulkRuns] {
 			if err != nil {
 				return nil, fmt.Errorf("%s: 1RMA reads of %d bytes beside bulk IP, %s priority: %w", Name, base.Bytes, prio.name, err)
 			}
 		}
+		b := bulk
+		b.HiPriWeight = prio.weight
 		for _, stat := range []string{"p50", "p99"} {
-			out = append(out, bulkBand(prio.name, stat, base.Bytes, runs, alone[stat], pairs, b, pl))
+			out = append(out, bulkBand(prio.name, stat, base.Bytes, runs[i*pl.RMABulkRuns:(i+1)*pl.RMABulkRuns], alone[stat], pairs, b, pl))
 		}
 	}
 	return out, nil
+}
+
+// parallel calls f(0) .. f(n-1), as many at once as there are processors:
+// golden runs are independent simulations, each writing its own result.
+func parallel(n int, f func(int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for k := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			f(k)
+		}()
+	}
+	wg.Wait()
 }
 
 // bootstrapDraws is how many resamples bulkBand's bootstrap draws.
