@@ -224,7 +224,7 @@ func (cfg *FabricConfig) check() error {
 // Packet is what a Host sends: Bytes from endpoint Src to endpoint Dst in
 // one or more cells, routed by Alg. Classes 1 and 2 (control: Aquila's RTS
 // and CTS, each "carried on their own VCs", §3.3) have strict priority over
-// class 0 (data) on every link and take turns between them.
+// class 0 (data) and ClassHiPri on every link and take turns between them.
 type Packet struct {
 	Src, Dst int32
 	Bytes    int32
