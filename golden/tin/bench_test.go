@@ -133,3 +133,18 @@ func BenchmarkReadBands(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*(64*8*20+56))/b.Elapsed().Seconds(), "reads/s")
 }
+
+// BenchmarkBulkBands: the rma_isolation test's golden reads beside bulk
+// IP, three runs per priority of 20 reads from each TiN of the lab's 2x4
+// Clique beside 1285 packets of 4864 B from each (0.2 load): the time of
+// one Predict (the runs go as many at a time as there are processors).
+func BenchmarkBulkBands(b *testing.B) {
+	set := map[string]string{"packets": "", "loads": "", "modes": "", "local_prop_ns": "5", "global_prop_ns": "50", "switch_clock_mhz": "250",
+		"completion": "128", "resp_tag": "4", "align": "1", "rma_mem_ns": "800", "rma_cpl_ns": "200", "replicas": "4", "cts_window": "16",
+		"rma_bulk_load": "0.2", "rma_bulk_bytes": "4864", "rma_bulk_packets": "1285", "rma_bulk_runs": "3"}
+	for i := 0; i < b.N; i++ {
+		if _, err := (Model{}).Predict(set); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -197,6 +197,18 @@
 // other tables would give others (reading A7). ReadLatency is the closed
 // form of a read whose cells all take one path.
 //
+// SimulateReadsBeside runs the same reads beside bulk IP on one fabric
+// (reading A30), Fig. 9's other two scenarios: with "rma_bulk_load" set,
+// every TiN's IP endpoint sends "rma_bulk_packets" packets of
+// "rma_bulk_bytes" (Simulate's RTS/CTS protocol, "cts_window") while its
+// 1RMA endpoint issues the reads (§3.1: IP and 1RMA are endpoints of their
+// own). High-priority reads travel in a class of their own (ClassHiPri),
+// each link sending up to "rma_hipri_weight" of their cells for one of the
+// bulk's (§5.1: 8:1); low-priority reads in the bulk's class and VCs. A
+// statistic's band is the spread of "rma_bulk_runs" runs (no smaller than
+// the bootstrap's over their reads pooled) with the terms of the reads
+// alone.
+//
 // # Metrics
 //
 // Cells and solicitation:
@@ -245,4 +257,6 @@
 //	tin.fabric.rtt            {load, bytes, stat=mean|p99}  request-to-reply RTT, ns
 //	tin.fabric.latency        {load, bytes, stat=mean|p99}  one-way request latency, ns
 //	tin.rma.latency_alone     {bytes, stat=p50|p99}         execution latency of 1RMA reads alone, ns
+//	tin.rma.latency_bulk      {bytes, priority=hi|lo, stat=p50|p99}
+//	                                                        the same reads beside bulk IP, ns
 package tin

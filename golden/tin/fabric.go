@@ -149,10 +149,28 @@ type FabricConfig struct {
 	// (a switch's is fixed; which one is not in the papers).
 	HashSeed uint64
 	Seed     uint64
+	// HiPriWeight, when set, adds the data class ClassHiPri: where its
+	// cells and class 0's both wait for a link, the link sends up to
+	// HiPriWeight of its cells for each one of class 0's (§5.1: "The
+	// relative egress scheduling priority between H and L classes is
+	// 8:1"; reading A30). 0: three classes, as before.
+	HiPriWeight int
 }
+
+// MaxHiPriWeight bounds FabricConfig.HiPriWeight (a weight of cells per
+// turn).
+const MaxHiPriWeight = 255
 
 // Classes of cells a Fabric carries: 0 data, 1 and 2 control.
 const Classes = 3
+
+// ClassHiPri is the class of a Fabric whose HiPriWeight is set: data cells
+// on VCs of their own (Aquila §3.4: "we map roughly half of GNet's virtual
+// channels to carry low-latency protocol messages"), served against class
+// 0 by weighted round robin (§3.1: "QoS between VCs is implemented in the
+// output buffer and supports both weighted round robin and strict
+// priority"; reading A30).
+const ClassHiPri = 3
 
 // Limits of a Fabric.
 const (
@@ -194,6 +212,9 @@ func (cfg *FabricConfig) check() error {
 	if math.IsNaN(cfg.NonMinWeight) || cfg.NonMinWeight < 0 || math.IsNaN(cfg.NonMinBias) || cfg.NonMinBias < 0 {
 		return fmt.Errorf("tin: non-minimal weight %g and bias %g: want 0 or more", cfg.NonMinWeight, cfg.NonMinBias)
 	}
+	if cfg.HiPriWeight < 0 || cfg.HiPriWeight > MaxHiPriWeight {
+		return fmt.Errorf("tin: high-priority weight %d: want 0 (no high-priority class) or 1..%d cells per turn", cfg.HiPriWeight, MaxHiPriWeight)
+	}
 	if cfg.Switch != nil {
 		return cfg.Switch.check(cfg.Inject, cfg.Local, cfg.Global)
 	}
@@ -203,7 +224,7 @@ func (cfg *FabricConfig) check() error {
 // Packet is what a Host sends: Bytes from endpoint Src to endpoint Dst in
 // one or more cells, routed by Alg. Classes 1 and 2 (control: Aquila's RTS
 // and CTS, each "carried on their own VCs", §3.3) have strict priority over
-// class 0 (data) on every link and take turns between them.
+// class 0 (data) and ClassHiPri on every link and take turns between them.
 type Packet struct {
 	Src, Dst int32
 	Bytes    int32
@@ -253,6 +274,8 @@ type flink struct {
 	fifo    int32   // bytes in the next switch's input FIFO (arrived, not forwarded)
 	rr      uint8   // round-robin among data VCs
 	crr     uint8   // and among control VCs
+	hrr     uint8   // and among ClassHiPri's VCs
+	hiRun   int32   // ClassHiPri cells sent in a row while class 0 waited
 	credits bool    // credit flow control applies
 	ret     ring[credit]
 }
@@ -310,6 +333,7 @@ type Fabric struct {
 	cfg                   FabricConfig
 	P, T, E, R, nEP       int
 	nVC                   int
+	classes               uint8
 	q                     *calQueue
 	now                   Time
 	links                 []flink
@@ -341,7 +365,11 @@ func NewFabric(cfg FabricConfig, host Host) (*Fabric, error) {
 		rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}
 	f.R = f.P * f.T
 	f.nEP = f.R * f.E
-	f.nVC = Classes * cfg.Levels
+	f.classes = Classes
+	if cfg.HiPriWeight > 0 {
+		f.classes = ClassHiPri + 1
+	}
+	f.nVC = int(f.classes) * cfg.Levels
 	add := func(from, to int32, s LinkSpec, credits bool) {
 		f.links = append(f.links, flink{from: from, to: to, lat: toTime(s.LatencyNs), psPB: 1000 / s.BytesPerNs, credits: credits && cfg.BufferBytes > 0})
 	}
@@ -448,7 +476,7 @@ func (f *Fabric) checkPacket(p Packet, cellSizes []int) error {
 	if p.Src < 0 || int(p.Src) >= f.nEP || p.Dst < 0 || int(p.Dst) >= f.nEP {
 		return fmt.Errorf("tin: packet %d -> %d: endpoints are 0..%d", p.Src, p.Dst, f.nEP-1)
 	}
-	if p.Alg >= algCount || p.Class >= Classes || p.Bytes < 1 {
+	if p.Alg >= algCount || p.Class >= f.classes || p.Bytes < 1 {
 		return fmt.Errorf("tin: packet of %d bytes, class %d, algorithm %d", p.Bytes, p.Class, p.Alg)
 	}
 	if p.Alg == AlgPAR && f.cfg.Rule != LevelHops {
@@ -597,6 +625,9 @@ func (f *Fabric) tryStart(l int32) {
 			L.crr = uint8((v - lv + 1) % ((Classes - 1) * lv))
 		}
 	}
+	if pick < 0 && f.classes > Classes {
+		pick = f.pickHiPri(L, base)
+	}
 	for k := 0; k < lv && pick < 0; k++ {
 		v := (int(L.rr) + k) % lv
 		if s := &f.vcs[base+v]; s.q.len() > 0 && (!L.credits || f.cells[s.q.peek()].bytes <= s.credits) {
@@ -657,6 +688,40 @@ func (f *Fabric) tryStart(l int32) {
 	if L.queued > 0 {
 		f.wakeAt(l, tail)
 	}
+}
+
+// pickHiPri is the weighted round robin between ClassHiPri and class 0 on
+// link L (VCs from base): a ClassHiPri VC that may send goes, round robin
+// among its levels, unless HiPriWeight of its cells went in a row while a
+// class-0 cell could have: then class 0 has its turn (-1: the caller's
+// round robin over class 0). A class that cannot send gives its turn away
+// (work conserving).
+func (f *Fabric) pickHiPri(L *flink, base int) int {
+	lv := f.cfg.Levels
+	ready := func(v int) bool {
+		s := &f.vcs[base+v]
+		return s.q.len() > 0 && (!L.credits || f.cells[s.q.peek()].bytes <= s.credits)
+	}
+	lo := false
+	for v := 0; v < lv && !lo; v++ {
+		lo = ready(v)
+	}
+	if lo && L.hiRun >= int32(f.cfg.HiPriWeight) {
+		L.hiRun = 0
+		return -1
+	}
+	for k := 0; k < lv; k++ {
+		v := ClassHiPri*lv + (int(L.hrr)+k)%lv
+		if ready(v) {
+			L.hrr = uint8((v - ClassHiPri*lv + 1) % lv)
+			if lo {
+				L.hiRun++
+			}
+			return v
+		}
+	}
+	L.hiRun = 0
+	return -1
 }
 
 func (f *Fabric) done(ci int32) {
@@ -840,7 +905,7 @@ func (f *Fabric) decide(c *fcell, r int32) {
 	alg := f.pkts[c.pkt].Alg
 	d := c.dstR
 	ps, pd := int(r)/f.T, int(d)/f.T
-	if c.cls == 0 && !c.adaptive && alg != AlgMinimal {
+	if (c.cls == 0 || c.cls == ClassHiPri) && !c.adaptive && alg != AlgMinimal {
 		c.adaptive = true
 		f.Stats.DataCells++
 	}

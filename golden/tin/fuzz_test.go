@@ -200,3 +200,31 @@ func FuzzParseReadPlan(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseBulkPlan: the parameters of the reads beside bulk IP never
+// panic the parser, a refused one is named, and a plan it accepts makes
+// a bulk the simulation takes on the plan's Clique.
+func FuzzParseBulkPlan(f *testing.F) {
+	f.Add("0.2", "4864", "1285", "8", "3", "20", "10000")
+	f.Add("0", "1", "0", "1", "2", "0", "1")
+	f.Add("1", "65535", "2500000", "255", "64", "100000", "1e9")
+	f.Add("-0.1", "0", "-1", "0", "1", "x", "NaN")
+	f.Fuzz(func(t *testing.T, load, bytes, packets, weight, runs, count, qps string) {
+		pl, err := ParsePlan(map[string]string{"packets": "", "loads": "", "modes": "", "rma_bulk_load": load, "rma_bulk_bytes": bytes,
+			"rma_bulk_packets": packets, "rma_hipri_weight": weight, "rma_bulk_runs": runs, "rma_count": count, "rma_qps": qps})
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), Name+": parameter") {
+				t.Fatalf("error %q does not name the parameter", err)
+			}
+			return
+		}
+		if pl.RMABulkLoad == 0 || pl.RMACount == 0 {
+			return
+		}
+		b := BulkIP{Load: pl.RMABulkLoad, Bytes: pl.RMABulkBytes, Packets: bulkPackets(pl), HiPriWeight: pl.RMAHiPriWeight}
+		n := pl.Clique.Pods * pl.Clique.TiNs
+		if err := b.check(n); (err == nil) != (b.Packets >= 1 && b.Packets*n <= MaxSimPackets) {
+			t.Fatalf("bulk of %d packets per TiN on %d TiNs: check says %v", b.Packets, n, err)
+		}
+	})
+}

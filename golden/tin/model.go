@@ -41,7 +41,7 @@ func (Model) Doc() string {
 	return "TiN-style cell fabric (Aquila, NSDI 2022): GNet cellification and solicitation overheads " +
 		"(§3.1, §3.3, §3.4, §6), per-hop latency (§3.1, §3.2), Dragonfly routes of the four routing modes " +
 		"with their VCs (§3.2), the full Clique's sizes (§2, §4.2, App. A) and a reference simulation of " +
-		"fabric RTT versus uniform random load and of 1RMA reads alone (§3.4, §5.1). Metrics: tin.cell.*, tin.ip.*, tin.rts.*, tin.rma.*, " +
+		"fabric RTT versus uniform random load and of 1RMA reads alone and beside bulk IP (§3.4, §5.1). Metrics: tin.cell.*, tin.ip.*, tin.rts.*, tin.rma.*, " +
 		"tin.latency.*, tin.route.*, tin.clique.*, tin.fabric.* (see package golden/tin)."
 }
 
@@ -67,6 +67,11 @@ func (Model) Params() []golden.Param {
 		{Name: "rma_mem_ns", Default: g(PaperReadMemNs), Doc: "the target's PCIe read of a 1RMA read, ns (§3.4: 4 µs end to end, 2.5-3 µs of it in the fabric; reading A29)"},
 		{Name: "rma_cpl_ns", Default: g(PaperReadCplNs), Doc: "the initiator's completion after a read's last Resp cell, ns (reading A29: the paper does not split the PCIe time)"},
 		{Name: "rma_mode", Default: "fully-adaptive", Doc: "routing mode of Req and Resp cells (§3.4: routed adaptively)"},
+		{Name: "rma_bulk_load", Default: "0", Doc: "load of the bulk IP traffic beside which the reads run again, high and low priority, a fraction of inject_gbps per TiN (§5.1 Fig. 9; the rma_isolation test's 0.2; 0: no such runs)"},
+		{Name: "rma_bulk_bytes", Default: "4864", Doc: "packet size of the bulk IP traffic in bytes (§5.1: 64 KB messages, as packets of the design's largest, 32 cells of 152 B)"},
+		{Name: "rma_bulk_packets", Default: "0", Doc: "bulk packets each TiN sends (0: enough for the reads' expected span at rma_qps, plus a quarter, as the rma_isolation test sizes its bulk)"},
+		{Name: "rma_bulk_runs", Default: "4", Doc: fmt.Sprintf("golden runs of the reads beside bulk IP per priority, %d..%d (each costs the bulk's whole span of fabric time)", 2, MaxReplicas)},
+		{Name: "rma_hipri_weight", Default: "8", Doc: "cells per turn of the high-priority reads' class against one of the bulk's, on every link (§5.1: \"The relative egress scheduling priority between H and L classes is 8:1\")"},
 		{Name: "cable_spread_ns", Default: "0", Doc: "most a cable of the lab differs from its kind's mean flight time, ns: the read latency's band widens by it for every link a read's Req and Resp cross"},
 		{Name: "link_gbps", Default: g(t.LinkGbps), Doc: "GNet link rate in Gb/s (§3.1: 25G links)"},
 		{Name: "inject_gbps", Default: g(t.InjectGbps), Doc: "endpoint port rate in Gb/s (§5.1: 100 Gb/s IP injection per TiN)"},
@@ -107,19 +112,24 @@ type Plan struct {
 	RMAQPS             float64
 	RMAMemNs, RMACplNs float64
 	RMAMode            Mode
-	CableSpreadNs      float64
-	Timing             Timing
-	Loads              []float64
-	Bytes, Reply       int
-	SimMode            Mode
-	CTSWindow          int
-	EgressBytes        int
-	BufferBytes        int
-	NonMinWeight       float64
-	NonMinBias         float64
-	Replicas           int
-	Measured           int
-	Seed               uint64
+	// The reads beside bulk IP (reading A30): the bulk's load, packet
+	// size and packets per TiN, the high-priority class's weight.
+	RMABulkLoad                  float64
+	RMABulkBytes, RMABulkPackets int
+	RMAHiPriWeight, RMABulkRuns  int
+	CableSpreadNs                float64
+	Timing                       Timing
+	Loads                        []float64
+	Bytes, Reply                 int
+	SimMode                      Mode
+	CTSWindow                    int
+	EgressBytes                  int
+	BufferBytes                  int
+	NonMinWeight                 float64
+	NonMinBias                   float64
+	Replicas                     int
+	Measured                     int
+	Seed                         uint64
 }
 
 // ParsePlan checks Predict's parameters.
@@ -193,6 +203,23 @@ func ParsePlan(set map[string]string) (*Plan, error) {
 	}
 	if pl.RMAMode, err = ParseMode(s["rma_mode"]); err != nil {
 		return nil, fmt.Errorf("%s: parameter rma_mode: %w", Name, err)
+	}
+	if v, err := strconv.ParseFloat(strings.TrimSpace(s["rma_bulk_load"]), 64); err != nil || math.IsNaN(v) || v < 0 || v > 1 {
+		return nil, fmt.Errorf("%s: parameter rma_bulk_load: %q: want 0 (no bulk) or a load up to 1", Name, s["rma_bulk_load"])
+	} else {
+		pl.RMABulkLoad = v
+	}
+	if pl.RMABulkBytes, err = param.Int(s["rma_bulk_bytes"], 1, MaxPacket); err != nil {
+		return nil, fmt.Errorf("%s: parameter rma_bulk_bytes: %w", Name, err)
+	}
+	if pl.RMABulkPackets, err = param.Int(s["rma_bulk_packets"], 0, MaxSimPackets/2); err != nil {
+		return nil, fmt.Errorf("%s: parameter rma_bulk_packets: %w", Name, err)
+	}
+	if pl.RMAHiPriWeight, err = param.Int(s["rma_hipri_weight"], 1, MaxHiPriWeight); err != nil {
+		return nil, fmt.Errorf("%s: parameter rma_hipri_weight: %w", Name, err)
+	}
+	if pl.RMABulkRuns, err = param.Int(s["rma_bulk_runs"], 2, MaxReplicas); err != nil {
+		return nil, fmt.Errorf("%s: parameter rma_bulk_runs: %w", Name, err)
 	}
 	t := &pl.Timing
 	for _, f := range []struct {

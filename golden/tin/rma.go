@@ -164,7 +164,14 @@ type readSim struct {
 	overlap  int
 	samples  []float64
 	alg      Algorithm
+	// Beside bulk IP (SimulateReadsBeside): the endpoints and timers of
+	// the reads among the IP traffic's, and the class of their cells.
+	ep     epMap
+	class  uint8
+	stopAt int // stop the fabric when this many reads are done (0: never)
 }
+
+func (s *readSim) at(t Time, tag int64) { s.f.At(t, tag<<s.ep.shift|s.ep.mark) }
 
 // SimulateReads runs 1RMA reads over the TiN fabric the reference
 // simulation models (AquilaFabric: §3.1's switches, §3.2's routes and
@@ -203,11 +210,16 @@ func SimulateReads(cfg ReadConfig) (ReadResult, error) {
 		return ReadResult{}, err
 	}
 	s.f = f
-	for i := 0; i < n; i++ {
-		f.At(toTime(s.rng.ExpFloat64()/s.lambda), int64(i)<<2|rtGen)
-	}
+	s.begin()
 	f.Run()
 	return s.result(n * cfg.Reads)
+}
+
+// begin sets every TiN's first read.
+func (s *readSim) begin() {
+	for i := 0; i < s.n; i++ {
+		s.at(toTime(s.rng.ExpFloat64()/s.lambda), int64(i)<<2|rtGen)
+	}
 }
 
 func (s *readSim) result(want int) (ReadResult, error) {
@@ -263,7 +275,7 @@ func PairReads(cfg ReadConfig) (ReadResult, error) {
 	}
 	s.f = f
 	for k := range s.pairs {
-		f.At(toTime(float64(k+1)*pairGapNs), int64(k)<<2|rtPair)
+		s.at(toTime(float64(k+1)*pairGapNs), int64(k)<<2|rtPair)
 	}
 	f.Run()
 	return s.result(len(s.pairs))
@@ -284,6 +296,11 @@ func (s *readSim) Timer(f *Fabric, tag int64) {
 		r := &s.reads[id]
 		s.samples = append(s.samples, s.nowNs()-r.issued)
 		s.inFlight--
+		if len(s.samples) == s.stopAt {
+			// Beside bulk IP: the reads are all done, what the bulk
+			// still has to send changes none of them.
+			s.f.Stop()
+		}
 	case rtPair:
 		s.start(s.pairs[id][0], s.pairs[id][1])
 	}
@@ -293,10 +310,10 @@ func (s *readSim) Timer(f *Fabric, tag int64) {
 func (s *readSim) Delivered(f *Fabric, p *Packet) {
 	id := int32(p.Tag >> 1)
 	if p.Tag&1 == rdReq {
-		f.At(f.Now()+toTime(s.cfg.MemNs), int64(id)<<2|rtMem)
+		s.at(f.Now()+toTime(s.cfg.MemNs), int64(id)<<2|rtMem)
 		return
 	}
-	f.At(f.Now()+toTime(s.cfg.CplNs), int64(id)<<2|rtDone)
+	s.at(f.Now()+toTime(s.cfg.CplNs), int64(id)<<2|rtDone)
 }
 
 func (s *readSim) issue(src int32) {
@@ -310,7 +327,7 @@ func (s *readSim) issue(src int32) {
 	}
 	s.start(src, dst)
 	if s.issued[src] < s.cfg.Reads {
-		s.f.At(toTime(s.nowNs()+s.rng.ExpFloat64()/s.lambda), int64(src)<<2|rtGen)
+		s.at(toTime(s.nowNs()+s.rng.ExpFloat64()/s.lambda), int64(src)<<2|rtGen)
 	}
 }
 
@@ -331,7 +348,7 @@ func (s *readSim) send(src, dst, id int32, kind int, cells []int) {
 		bytes = int32(Sum(cells))
 	}
 	// The sizes and endpoints are checked: Send cannot fail.
-	if err := s.f.Send(Packet{Src: src, Dst: dst, Bytes: bytes, Class: classData, Alg: s.alg, Tag: int64(id)<<1 | int64(kind)}, cells); err != nil {
+	if err := s.f.Send(Packet{Src: s.ep.of(src), Dst: s.ep.of(dst), Bytes: bytes, Class: s.class, Alg: s.alg, Tag: int64(id)<<1 | int64(kind)}, cells); err != nil {
 		panic(err)
 	}
 }
@@ -363,14 +380,17 @@ func readExpectations(pl *Plan) ([]results.Expectation, error) {
 			Align: pl.Align, MemNs: pl.RMAMemNs, CplNs: pl.RMACplNs, QPS: pl.RMAQPS, Reads: pl.RMACount,
 			BufferBytes: pl.BufferBytes, NonMinWeight: pl.NonMinWeight, NonMinBias: pl.NonMinBias, Seed: pl.Seed}
 		runs := make([][]float64, pl.Replicas)
-		for r := range runs {
+		errs := make([]error, len(runs))
+		parallel(len(runs), func(r int) {
 			cfg := base
 			cfg.Seed = pl.Seed + uint64(r)*0x632be59bd9b4e019
 			res, err := SimulateReads(cfg)
+			runs[r], errs[r] = res.Samples, err
+		})
+		for _, err := range errs {
 			if err != nil {
 				return nil, fmt.Errorf("%s: 1RMA reads of %d bytes: %w", Name, b, err)
 			}
-			runs[r] = res.Samples
 		}
 		// The slowest pairs set a run's tail; which pairs they are
 		// depends on the detours the lab's tables give them.
@@ -382,9 +402,17 @@ func readExpectations(pl *Plan) ([]results.Expectation, error) {
 			}
 			pairs = res.Samples
 		}
+		alone := map[string]float64{}
 		for _, stat := range []string{"p50", "p99"} {
-			out = append(out, readBand(stat, b, runs, pairs, pl))
+			e := readBand(stat, b, runs, pairs, pl)
+			alone[stat] = e.Value
+			out = append(out, e)
 		}
+		be, err := bulkExpectations(pl, base, alone, pairs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, be...)
 	}
 	return out, nil
 }

@@ -291,7 +291,30 @@ type sim struct {
 	rtt, oneway []float64
 	legs        []int32 // measured requests whose reply was delivered
 	result      SimResult
+	// Beside other traffic on the same fabric (SimulateReadsBeside): the
+	// endpoints and timers this simulation's are among, and no stopping
+	// the fabric when its requests are done.
+	ep     epMap
+	shared bool
 }
+
+// epMap places one traffic's endpoints and timers among others' on a
+// shared Fabric: TiN t's endpoint is t·stride + off (stride 0: t), and its
+// timer tags are shifted left by shift with mark in the bits freed.
+type epMap struct {
+	stride, off int32
+	shift       uint
+	mark        int64
+}
+
+func (m epMap) of(t int32) int32 {
+	if m.stride == 0 {
+		return t
+	}
+	return t*m.stride + m.off
+}
+
+func (s *sim) at(t Time, tag int64) { s.f.At(t, tag<<s.ep.shift|s.ep.mark) }
 
 // Simulate runs the reference simulation of IP traffic over the TiN fabric.
 //
@@ -318,8 +341,27 @@ type sim struct {
 // that act on the edges of their own clocks (reading A28). Not modelled:
 // CTD and ECN, congestion control of the hosts.
 func Simulate(cfg SimConfig) (SimResult, error) {
-	if err := cfg.check(); err != nil {
+	s, err := newSim(cfg)
+	if err != nil {
 		return SimResult{}, err
+	}
+	fc := AquilaFabric(s.cfg.Clique, s.cfg.Timing, s.cfg.BufferBytes, s.cfg.NonMinWeight, s.cfg.NonMinBias, 1, s.cfg.Timing.InjectGbps, s.cfg.Seed^0x5851f42d4c957f2d)
+	fc.HashSeed = s.cfg.HashSeed
+	f, err := NewFabric(fc, s)
+	if err != nil {
+		return SimResult{}, err
+	}
+	s.f = f
+	s.start()
+	f.Run()
+	s.finish()
+	return s.result, nil
+}
+
+// newSim checks cfg and makes the simulation's state, without its fabric.
+func newSim(cfg SimConfig) (*sim, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	if cfg.BufferBytes == 0 {
 		cfg.BufferBytes = DefaultBufferBytes
@@ -348,23 +390,18 @@ func Simulate(cfg SimConfig) (SimResult, error) {
 		s.egressFree[i] = s.egressCap
 	}
 	if w := Sum(s.cellSizes(int32(max(cfg.Bytes, cfg.ReplyBytes)))); w > s.egressCap {
-		return SimResult{}, fmt.Errorf("tin: an egress buffer of %d bytes cannot hold one %d-byte packet's cells (%d bytes)", s.egressCap, max(cfg.Bytes, cfg.ReplyBytes), w)
+		return nil, fmt.Errorf("tin: an egress buffer of %d bytes cannot hold one %d-byte packet's cells (%d bytes)", s.egressCap, max(cfg.Bytes, cfg.ReplyBytes), w)
 	}
-	fc := AquilaFabric(c, cfg.Timing, cfg.BufferBytes, cfg.NonMinWeight, cfg.NonMinBias, 1, cfg.Timing.InjectGbps, cfg.Seed^0x5851f42d4c957f2d)
-	fc.HashSeed = cfg.HashSeed
-	f, err := NewFabric(fc, s)
-	if err != nil {
-		return SimResult{}, err
-	}
-	s.f = f
 	s.lambda = cfg.Load * cfg.Timing.InjectBytesPerNs() / float64(cfg.Bytes)
 	s.result.EgressBytes = s.egressCap
-	for i := 0; i < n; i++ {
-		f.At(toTime(s.rng.ExpFloat64()/s.lambda), int64(i)<<2|tmGen)
+	return s, nil
+}
+
+// start sets every TiN's first request.
+func (s *sim) start() {
+	for i := 0; i < s.n; i++ {
+		s.at(toTime(s.rng.ExpFloat64()/s.lambda), int64(i)<<2|tmGen)
 	}
-	f.Run()
-	s.finish()
-	return s.result, nil
 }
 
 func (s *sim) nowNs() float64 { return float64(s.f.Now()) / float64(Ns) }
@@ -441,7 +478,7 @@ func (s *sim) Delivered(f *Fabric, p *Packet) {
 
 func (s *sim) send(src, dst, bytes, id int32, kind int, alg Algorithm, class uint8, cells []int) {
 	// The sizes and endpoints are checked: Send cannot fail.
-	if err := s.f.Send(Packet{Src: src, Dst: dst, Bytes: bytes, Class: class, Alg: alg, Tag: int64(id)<<2 | int64(kind)}, cells); err != nil {
+	if err := s.f.Send(Packet{Src: s.ep.of(src), Dst: s.ep.of(dst), Bytes: bytes, Class: class, Alg: alg, Tag: int64(id)<<2 | int64(kind)}, cells); err != nil {
 		panic(err)
 	}
 }
@@ -489,10 +526,12 @@ func (s *sim) generate(src int32) {
 	}
 	switch {
 	case s.generated < total:
-		s.f.At(toTime(now+s.rng.ExpFloat64()/s.lambda), int64(src)<<2|tmGen)
+		s.at(toTime(now+s.rng.ExpFloat64()/s.lambda), int64(src)<<2|tmGen)
 		if s.generated == total/2 {
 			s.half = s.generated - s.delivered
 		}
+	case s.shared:
+		// Beside other traffic: the fabric runs until that is done too.
 	default:
 		// All requests are out. Below saturation the backlog of
 		// undelivered requests hovers around a constant (Little's law);
@@ -576,7 +615,7 @@ func (s *sim) toHost(pkt int32) {
 	start := max(now, s.hostFree[p.dst])
 	end := start + float64(p.bytes)/s.cfg.Timing.InjectBytesPerNs()
 	s.hostFree[p.dst] = end
-	s.f.At(toTime(end), int64(pkt)<<2|tmHost)
+	s.at(toTime(end), int64(pkt)<<2|tmHost)
 }
 
 func (s *sim) deliver(pkt int32) {
@@ -608,7 +647,7 @@ func (s *sim) deliver(pkt int32) {
 			s.send(p.dst, p.src, ControlCell, r, ipRTS, AlgMinimal, classRTS, nil)
 		}
 	}
-	if s.doneN == s.cfg.Packets {
+	if s.doneN == s.cfg.Packets && !s.shared {
 		s.f.Stop()
 	}
 }

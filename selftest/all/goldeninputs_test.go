@@ -114,7 +114,7 @@ var selftestBands = map[string][]string{
 	"prr":         {"prr.latency.avg", "prr.latency.max", "prr.sim_throughput", "prr.drop_rate"},
 	"shoal": {"shoal.incast.fct_us", "shoal.incast.max_queue", "shoal.max_queue", "shoal.permutation.throughput", "shoal.failed_slots.fraction",
 		"shoal.corruption.corrupt_cells"},
-	"tin": {"ordering.fallbacks", "tin.ip.rtsq_hwm", "tin.rma.hipri_ratio", "tin.rma.lopri_ratio"},
+	"tin": {"ordering.fallbacks", "tin.ip.rtsq_hwm"},
 }
 
 // checkBudgets: every expectation the plan tests build says what its

@@ -219,9 +219,8 @@ var rmaCases = cases(func(p *casePlan, add func(selftest.Case)) error {
 		}
 	}
 	for _, st := range stats {
-		rackWide(add, results.Params{"stat": st}, nil, "rma_isolation.baseline", "rma_isolation.hipri")
+		rackWide(add, results.Params{"stat": st}, nil, "rma_isolation.baseline", "rma_isolation.hipri", "rma_isolation.lopri")
 	}
-	rackWide(add, nil, nil, "rma_isolation.lopri")
 	return nil
 })
 

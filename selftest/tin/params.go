@@ -151,8 +151,7 @@ type rmaParams struct {
 	Reads       int     `param:"reads" min:"1" doc:"reads each board issues per scenario"`
 	BulkLoad    float64 `param:"bulk_load" above:"0" max:"1" doc:"load of the bulk IP traffic, a fraction of the injection rate"`
 	BulkBytes   int     `param:"bulk_bytes" min:"1" doc:"bulk IP packet size in bytes (at most 32 cells of this build)"`
-	HipriWeight int     `param:"hipri_weight" doc:"weight of the high-priority class"`
-	Slack       float64 `param:"slack" min:"1" doc:"how much the high-priority tail beside bulk may exceed the tail alone"`
+	HipriWeight int     `param:"hipri_weight" min:"1" max:"255" doc:"cells per turn of the high-priority class against one of the bulk's (§5.1: 8:1)"`
 	seedParam
 }
 

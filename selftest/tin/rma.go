@@ -25,12 +25,14 @@ type rmaRun struct {
 // CliqueMap-like 4 KB reads at 10,000 QPS per client in the high-priority
 // class alone, beside uniform-random bulk IP (64 KB-class messages on
 // the bulk CoS), and in the low-priority class beside the same bulk. The
-// paper's claims are judged: high-priority 1RMA "uses different virtual
-// channels than low-priority ... IP traffic and thus is nearly unaffected
-// by adding the bulk traffic"; its baseline is "less than 5 µs median and
+// paper's claims are judged: its baseline is "less than 5 µs median and
 // tail latency", which golden/tin's simulation of the same reads on this
-// Clique sharpens into a band (reading A64); low-priority reads that share
-// the bulk's VCs are slower. The Resp cells per read are scored against
+// Clique sharpens into a band (reading A64); high-priority 1RMA "uses
+// different virtual channels than low-priority ... IP traffic and thus is
+// nearly unaffected by adding the bulk traffic", and low-priority reads
+// that share the bulk's VCs are slower: golden/tin's simulation of the
+// same reads beside the same bulk gives both latencies and their bands
+// (readings A30, A65). The Resp cells per read are scored against
 // golden/tin (§3.4).
 func runRMAIsolation(ctx context.Context, env *selftest.Env) error {
 	c, err := cliqueOf(env)
@@ -47,14 +49,18 @@ func runRMAIsolation(ctx context.Context, env *selftest.Env) error {
 	if lim := tt.MaxPacketCells * int(c.timing.DataPayload); bulkBytes < 1 || bulkBytes > lim {
 		return fmt.Errorf("%s: bulk_bytes %d: an IP packet is 1..%d bytes on this build (%d cells of %d B)", env.Test.Pos, bulkBytes, lim, tt.MaxPacketCells, c.timing.DataPayload)
 	}
-	weight, slack := prm.HipriWeight, prm.Slack
+	weight := prm.HipriWeight
 	seed, err := c.seedOf(env)
 	if err != nil {
 		return err
 	}
-	if slack < 1 {
-		return fmt.Errorf("%s: slack %g: the high-priority tail beside bulk may not be required to beat the tail alone (want >= 1)", env.Test.Pos, slack)
+	if weight < 1 || weight > gt.MaxHiPriWeight {
+		return fmt.Errorf("%s: hipri_weight %d: QOS_WEIGHT takes 1..%d cells per turn", env.Test.Pos, weight, gt.MaxHiPriWeight)
 	}
+	// Bulk long enough to cover the reads: reads/QPS seconds of traffic at
+	// bulkLoad of the injection rate, plus a quarter.
+	durS := float64(reads) / float64(qps)
+	bulkCount := max(1, int(math.Ceil(1.25*durS*bulkLoad*float64(c.timing.InjectMbps)*1e6/8/float64(bulkBytes))))
 	// golden/tin's read latency alone is a run of the reads this test
 	// makes: every board issues `reads` reads at `qps`, with the declared
 	// PCIe times and Resp tag (never the boards' registers, reading A60)
@@ -64,8 +70,13 @@ func runRMAIsolation(ctx context.Context, env *selftest.Env) error {
 	// its most runs, for a spread that does not depend on the seed's luck
 	// (16 runs gave half-widths of 56 to 136 ns by seed).
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	// The same reads beside the bulk this test sends, high and low
+	// priority (reading A30): the plan's load, packet size, packets per
+	// board and weight of the high class against the bulk's 1.
 	set := map[string]string{"reads": strconv.Itoa(bytes), "rma_count": strconv.Itoa(reads), "rma_qps": strconv.Itoa(qps),
-		"seed": strconv.FormatUint(seed, 10), "cable_spread_ns": g(cableSpread(c.topo)), "replicas": strconv.Itoa(gt.MaxReplicas)}
+		"seed": strconv.FormatUint(seed, 10), "cable_spread_ns": g(cableSpread(c.topo)), "replicas": strconv.Itoa(gt.MaxReplicas),
+		"rma_bulk_load": g(bulkLoad), "rma_bulk_bytes": strconv.Itoa(bulkBytes), "rma_bulk_packets": strconv.Itoa(bulkCount),
+		"rma_hipri_weight": strconv.Itoa(weight), "rma_bulk_runs": strconv.Itoa(rmaBulkRuns)}
 	for key, name := range map[string]string{"rma_mem_ns": "rma_mem_ns", "rma_cpl_ns": "rma_cpl_ns", "resp_tag": "resp_tag_bytes"} {
 		d, err := env.Design.Declared(name)
 		if err != nil {
@@ -77,10 +88,6 @@ func runRMAIsolation(ctx context.Context, env *selftest.Env) error {
 	if err != nil {
 		return err
 	}
-	// Bulk long enough to cover the reads: reads/QPS seconds of traffic at
-	// bulkLoad of the injection rate, plus a quarter.
-	durS := float64(reads) / float64(qps)
-	bulkCount := int(math.Ceil(1.25 * durS * bulkLoad * float64(c.timing.InjectMbps) * 1e6 / 8 / float64(bulkBytes)))
 	lat := map[string][]float64{}
 	for _, sc := range []rmaRun{{"hi_alone", true, false}, {"hi_bulk", true, true}, {"lo_bulk", false, true}} {
 		p := results.Params{"scenario": sc.name, "bytes": strconv.Itoa(bytes)}
@@ -102,7 +109,7 @@ func runRMAIsolation(ctx context.Context, env *selftest.Env) error {
 			return err
 		}
 		if sc.bulk {
-			bw, err := tt.UniformRandom{Load: bulkLoad, Bytes: bulkBytes, Count: max(bulkCount, 1), Port: tt.EPNIC, CoS: 0, Seed: seed}.Writes(c.topo, c.timing.InjectMbps)
+			bw, err := tt.UniformRandom{Load: bulkLoad, Bytes: bulkBytes, Count: bulkCount, Port: tt.EPNIC, CoS: 0, Seed: seed}.Writes(c.topo, c.timing.InjectMbps)
 			if err != nil {
 				return err
 			}
@@ -170,14 +177,19 @@ func runRMAIsolation(ctx context.Context, env *selftest.Env) error {
 	if len(alone) == 0 || len(hb) == 0 || len(lb) == 0 {
 		why := fmt.Sprintf("a scenario has no latency samples (%d alone, %d high priority beside bulk, %d low priority beside bulk): see rma_isolation.run and rma_isolation.latency", len(alone), len(hb), len(lb))
 		for _, st := range []string{"p50", "p99"} {
-			notJudged(env, "", results.Params{"stat": st}, why, "rma_isolation.baseline", "rma_isolation.hipri")
+			notJudged(env, "", results.Params{"stat": st}, why, "rma_isolation.baseline", "rma_isolation.hipri", "rma_isolation.lopri")
 		}
-		notJudged(env, "", nil, why, "rma_isolation.lopri")
 		return nil
 	}
 	// §5.1: "less than 5 µs median and tail latency" for high-priority 1RMA
 	// alone; golden/tin's simulation of the same reads on this Clique gives
-	// the figure and its band (reading A64).
+	// the figure and its band (reading A64). Beside bulk IP, high priority
+	// "is nearly unaffected" and low priority, sharing the bulk's VCs, is
+	// slower: golden/tin's simulation of the same reads beside the same
+	// bulk gives both latencies and their bands (reading A65); the ratios
+	// to the reads alone, and of low to high priority, are reported with
+	// them. §5.1's "slightly higher than 10 µs" for low priority is the
+	// testbed's, at its scale, and not held here (reading A62).
 	for _, st := range []struct {
 		name string
 		q    float64
@@ -190,28 +202,31 @@ func runRMAIsolation(ctx context.Context, env *selftest.Env) error {
 		} else {
 			env.Error("rma_isolation.baseline", "", m.Params, fmt.Errorf("golden/tin predicted no tin.rma.latency_alone for %d-byte reads at the %s", bytes, st.name))
 		}
-		with := percentile(hb, st.q)
-		env.Record("rma_isolation.hipri", results.Measurement{Params: results.Params{"stat": st.name}, Metric: "tin.rma.hipri_ratio", Value: with / v, Unit: "x",
-			Text: fmt.Sprintf("%.0f ns beside bulk, %.0f ns alone", with, v)},
-			results.Expectation{Metric: "tin.rma.hipri_ratio", Value: 1, Min: results.Float(1 / slack), Max: results.Float(slack), Unit: "x",
-				Source: "Aquila §5.1, Fig. 9 (high-priority 1RMA on its own VCs is nearly unaffected by bulk IP)",
-				Note:   fmt.Sprintf("high-priority reads beside bulk IP against the same reads alone, at the %s", st.name),
-				Budget: fmt.Sprintf("the test's slack %.2fx either way (plan parameter slack): \"nearly unaffected\" with %d reads per scenario, whose %s moves by a few cells' time between runs", slack, reads, st.name),
-				Wide:   "the paper says only \"nearly unaffected\" (Fig. 9 shows no number for it); the slack is the plan's (reading A62)"})
+		hi, lo := percentile(hb, st.q), percentile(lb, st.q)
+		for _, sc := range []struct {
+			name, prio string
+			v          float64
+			text       string
+		}{
+			{"rma_isolation.hipri", "hi", hi, fmt.Sprintf("%d reads; %.2fx the %s alone (%.0f ns)", len(hb), hi/v, st.name, v)},
+			{"rma_isolation.lopri", "lo", lo, fmt.Sprintf("%d reads; %.2fx the %s of high priority beside the same bulk (%.0f ns)", len(lb), lo/hi, st.name, hi)},
+		} {
+			m := results.Measurement{Params: results.Params{"stat": st.name}, Metric: "tin.rma.latency_bulk", Value: sc.v, Unit: "ns", Text: sc.text}
+			if e, ok := expectation(es, "tin.rma.latency_bulk", results.Params{"bytes": strconv.Itoa(bytes), "priority": sc.prio, "stat": st.name}); ok {
+				env.Record(sc.name, m, e)
+			} else {
+				env.Error(sc.name, "", m.Params, fmt.Errorf("golden/tin predicted no tin.rma.latency_bulk for %d-byte reads, %s priority, at the %s", bytes, sc.prio, st.name))
+			}
+		}
 	}
-	// Low priority shares the bulk's VCs: it must not come out faster than
-	// high priority beside the same bulk (compare medians: the tail of a
-	// few dozen reads is noisy).
-	lo, hi := percentile(lb, 0.5), percentile(hb, 0.5)
-	env.Record("rma_isolation.lopri", results.Measurement{Metric: "tin.rma.lopri_ratio", Value: lo / hi, Unit: "x",
-		Text: fmt.Sprintf("median %.0f ns low priority, %.0f ns high priority, both beside bulk", lo, hi)},
-		results.Expectation{Metric: "tin.rma.lopri_ratio", Value: 1, Min: results.Float(1), Unit: "x",
-			Source: "Aquila §5.1, Fig. 9 (low-priority 1RMA sharing the bulk's VCs is slower)",
-			Note:   "median of low-priority reads beside bulk over the median of high-priority reads beside the same bulk",
-			Budget: "at least 1: the paper orders the two classes and gives no ratio",
-			Wide:   "one-sided: Fig. 9 shows low priority slower beside bulk without a figure for how much (reading A62)"})
 	return nil
 }
+
+// rmaBulkRuns is how many golden runs of the reads beside bulk IP the test
+// asks for, per priority: each simulates the bulk's whole span (about half
+// a second of CPU on the lab's Clique), so few, with the bootstrap over
+// their reads pooled as the floor of their spread (readings A30, A65).
+const rmaBulkRuns = 3
 
 // setClassWeight writes the WRR weight of the traffic class a TC register
 // field names on every board.
