@@ -454,6 +454,9 @@ func (m *sim) init() {
 		}
 	}
 	m.cellFree = -1
+	// Cell 0 is never allocated: it stands for an empty queue where a
+	// queue's tail is read without a branch on its emptiness (emptyQueue).
+	m.cells = append(m.cells, cellEntry{next: 0, flow: -1, owner: -1, meta: 0})
 	if m.anyFailed {
 		m.failedBelow = make([]int32, n)
 		for j := 1; j < n; j++ {
@@ -862,36 +865,45 @@ func (m *sim) sendFeedback(i, j, x int, slot int64) {
 	if len(m.live[i]) > 0 {
 		ready = m.ready(i, k, y, slot)
 	}
-	var length int32
-	var clr int64
-	if t := m.p[y].tail; t >= 0 {
-		cells := m.cells
-		length = cells[t].meta >> 1
-		// at: the place, counted from 1 at the head, of the last cell
-		// of Shoal flow f among the forwarded cells of Q_ik, 0 when none
-		// is there: Q_ik serves one cell an epoch, so that cell leaves in
-		// the at-th slot of i to k from now.
-		var at, pos int32
-		for e := cells[t].next; ; e = cells[e].next {
-			pos++
-			if c := &cells[e]; c.meta&1 == 0 && c.owner == f {
-				at = pos
-			}
-			if e == t {
-				break
-			}
+	cells := m.cells
+	t := emptyQueue(m.p[y].tail)
+	length := cells[t].meta >> 1
+	// at: the place, counted from 1 at the head, of the last cell of
+	// Shoal flow f among the forwarded cells of Q_ik, 0 when none is
+	// there: Q_ik serves one cell an epoch, so that cell leaves in the
+	// at-th slot of i to k from now.
+	var at, pos int32
+	for e := cells[t].next; ; e = cells[e].next {
+		pos++
+		c := &cells[e]
+		if b2i(c.owner == f)&int(^c.meta&1) != 0 {
+			at = pos
 		}
-		if at > 0 {
-			// The first slot after this one in which i sends to k.
-			next := m.wait(i, k)
-			if next == 0 {
-				next = int64(m.E)
-			}
-			clr = slot + next + int64(at-1)*int64(m.E)
+		if e == t {
+			break
 		}
+	}
+	// The first slot after this one in which i sends to k, and the slot
+	// the cell at leaves in; 0 when there is none (computed anyway: at
+	// is as unpredictable as the queue's emptiness).
+	next := m.wait(i, k)
+	if next == 0 {
+		next = int64(m.E)
+	}
+	clr := slot + next + int64(at-1)*int64(m.E)
+	if at == 0 {
+		clr = 0
 	}
 	length = max(length+ready-1, 0)
 	m.fbOut = append(m.fbOut, feedback{nodes: nodes, flow: f, length: length, clear: clr})
+}
+
+// b2i is 1 for true: the compiler sets it from the flags, without a branch.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // mark sets the active bit x.
@@ -1317,11 +1329,14 @@ func (m *sim) enqueueLocal(i, r int, k, owner int32, next int) {
 
 // qLen is the length of the queue at pair index y.
 func (m *sim) qLen(y int) int32 {
-	if t := m.p[y].tail; t >= 0 {
-		return m.cells[t].meta >> 1
-	}
-	return 0
+	return m.cells[emptyQueue(m.p[y].tail)].meta >> 1
 }
+
+// emptyQueue is tail, a queue's tail cell, or cell 0 for an empty queue
+// (-1): a circular list of its own, of length 0 (meta), whose cell belongs
+// to no Shoal flow. Whether a queue is empty cannot be predicted, and with
+// it a length and a walk of the queue need no branch.
+func emptyQueue(tail int32) int32 { return tail &^ (tail >> 31) }
 
 // wait is how many slots from the current one (m.slotMod) node a waits
 // until it sends to node b, 0 if it does in this slot: the static schedule
