@@ -696,7 +696,7 @@ func (m *sim) column(base, offset, lo, hi, col int, slot int64) {
 			b := bits.TrailingZeros64(bs)
 			x := w<<6 + b
 			i := x - base
-			m.sendFeedback(i, wrap(i+offN, n), x, slot)
+			m.sendFeedback(i, wrap(i+offN, n), x, 0, slot) // no live flow, none ready
 			active[w] &^= 1 << uint(b)
 		}
 	}
@@ -812,7 +812,11 @@ func (m *sim) fullVisits(w int, full uint64, base, offset, col int, slot int64) 
 			m.dataCells++
 		}
 		if pp.recv > 1 {
-			m.sendFeedback(i, j, x, slot)
+			var ready int32
+			if anyLive {
+				ready = m.readyFor(i, x, slot)
+			}
+			m.sendFeedback(i, j, x, ready, slot)
 		}
 		if !listed && pp.tail < 0 {
 			active[w] &^= 1 << uint(b) // nothing left to send: the next visit can wait for a mark
@@ -836,9 +840,21 @@ func (m *sim) sentIgnoringFeedback(s *shoalFlow, j, x int) bool {
 	return false
 }
 
+// readyFor is the ready subflows the feedback node i owes at pair index x
+// counts (sendFeedback's ready), for a node with live Shoal flows.
+func (m *sim) readyFor(i, x int, slot int64) int32 {
+	k := int(m.sf[m.p[x].recvFlow()].dst)
+	if k == i || m.o.NoReadyQueues {
+		return 0 // a direct cell, or Eq. 1
+	}
+	return m.ready(i, k, m.bit(i, k), slot)
+}
+
 // sendFeedback sends the rate-limit feedback node i owes j (pair index x)
-// in the header of its cell to j.
-func (m *sim) sendFeedback(i, j, x int, slot int64) {
+// in the header of its cell to j; ready is len(R_ik) for Eq. 6 (readyFor),
+// counted by the caller, which knows whether i has live Shoal flows: a
+// branch on it here was mispredicted for a visit in four.
+func (m *sim) sendFeedback(i, j, x int, ready int32, slot int64) {
 	// Rate-limit feedback about the queue the last local cell from j
 	// went into (reading S40): Eq. 1, len(Q_ik), without ready queues;
 	// with them Eq. 6, len(Q_ik) + len(R_ik) - 1, and, while j's own
@@ -858,12 +874,6 @@ func (m *sim) sendFeedback(i, j, x int, slot int64) {
 	if m.o.NoReadyQueues {
 		m.fbOut = append(m.fbOut, feedback{nodes: nodes, flow: f, length: m.qLen(y)})
 		return
-	}
-	// The ready subflows first: the one call, before the values the rest
-	// needs are loaded.
-	var ready int32
-	if len(m.live[i]) > 0 {
-		ready = m.ready(i, k, y, slot)
 	}
 	cells := m.cells
 	t := emptyQueue(m.p[y].tail)
