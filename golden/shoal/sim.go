@@ -688,7 +688,7 @@ func (m *sim) column(base, offset, lo, hi, col int, slot int64) {
 		}
 		if full != 0 {
 			m.out = out[:nOut]
-			m.fullVisits(w, full, base, offset, col, slot)
+			m.fullVisits(w, full, live, base, offset, col, slot)
 			nOut = len(m.out)
 		}
 		for bs := fb; bs != 0; bs &= bs - 1 {
@@ -715,13 +715,13 @@ func (m *sim) liveWord(s int) uint64 {
 }
 
 // fullVisits serves the visits of the pairs of bits full of active word w
-// (column) whose node has live Shoal flows or that have a cell and
-// feedback to send: a release (when the node has live Shoal flows), the
+// (column; liveW its nodes' liveBits) whose node has live Shoal flows or
+// that have a cell and feedback to send: a release (when the node has live Shoal flows), the
 // head of Q_ij, and the feedback owed. The visit's common steps are written
 // out here rather than called: a slot visits hundreds of pairs.
-func (m *sim) fullVisits(w int, full uint64, base, offset, col int, slot int64) {
+func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot int64) {
 	n := m.n
-	active, queued, p, live := m.active, m.queued, m.p, m.live
+	active, queued, p := m.active, m.queued, m.p
 	noReady, ignoreFeedback := m.o.NoReadyQueues, m.o.IgnoreFeedback
 	// Cells on their last hop go to out, on their first to hop (see
 	// column's out).
@@ -733,7 +733,7 @@ func (m *sim) fullVisits(w int, full uint64, base, offset, col int, slot int64) 
 		x := w<<6 + b
 		i := x - base
 		pp := &p[x]
-		anyLive := len(live[i]) > 0
+		anyLive := liveW>>uint(b)&1 != 0 // len(m.live[i]) > 0
 		j := wrap(i+offN, n)
 		// listed: the pair may have something to send at its next
 		// visit (a listed subflow or a queued cell).
