@@ -330,10 +330,10 @@ type sim struct {
 	// column sorts its visits with them.
 	queued, owed []uint64
 	liveBits     []uint64
-	cand         []liveFlow // see release
+	cand         []liveFlow // see releaseList
 	candSeq      []int64    // their sfSeq (releaseList)
 	// direct: release handed the visit a local cell (directFlow, of Shoal
-	// flow directOwner) to send at once (release's direct)
+	// flow directOwner) to send at once (a release's direct)
 	direct                  bool
 	directFlow, directOwner int32
 	// failedBelow[j] counts the failed nodes below j (seqOf).
@@ -739,7 +739,16 @@ func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot 
 		// visit (a listed subflow or a queued cell).
 		listed := anyLive
 		if anyLive && (noReady || pp.recv&1 == 0) {
-			listed = m.release(i, j, x, slot, !noReady)
+			// release, written out: one call less for the list of one.
+			switch one, nl := m.listedOne(i, j); {
+			case nl == 1:
+				_, left := m.releaseOne(i, j, x, one, slot, !noReady)
+				listed = !left
+			case nl > 1:
+				listed = m.releaseList(i, j, x, slot, !noReady)
+			default:
+				listed = false
+			}
 			if m.direct {
 				// Released into the empty Q_ij: its head, sent now
 				// (the local cell's steps below).
@@ -1051,30 +1060,20 @@ func (m *sim) maybeEnd(f int32) {
 	}
 }
 
-// release moves eligible local subflows of (i, j) — pair index r — into
+// A release moves eligible local subflows of (i, j) — pair index r — into
 // Q_ij: the first one of the candidate list (ready queues: at most one
 // local cell in Q_ij) or all of them. Subflows that may no longer go (their
 // Shoal flow has no cells left to assign, or they are no longer listed)
 // leave the list as it is walked. A released subflow carries the next cell
 // of its Shoal flow, which belongs to the earliest of the pair's workload
-// flows with cells left (FIFO). It reports whether subflows remain on the
-// list.
+// flows with cells left (FIFO). fullVisits and feedbacks write it out (a
+// call less): listedOne counts the list, releaseOne releases from a list of
+// one and releaseList from a longer one; each reports whether subflows
+// remain on the list (releaseOne: it did not leave it).
 //
 // direct: the caller is the visit of (i, j), which sends the head of Q_ij
 // next; a cell released into the empty queue is not queued but handed to
 // it (sim.direct), with the queue counters it would have moved.
-func (m *sim) release(i, j, r int, slot int64, direct bool) bool {
-	// Most lists hold one subflow: take it without gathering and sorting.
-	one, listed := m.listedOne(i, j)
-	switch listed {
-	case 0:
-		return false
-	case 1:
-		_, left := m.releaseOne(i, j, r, one, slot, direct)
-		return !left
-	}
-	return m.releaseList(i, j, r, slot, direct)
-}
 
 // listedOne counts the subflows on the candidate list of (i, j) and
 // returns one of them. It calls nothing, so that its loop keeps its
@@ -1386,7 +1385,13 @@ func (m *sim) feedbacks(fbs []feedback, slot int64) {
 				m.list(r, sf)
 			}
 			if m.o.NoReadyQueues || m.p[r].recv&1 == 0 {
-				m.release(j, i, r, slot, false)
+				// release, written out (see fullVisits): the list
+				// holds this subflow at least.
+				if one, nl := m.listedOne(j, i); nl == 1 {
+					m.releaseOne(j, i, r, one, slot, false)
+				} else {
+					m.releaseList(j, i, r, slot, false)
+				}
 			}
 			continue
 		}
