@@ -249,7 +249,23 @@ type dataCell struct {
 	owner           int32  // its Shoal flow
 	to, from, final uint16 // nodes (< MaxNodes)
 	local           bool   // first hop of the cell (from == source of the flow)
+	// col is the place of the cell's column among its send slot's
+	// (< MaxChannels): col and from give the order in which the cells of
+	// a slot were sent (arrivals).
+	col uint8
 }
+
+// emptiedFlow is a Shoal flow whose last cell in the rack arrivals has
+// delivered: its pair no longer counts in the degrees of its nodes from
+// the cell's place in its slot's send order (sendOrder) on.
+type emptiedFlow struct {
+	src, dst int32
+	order    int
+}
+
+// sendOrder is the place of cell c in the order its slot sent its cells:
+// by column, then by sender.
+func sendOrder(c *dataCell) int { return int(c.col)<<16 | int(c.from) }
 
 // feedback is the rate-limit feedback of a cell's header (Eq. 1, Eq. 6),
 // usable FeedbackSlots after the start of its send slot (reading S2).
@@ -308,10 +324,16 @@ type sim struct {
 	// failedIn[q] counts the pairs of column q of the schedule (slot·C +
 	// channel) that touch a failed node: their slots are unused, not empty.
 	failedIn []int32
-	cand     []liveFlow // see release
-	candSeq  []int64    // their sfSeq (releaseList)
+	// queued and owed have a bit per pair, as active: Q_ab is not empty
+	// (pair.tail ≥ 0), a owes b feedback (pair.recv > 1). liveBits has a
+	// bit per node with live Shoal flows (and a word of zeros beyond).
+	// column sorts its visits with them.
+	queued, owed []uint64
+	liveBits     []uint64
+	cand         []liveFlow // see releaseList
+	candSeq      []int64    // their sfSeq (releaseList)
 	// direct: release handed the visit a local cell (directFlow, of Shoal
-	// flow directOwner) to send at once (release's direct)
+	// flow directOwner) to send at once (a release's direct)
 	direct                  bool
 	directFlow, directOwner int32
 	// failedBelow[j] counts the failed nodes below j (seqOf).
@@ -328,10 +350,17 @@ type sim struct {
 	maxNodeQ             int32 // SimResult.MaxNodeQueue
 	dataCells, forwarded int64 // SimResult.DataCells, Forwarded
 	boundViolations      int64 // SimResult.BoundViolations
-	dataRing             [][]dataCell
-	fbRing               [][]feedback
-	res                  *SimResult
-	measureFrom          float64
+	// dataRing holds the cells on their way to their destination (the
+	// last hop), hopRing those on their way to their intermediate node
+	// (the first): arrivals acts on each kind in a loop of its own.
+	dataRing, hopRing [][]dataCell
+	hopOut            []dataCell // the current slot's hopRing bucket (see out)
+	// emptied lists the Shoal flows whose last cell arrivals delivered in
+	// the current slot (see arrivals).
+	emptied     []emptiedFlow
+	fbRing      [][]feedback
+	res         *SimResult
+	measureFrom float64
 }
 
 // Simulate runs a slot-level simulation of a Shoal rack (§3.3): the static
@@ -400,6 +429,8 @@ func (m *sim) init() {
 	m.live = make([][]liveFlow, n)
 	m.p = make([]pair, n*n)
 	m.active = make([]uint64, (n*n+63)/64)
+	m.queued, m.owed = make([]uint64, len(m.active)), make([]uint64, len(m.active))
+	m.liveBits = make([]uint64, (n+63)/64+1)
 	for i := range m.p {
 		m.p[i] = pair{tail: -1}
 	}
@@ -423,6 +454,9 @@ func (m *sim) init() {
 		}
 	}
 	m.cellFree = -1
+	// Cell 0 is never allocated: it stands for an empty queue where a
+	// queue's tail is read without a branch on its emptiness (emptyQueue).
+	m.cells = append(m.cells, cellEntry{next: 0, flow: -1, owner: -1, meta: 0})
 	if m.anyFailed {
 		m.failedBelow = make([]int32, n)
 		for j := 1; j < n; j++ {
@@ -433,9 +467,10 @@ func (m *sim) init() {
 		}
 	}
 	m.node = make([]nodeState, n)
-	m.dataRing = make([][]dataCell, m.d+1)
+	m.dataRing, m.hopRing = make([][]dataCell, m.d+1), make([][]dataCell, m.d+1)
 	for i := range m.dataRing {
 		m.dataRing[i] = make([]dataCell, 0, n*m.c.Channels)
+		m.hopRing[i] = make([]dataCell, 0, n*m.c.Channels)
 	}
 	m.fbRing = make([][]feedback, m.fb+1)
 	for i := range m.fbRing {
@@ -506,22 +541,23 @@ func (m *sim) run(until float64) {
 		// cell first exactly when d > fb (the guard is shorter than a
 		// slot).
 		fbBucket := &m.fbRing[slot%int64(m.fb+1)]
-		bucket := &m.dataRing[slot%int64(m.d+1)]
+		bucket, hops := &m.dataRing[slot%int64(m.d+1)], &m.hopRing[slot%int64(m.d+1)]
 		if m.d > m.fb {
-			remaining -= m.arrivals(*bucket, slot)
+			remaining -= m.arrivals(*bucket, *hops, slot)
 			m.feedbacks(*fbBucket, slot)
 		} else {
 			m.feedbacks(*fbBucket, slot)
-			remaining -= m.arrivals(*bucket, slot)
+			remaining -= m.arrivals(*bucket, *hops, slot)
 		}
 		*fbBucket = (*fbBucket)[:0]
-		*bucket = (*bucket)[:0]
+		*bucket, *hops = (*bucket)[:0], (*hops)[:0]
 		if remaining == 0 && next == len(order) {
 			slot++
 			break
 		}
 		q0 := m.slotMod * m.c.Channels
 		m.out = m.dataRing[(slot+int64(m.d))%int64(m.d+1)]
+		m.hopOut = m.hopRing[(slot+int64(m.d))%int64(m.d+1)]
 		m.fbOut = m.fbRing[(slot+int64(m.fb))%int64(m.fb+1)]
 		for q := q0; q < q0+m.c.Channels; q++ {
 			col := m.s.cols[q]
@@ -538,9 +574,10 @@ func (m *sim) run(until float64) {
 			// Slots to or from a failed node are unused (§3.5), not empty;
 			// the rest carry a cell or go empty (less DataCells at the end).
 			m.res.EmptyCells += int64(hi - lo - int(m.failedIn[q]))
-			m.column(col.Offset*n, col.Offset, lo, hi, slot)
+			m.column(col.Offset*n, col.Offset, lo, hi, q-q0, slot)
 		}
 		m.dataRing[(slot+int64(m.d))%int64(m.d+1)] = m.out
+		m.hopRing[(slot+int64(m.d))%int64(m.d+1)] = m.hopOut
 		m.fbRing[(slot+int64(m.fb))%int64(m.fb+1)] = m.fbOut
 	}
 	m.res.DataCells, m.res.Forwarded, m.res.BoundViolations = m.dataCells, m.forwarded, m.boundViolations
@@ -566,15 +603,29 @@ func (m *sim) run(until float64) {
 }
 
 // column serves the pairs of bits base+lo .. base+hi-1 (nodes i sending to
-// j = i+offset), in order, visiting only the pairs whose active bit is set:
-// every other pair sends an empty cell. A visit is node i's slot to node j:
-// a release (when i has live Shoal flows), the head of Q_ij or an empty
-// cell, and the feedback i owes j. The visit's common steps are written out
-// here rather than called: a slot visits hundreds of pairs.
-func (m *sim) column(base, offset, lo, hi int, slot int64) {
+// j = i+offset), visiting only the pairs whose active bit is set: every
+// other pair sends an empty cell. A visit is node i's slot to node j: a
+// release (when i has live Shoal flows), the head of Q_ij or an empty cell,
+// and the feedback i owes j. col is the column's place among the slot's
+// (arrivals orders the cells sent by it and the sender).
+//
+// The visits of 64 pairs at a time are sorted by kind with a few word
+// operations on the pairs' bits (queued, owed) and the nodes' (liveBits),
+// and each kind is served in a loop of its own: which kind comes next
+// cannot be predicted, and a branch on it per visit was mispredicted about
+// every other visit. Pairs with only a forwarded cell to send (no live
+// Shoal flow at the node, no feedback owed) and pairs with only feedback to
+// send take short loops; the rest, fullVisits. The visits of one column are
+// independent: each reads and writes its own node's queues, flows and
+// pairs, and counters whose sums and maxima do not depend on the order.
+// What they send is acted on in an order of its own: the cells on their
+// first hop (hopOut) are all sent by fullVisits, in node order; the order
+// of the cells on their last hop does not matter (see arrivals); and the
+// feedback of one column reaches each node from one sender and is acted on
+// per (source, intermediate) pair.
+func (m *sim) column(base, offset, lo, hi, col int, slot int64) {
 	n := m.n
-	active, p, live := m.active, m.p, m.live
-	noReady, ignoreFeedback := m.o.NoReadyQueues, m.o.IgnoreFeedback
+	active, queued, owed, p := m.active, m.queued, m.owed, m.p
 	// The cells sent go to out[len(m.out):], whose capacity (a cell per
 	// node and channel) a slot cannot exceed: nOut is the one value that
 	// grows, not a slice header.
@@ -582,130 +633,205 @@ func (m *sim) column(base, offset, lo, hi int, slot int64) {
 	offN := offset - n
 	first, last := base+lo, base+hi-1
 	for w := first >> 6; w <= last>>6; w++ {
-		word := active[w]
+		a := active[w]
 		if w<<6 < first {
-			word &^= 1<<uint(first-w<<6) - 1
+			a &^= 1<<uint(first-w<<6) - 1
 		}
 		if end := w<<6 + 63; end > last {
-			word &^= ^uint64(0) << uint(last-w<<6+1)
+			a &^= ^uint64(0) << uint(last-w<<6+1)
 		}
-		for word != 0 {
-			b := bits.TrailingZeros64(word)
-			word &= word - 1
-			x := w<<6 + b
-			i := x - base
-			pp := &p[x]
-			anyLive := len(live[i]) > 0
-			// Nothing queued, no feedback owed (recvFlow is -1) and no live
-			// flow: one test of the three, which a branch each would
-			// mispredict more often.
-			if (pp.tail+1)|int32(pp.recv>>1)|int32(len(live[i])) == 0 {
-				active[w] &^= 1 << uint(b)
-				continue
-			}
-			j := wrap(i+offN, n)
-			if !anyLive && pp.recv <= 1 {
-				// Only the head of Q_ij to send, a forwarded cell (a
-				// local cell's Shoal flow is live): the steps below
-				// without the calls, which would keep the loop's state
-				// on the stack.
+		if a == 0 {
+			continue
+		}
+		// Bit b of the word is pair (i, i+offset) for node i = w·64 - base + b.
+		live := m.liveWord(w<<6 - base)
+		q, o := queued[w], owed[w]
+		fwd := a & q &^ o &^ live
+		fb := a & o &^ q &^ live
+		full := a & (live | q&o)
+		// Nothing queued, no feedback owed and no live flow: nothing to
+		// send until a mark.
+		active[w] &^= a &^ (live | q | o)
+		if fwd != 0 {
+			cells := m.cells
+			for bs := fwd; bs != 0; bs &= bs - 1 {
+				// Only the head of Q_ij to send, a forwarded cell (a local
+				// cell's Shoal flow is live), on its last hop.
+				b := bits.TrailingZeros64(bs)
+				x := w<<6 + b
+				i := x - base
+				pp := &p[x]
 				t := pp.tail
-				cells := m.cells
 				tc := &cells[t]
 				h := tc.next
 				ce := &cells[h]
 				if h == t {
 					pp.tail = -1
 					active[w] &^= 1 << uint(b) // nothing left to send
+					queued[w] &^= 1 << uint(b)
 				} else {
 					tc.next = ce.next
 					tc.meta -= 2
 				}
 				oc := &out[nOut] // written in place: a cell literal goes through the stack
-				oc.flow, oc.owner = ce.flow, ce.owner
-				oc.to, oc.from, oc.final, oc.local = uint16(j), uint16(i), uint16(j), false
 				nOut++
+				oc.flow, oc.owner = ce.flow, ce.owner
+				j := wrap(i+offN, n)
+				oc.to, oc.from, oc.final, oc.local, oc.col = uint16(j), uint16(i), uint16(j), false, uint8(col)
 				ce.next = m.cellFree
 				m.cellFree = h
 				m.node[i].q--
-				m.forwarded++
-				m.dataCells++
-				continue
 			}
-			if !anyLive && pp.tail < 0 {
-				// Only feedback to send, in an empty cell.
-				m.sendFeedback(i, j, pp, slot)
-				active[w] &^= 1 << uint(b)
-				continue
-			}
-			// listed: the pair may have something to send at its next
-			// visit (a listed subflow or a queued cell).
-			listed := anyLive
-			if anyLive && (noReady || pp.recv&1 == 0) {
-				listed = m.release(i, j, x, slot, !noReady)
-				if m.direct {
-					// Released into the empty Q_ij: its head, sent now
-					// (the local cell's steps below).
-					m.direct = false
-					s := &m.sf[m.directOwner]
-					oc := &out[nOut]
-					oc.flow, oc.owner = m.directFlow, m.directOwner
-					oc.to, oc.from, oc.final, oc.local = uint16(j), uint16(i), uint16(s.dst), true
-					nOut++
-					if !ignoreFeedback {
-						sf := int(s.slab)*n + j
-						m.sfState[sf] = m.sfState[sf]&^sfStateMask | sfOutstanding
-						s.waiting++
-					} else if m.sentIgnoringFeedback(s, j, x) {
-						listed = true
-					}
-					m.dataCells++
-				}
-			}
-			if t := pp.tail; t >= 0 {
-				cells := m.cells
-				tc := &cells[t]
-				h := tc.next
-				ce := &cells[h]
-				oc := &out[nOut]
-				nOut++
-				oc.flow, oc.owner = ce.flow, ce.owner
-				oc.to, oc.from, oc.final, oc.local = uint16(j), uint16(i), uint16(j), ce.meta&1 != 0
-				if h == t {
-					pp.tail = -1
-				} else {
-					tc.next = ce.next
-					tc.meta -= 2 // the queue's length, one less
-				}
-				ce.next = m.cellFree
-				m.cellFree = h
-				m.node[i].q--
-				if oc.local {
-					pp.recv &^= 1
-					s := &m.sf[oc.owner]
-					oc.final = uint16(s.dst)
-					if !ignoreFeedback {
-						// The subflow awaits its feedback.
-						sf := int(s.slab)*n + j
-						m.sfState[sf] = m.sfState[sf]&^sfStateMask | sfOutstanding
-						s.waiting++
-					} else if m.sentIgnoringFeedback(s, j, x) {
-						listed = true
-					}
-				} else {
-					m.forwarded++
-				}
-				m.dataCells++
-			}
-			if pp.recv > 1 {
-				m.sendFeedback(i, j, pp, slot)
-			}
-			if !listed && pp.tail < 0 {
-				active[w] &^= 1 << uint(b) // nothing left to send: the next visit can wait for a mark
-			}
+			c := int64(bits.OnesCount64(fwd))
+			m.forwarded += c
+			m.dataCells += c
+		}
+		if full != 0 {
+			m.out = out[:nOut]
+			m.fullVisits(w, full, live, base, offset, col, slot)
+			nOut = len(m.out)
+		}
+		for bs := fb; bs != 0; bs &= bs - 1 {
+			// Only feedback to send, in an empty cell.
+			b := bits.TrailingZeros64(bs)
+			x := w<<6 + b
+			i := x - base
+			m.sendFeedback(i, wrap(i+offN, n), x, 0, slot) // no live flow, none ready
+			active[w] &^= 1 << uint(b)
 		}
 	}
 	m.out = out[:nOut]
+}
+
+// liveWord is 64 bits of liveBits from node s on (s > -64; bits below
+// node 0 are 0): the live bits of the nodes of one word of pair bits.
+func (m *sim) liveWord(s int) uint64 {
+	lb := m.liveBits
+	if s < 0 {
+		return lb[0] << uint(-s)
+	}
+	q, r := s>>6, uint(s&63)
+	return lb[q]>>r | lb[q+1]<<(64-r) // a shift by 64 is 0
+}
+
+// fullVisits serves the visits of the pairs of bits full of active word w
+// (column; liveW its nodes' liveBits) whose node has live Shoal flows or
+// that have a cell and feedback to send: a release (when the node has live Shoal flows), the
+// head of Q_ij, and the feedback owed. The visit's common steps are written
+// out here rather than called: a slot visits hundreds of pairs.
+func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot int64) {
+	n := m.n
+	active, queued, p := m.active, m.queued, m.p
+	noReady, ignoreFeedback := m.o.NoReadyQueues, m.o.IgnoreFeedback
+	// Cells on their last hop go to out, on their first to hop (see
+	// column's out).
+	out, nOut := m.out[:cap(m.out)], len(m.out)
+	hop, nHop := m.hopOut[:cap(m.hopOut)], len(m.hopOut)
+	offN := offset - n
+	for ; full != 0; full &= full - 1 {
+		b := bits.TrailingZeros64(full)
+		x := w<<6 + b
+		i := x - base
+		pp := &p[x]
+		anyLive := liveW>>uint(b)&1 != 0 // len(m.live[i]) > 0
+		j := wrap(i+offN, n)
+		// listed: the pair may have something to send at its next
+		// visit (a listed subflow or a queued cell).
+		listed := anyLive
+		if anyLive && (noReady || pp.recv&1 == 0) {
+			// release, written out: one call less for the list of one.
+			switch one, nl := m.listedOne(i, j); {
+			case nl == 1:
+				_, left := m.releaseOne(i, j, x, one, slot, !noReady)
+				listed = !left
+			case nl > 1:
+				listed = m.releaseList(i, j, x, slot, !noReady)
+			default:
+				listed = false
+			}
+			if m.direct {
+				// Released into the empty Q_ij: its head, sent now
+				// (the local cell's steps below).
+				m.direct = false
+				s := &m.sf[m.directOwner]
+				var oc *dataCell
+				if int(s.dst) != j {
+					oc = &hop[nHop]
+					nHop++
+				} else {
+					oc = &out[nOut] // a direct subflow: j is the destination
+					nOut++
+				}
+				oc.flow, oc.owner = m.directFlow, m.directOwner
+				oc.to, oc.from, oc.final, oc.local, oc.col = uint16(j), uint16(i), uint16(s.dst), true, uint8(col)
+				if !ignoreFeedback {
+					sf := int(s.slab)*n + j
+					m.sfState[sf] = m.sfState[sf]&^sfStateMask | sfOutstanding
+					s.waiting++
+				} else if m.sentIgnoringFeedback(s, j, x) {
+					listed = true
+				}
+				m.dataCells++
+			}
+		}
+		if t := pp.tail; t >= 0 {
+			cells := m.cells
+			tc := &cells[t]
+			h := tc.next
+			ce := &cells[h]
+			flow, owner, local := ce.flow, ce.owner, ce.meta&1 != 0
+			if h == t {
+				pp.tail = -1
+				queued[w] &^= 1 << uint(b)
+			} else {
+				tc.next = ce.next
+				tc.meta -= 2 // the queue's length, one less
+			}
+			ce.next = m.cellFree
+			m.cellFree = h
+			m.node[i].q--
+			if local {
+				pp.recv &^= 1
+				s := &m.sf[owner]
+				var oc *dataCell
+				if int(s.dst) != j {
+					oc = &hop[nHop]
+					nHop++
+				} else {
+					oc = &out[nOut] // a direct subflow: j is the destination
+					nOut++
+				}
+				oc.flow, oc.owner = flow, owner
+				oc.to, oc.from, oc.final, oc.local, oc.col = uint16(j), uint16(i), uint16(s.dst), true, uint8(col)
+				if !ignoreFeedback {
+					// The subflow awaits its feedback.
+					sf := int(s.slab)*n + j
+					m.sfState[sf] = m.sfState[sf]&^sfStateMask | sfOutstanding
+					s.waiting++
+				} else if m.sentIgnoringFeedback(s, j, x) {
+					listed = true
+				}
+			} else {
+				oc := &out[nOut]
+				nOut++
+				oc.flow, oc.owner = flow, owner
+				oc.to, oc.from, oc.final, oc.local, oc.col = uint16(j), uint16(i), uint16(j), false, uint8(col)
+				m.forwarded++
+			}
+			m.dataCells++
+		}
+		if pp.recv > 1 {
+			var ready int32
+			if anyLive {
+				ready = m.readyFor(i, x, slot)
+			}
+			m.sendFeedback(i, j, x, ready, slot)
+		}
+		if !listed && pp.tail < 0 {
+			active[w] &^= 1 << uint(b) // nothing left to send: the next visit can wait for a mark
+		}
+	}
+	m.out, m.hopOut = out[:nOut], hop[:nHop]
 }
 
 // sentIgnoringFeedback is the state change of the subflow (of Shoal flow s
@@ -723,16 +849,30 @@ func (m *sim) sentIgnoringFeedback(s *shoalFlow, j, x int) bool {
 	return false
 }
 
-// sendFeedback sends the rate-limit feedback node i owes j (pair pp) in
-// the header of its cell to j.
-func (m *sim) sendFeedback(i, j int, pp *pair, slot int64) {
+// readyFor is the ready subflows the feedback node i owes at pair index x
+// counts (sendFeedback's ready), for a node with live Shoal flows.
+func (m *sim) readyFor(i, x int, slot int64) int32 {
+	k := int(m.sf[m.p[x].recvFlow()].dst)
+	if k == i || m.o.NoReadyQueues {
+		return 0 // a direct cell, or Eq. 1
+	}
+	return m.ready(i, k, m.bit(i, k), slot)
+}
+
+// sendFeedback sends the rate-limit feedback node i owes j (pair index x)
+// in the header of its cell to j; ready is len(R_ik) for Eq. 6 (readyFor),
+// counted by the caller, which knows whether i has live Shoal flows: a
+// branch on it here was mispredicted for a visit in four.
+func (m *sim) sendFeedback(i, j, x int, ready int32, slot int64) {
 	// Rate-limit feedback about the queue the last local cell from j
 	// went into (reading S40): Eq. 1, len(Q_ik), without ready queues;
 	// with them Eq. 6, len(Q_ik) + len(R_ik) - 1, and, while j's own
 	// cell is still in Q_ik, the slot by which it will have left, so
 	// that j's next cell of the subflow reaches i after it.
+	pp := &m.p[x]
 	f := pp.recvFlow()
 	pp.recv &= 1
+	m.owed[x>>6] &^= 1 << uint(x&63)
 	nodes := uint32(j) | uint32(i)<<16
 	k := int(m.sf[f].dst)
 	if k == i {
@@ -744,42 +884,45 @@ func (m *sim) sendFeedback(i, j int, pp *pair, slot int64) {
 		m.fbOut = append(m.fbOut, feedback{nodes: nodes, flow: f, length: m.qLen(y)})
 		return
 	}
-	// The ready subflows first: the one call, before the values the rest
-	// needs are loaded.
-	var ready int32
-	if len(m.live[i]) > 0 {
-		ready = m.ready(i, k, y, slot)
+	cells := m.cells
+	t := emptyQueue(m.p[y].tail)
+	length := cells[t].meta >> 1
+	// at: the place, counted from 1 at the head, of the last cell of
+	// Shoal flow f among the forwarded cells of Q_ik, 0 when none is
+	// there: Q_ik serves one cell an epoch, so that cell leaves in the
+	// at-th slot of i to k from now.
+	var at, pos int32
+	for e := cells[t].next; ; e = cells[e].next {
+		pos++
+		c := &cells[e]
+		if b2i(c.owner == f)&int(^c.meta&1) != 0 {
+			at = pos
+		}
+		if e == t {
+			break
+		}
 	}
-	var length int32
-	var clr int64
-	if t := m.p[y].tail; t >= 0 {
-		cells := m.cells
-		length = cells[t].meta >> 1
-		// at: the place, counted from 1 at the head, of the last cell
-		// of Shoal flow f among the forwarded cells of Q_ik, 0 when none
-		// is there: Q_ik serves one cell an epoch, so that cell leaves in
-		// the at-th slot of i to k from now.
-		var at, pos int32
-		for e := cells[t].next; ; e = cells[e].next {
-			pos++
-			if c := &cells[e]; c.meta&1 == 0 && c.owner == f {
-				at = pos
-			}
-			if e == t {
-				break
-			}
-		}
-		if at > 0 {
-			// The first slot after this one in which i sends to k.
-			next := m.wait(i, k)
-			if next == 0 {
-				next = int64(m.E)
-			}
-			clr = slot + next + int64(at-1)*int64(m.E)
-		}
+	// The first slot after this one in which i sends to k, and the slot
+	// the cell at leaves in; 0 when there is none (computed anyway: at
+	// is as unpredictable as the queue's emptiness).
+	next := m.wait(i, k)
+	if next == 0 {
+		next = int64(m.E)
+	}
+	clr := slot + next + int64(at-1)*int64(m.E)
+	if at == 0 {
+		clr = 0
 	}
 	length = max(length+ready-1, 0)
 	m.fbOut = append(m.fbOut, feedback{nodes: nodes, flow: f, length: length, clear: clr})
+}
+
+// b2i is 1 for true: the compiler sets it from the flags, without a branch.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // mark sets the active bit x.
@@ -892,6 +1035,7 @@ func (m *sim) start(src, dst int, slot int64) int32 {
 	m.sf = append(m.sf, shoalFlow{src: int32(src), dst: int32(dst), slab: sl, head: -1, tail: -1, startSlot: slot,
 		livePos: int32(len(m.live[src]))})
 	m.live[src] = append(m.live[src], liveFlow{f: f, base: sl * int32(m.n)})
+	m.liveBits[src>>6] |= 1 << uint(src&63)
 	return f
 }
 
@@ -911,32 +1055,25 @@ func (m *sim) maybeEnd(f int32) {
 	l[s.livePos] = last
 	m.sf[last.f].livePos = s.livePos
 	m.live[s.src] = l[:len(l)-1]
+	if len(l) == 1 {
+		m.liveBits[s.src>>6] &^= 1 << uint(s.src&63)
+	}
 }
 
-// release moves eligible local subflows of (i, j) — pair index r — into
+// A release moves eligible local subflows of (i, j) — pair index r — into
 // Q_ij: the first one of the candidate list (ready queues: at most one
 // local cell in Q_ij) or all of them. Subflows that may no longer go (their
 // Shoal flow has no cells left to assign, or they are no longer listed)
 // leave the list as it is walked. A released subflow carries the next cell
 // of its Shoal flow, which belongs to the earliest of the pair's workload
-// flows with cells left (FIFO). It reports whether subflows remain on the
-// list.
+// flows with cells left (FIFO). fullVisits and feedbacks write it out (a
+// call less): listedOne counts the list, releaseOne releases from a list of
+// one and releaseList from a longer one; each reports whether subflows
+// remain on the list (releaseOne: it did not leave it).
 //
 // direct: the caller is the visit of (i, j), which sends the head of Q_ij
 // next; a cell released into the empty queue is not queued but handed to
 // it (sim.direct), with the queue counters it would have moved.
-func (m *sim) release(i, j, r int, slot int64, direct bool) bool {
-	// Most lists hold one subflow: take it without gathering and sorting.
-	one, listed := m.listedOne(i, j)
-	switch listed {
-	case 0:
-		return false
-	case 1:
-		_, left := m.releaseOne(i, j, r, one, slot, direct)
-		return !left
-	}
-	return m.releaseList(i, j, r, slot, direct)
-}
 
 // listedOne counts the subflows on the candidate list of (i, j) and
 // returns one of them. It calls nothing, so that its loop keeps its
@@ -1181,6 +1318,7 @@ func (m *sim) enqueueLocal(i, r int, k, owner int32, next int) {
 	} else {
 		ce.next = e
 		m.mark(r)
+		m.queued[r>>6] |= 1 << uint(r&63)
 	}
 	pp.tail = e
 	ce.meta = q<<1 | 1 // local
@@ -1200,11 +1338,14 @@ func (m *sim) enqueueLocal(i, r int, k, owner int32, next int) {
 
 // qLen is the length of the queue at pair index y.
 func (m *sim) qLen(y int) int32 {
-	if t := m.p[y].tail; t >= 0 {
-		return m.cells[t].meta >> 1
-	}
-	return 0
+	return m.cells[emptyQueue(m.p[y].tail)].meta >> 1
 }
+
+// emptyQueue is tail, a queue's tail cell, or cell 0 for an empty queue
+// (-1): a circular list of its own, of length 0 (meta), whose cell belongs
+// to no Shoal flow. Whether a queue is empty cannot be predicted, and with
+// it a length and a walk of the queue need no branch.
+func emptyQueue(tail int32) int32 { return tail &^ (tail >> 31) }
 
 // wait is how many slots from the current one (m.slotMod) node a waits
 // until it sends to node b, 0 if it does in this slot: the static schedule
@@ -1244,7 +1385,13 @@ func (m *sim) feedbacks(fbs []feedback, slot int64) {
 				m.list(r, sf)
 			}
 			if m.o.NoReadyQueues || m.p[r].recv&1 == 0 {
-				m.release(j, i, r, slot, false)
+				// release, written out (see fullVisits): the list
+				// holds this subflow at least.
+				if one, nl := m.listedOne(j, i); nl == 1 {
+					m.releaseOne(j, i, r, one, slot, false)
+				} else {
+					m.releaseList(j, i, r, slot, false)
+				}
 			}
 			continue
 		}
@@ -1255,70 +1402,37 @@ func (m *sim) feedbacks(fbs []feedback, slot int64) {
 	}
 }
 
-// arrivals processes the cells wholly received in a slot, in the order
-// they were sent; it reports how many workload flows completed.
-func (m *sim) arrivals(cells []dataCell, slot int64) int {
+// arrivals processes the cells wholly received in a slot, as if in the
+// order they were sent; it reports how many workload flows completed.
+// Cells on their last hop (cells) are acted on first, then those on their
+// first (hops), each kind in a loop of its own: which kind comes next in
+// send order cannot be predicted. Acting on the last hops first changes
+// nothing: a delivery reads and writes its workload and Shoal flows, which
+// no first-hop cell of the slot touches (a flow with a cell on its first
+// hop has cells left in the rack), and the delivered counts; each first hop
+// writes the queue and pair it reaches, which no delivery reads, and reads
+// the degrees of the queue's nodes (bound), which a delivery lowers when it
+// empties a Shoal flow from the rack: a first hop sent before such a
+// delivery counts the flow still, as in send order (emptied).
+func (m *sim) arrivals(cells, hops []dataCell, slot int64) int {
 	// The cells' last bytes left at the end of their send slot and took
 	// PropNS.
 	at := float64(slot-int64(m.d)+1)*m.slotNS + m.c.PropNS
 	inWindow := at >= m.measureFrom
 	n := m.n
-	noReady := m.o.NoReadyQueues
 	completed := 0
+	m.emptied = m.emptied[:0]
 	for ci := range cells {
 		c := &cells[ci]
-		j, i := int(c.to), int(c.from)
-		r := wrap(i-j, n)*n + j // bit(j, i)
-		if q := int(c.final); q != j {
-			// First hop: j is the intermediate node; the cell joins Q_jq and
-			// j records it for its next feedback to i (§3.3.2). The
-			// enqueue of a forwarded cell, written out.
-			e := m.cellFree
-			if e >= 0 {
-				m.cellFree = m.cells[e].next
-			} else {
-				e = int32(len(m.cells))
-				m.cells = append(m.cells, cellEntry{})
-			}
-			cls := m.cells
-			ce := &cls[e]
-			ce.flow, ce.owner = c.flow, c.owner
-			y := wrap(q-j, n)*n + j // bit(j, q)
-			qp := &m.p[y]
-			ql := int32(1)
-			if t := qp.tail; t >= 0 {
-				tc := &cls[t]
-				ce.next = tc.next
-				tc.next = e
-				ql += tc.meta >> 1
-			} else {
-				ce.next = e
-				m.active[y>>6] |= 1 << uint(y&63)
-			}
-			qp.tail = e
-			ce.meta = ql << 1
-			nd := &m.node[j]
-			nd.q++
-			nd.maxQ = max(nd.maxQ, ql)
-			m.maxNodeQ = max(m.maxNodeQ, nd.q)
-			bound := 1 + m.node[q].incast // Eq. 5
-			if noReady {
-				bound = nd.outcast + m.node[q].incast // Eq. 3
-			}
-			if ql > bound {
-				m.boundViolations++
-			}
-			pp := &m.p[r]
-			pp.recv = pp.recv&1 | uint32(c.owner+1)<<1
-			m.active[r>>6] |= 1 << uint(r&63)
-			continue
-		}
+		j := int(c.to)
 		if c.local {
 			// Direct subflow: no queue at j to report, but the source still
 			// waits for feedback.
+			r := wrap(int(c.from)-j, n)*n + j // bit(j, i)
 			pp := &m.p[r]
 			pp.recv = pp.recv&1 | uint32(c.owner+1)<<1
 			m.mark(r)
+			m.owed[r>>6] |= 1 << uint(r&63)
 		}
 		w := &m.wf[c.flow]
 		w.delivered++
@@ -1332,6 +1446,7 @@ func (m *sim) arrivals(cells []dataCell, slot int64) int {
 		if s.pending == 0 {
 			m.node[s.dst].incast--
 			m.node[s.src].outcast--
+			m.emptied = append(m.emptied, emptiedFlow{src: s.src, dst: s.dst, order: sendOrder(c)})
 			m.maybeEnd(f)
 		}
 		if w.delivered == w.cells {
@@ -1340,5 +1455,77 @@ func (m *sim) arrivals(cells []dataCell, slot int64) int {
 			completed++
 		}
 	}
+	noReady := m.o.NoReadyQueues
+	for ci := range hops {
+		c := &hops[ci]
+		j, i, q := int(c.to), int(c.from), int(c.final)
+		// First hop: j is the intermediate node; the cell joins Q_jq and
+		// j records it for its next feedback to i (§3.3.2). The enqueue
+		// of a forwarded cell, written out.
+		e := m.cellFree
+		if e >= 0 {
+			m.cellFree = m.cells[e].next
+		} else {
+			e = int32(len(m.cells))
+			m.cells = append(m.cells, cellEntry{})
+		}
+		cls := m.cells
+		ce := &cls[e]
+		ce.flow, ce.owner = c.flow, c.owner
+		y := wrap(q-j, n)*n + j // bit(j, q)
+		qp := &m.p[y]
+		ql := int32(1)
+		if t := qp.tail; t >= 0 {
+			tc := &cls[t]
+			ce.next = tc.next
+			tc.next = e
+			ql += tc.meta >> 1
+		} else {
+			ce.next = e
+			m.active[y>>6] |= 1 << uint(y&63)
+			m.queued[y>>6] |= 1 << uint(y&63)
+		}
+		qp.tail = e
+		ce.meta = ql << 1
+		nd := &m.node[j]
+		nd.q++
+		nd.maxQ = max(nd.maxQ, ql)
+		m.maxNodeQ = max(m.maxNodeQ, nd.q)
+		bound := 1 + m.node[q].incast // Eq. 5
+		if noReady {
+			bound = nd.outcast + m.node[q].incast // Eq. 3
+		}
+		if len(m.emptied) > 0 {
+			bound += m.emptiedAfter(c, j, q)
+		}
+		if ql > bound {
+			m.boundViolations++
+		}
+		r := wrap(i-j, n)*n + j // bit(j, i)
+		pp := &m.p[r]
+		pp.recv = pp.recv&1 | uint32(c.owner+1)<<1
+		m.active[r>>6] |= 1 << uint(r&63)
+		m.owed[r>>6] |= 1 << uint(r&63)
+	}
 	return completed
+}
+
+// emptiedAfter is what the bound of first-hop cell c at node j, for Q_jq,
+// lacks of its value in send order: the Shoal flows emptied from the rack
+// by a delivery sent after c still counted in the incast degree of q and,
+// without ready queues, the outcast degree of j.
+func (m *sim) emptiedAfter(c *dataCell, j, q int) int32 {
+	var more int32
+	o := sendOrder(c)
+	for _, e := range m.emptied {
+		if e.order > o {
+			if int(e.dst) == q {
+				more++
+			}
+			if m.o.NoReadyQueues && int(e.src) == j {
+				more++
+			}
+		}
+	}
+	return more
 }
