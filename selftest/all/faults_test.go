@@ -203,7 +203,6 @@ func TestDefaultPlansCatchEveryDesignFault(t *testing.T) {
 		t.Run(fault, func(t *testing.T) {
 			// Each fault has its own rack and run directory.
 			mine := queue.add(fc, fault)
-			t.Cleanup(func() { os.RemoveAll(mine.dir) })
 			t.Parallel()
 			r := queue.runUntil(t, mine)
 			vs := verdictsOf(t, r.dir)
@@ -266,7 +265,6 @@ type runQueue struct {
 
 type queuedRun struct {
 	cost int
-	dir  string // where the run's directory is made
 	run  func()
 	done chan struct{}
 	r    labResult
@@ -297,9 +295,10 @@ func (q *runQueue) add(fc faultCase, fault string) *queuedRun {
 	case fc.plan == "prr":
 		cost = 5
 	}
-	j := &queuedRun{cost: cost, dir: filepath.Join(q.root, strconv.Itoa(q.n)), done: make(chan struct{})}
+	j := &queuedRun{cost: cost, done: make(chan struct{})}
+	dir := filepath.Join(q.root, strconv.Itoa(q.n))
 	q.n++
-	j.run = func() { j.r.dir, j.r.out, j.err = runLabIn(j.dir, q.cat, o) }
+	j.run = func() { j.r.dir, j.r.out, j.err = runLabIn(dir, q.cat, o) }
 	q.insert(j)
 	return j
 }
