@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -137,6 +136,13 @@ func TestDefaultPlansCatchEveryDesignFault(t *testing.T) {
 	cat := bitstreams.Default()
 	rot := raceshare.Rotation(t)
 	t.Logf("rotation %d (set LABRUNNER_FAULT_ROTATION=%d to repeat it)", rot, rot)
+	run := func(t *testing.T, plan string, whole bool, faults ...string) labResult {
+		o := labRun{plans: []string{plan}, faults: faults}
+		if plan == "tin" && !whole {
+			o.tests = map[string][]string{"tin": tinTests}
+		}
+		return runLab(t, cat, o)
+	}
 	// Every fault; under the race detector one fault of racePlan's plan,
 	// in rotation (successive days take the plan's faults in turn).
 	faults := designFaults
@@ -189,11 +195,6 @@ func TestDefaultPlansCatchEveryDesignFault(t *testing.T) {
 		}
 		return out
 	}
-	// The fault runs start in runQueue's order, the longest first: in the
-	// order the subtests resume (about the reverse of designFaults), a
-	// plan that takes long began last and ran alone at the end with a CPU
-	// idle.
-	queue := &runQueue{cat: cat, root: t.TempDir(), tinClean: func() { tinClean() }}
 	for _, fc := range faults {
 		// The target rotates with the fault's place in designFaults, so
 		// that a race run and a run without it agree on the day's targets.
@@ -202,9 +203,8 @@ func TestDefaultPlansCatchEveryDesignFault(t *testing.T) {
 		fault := fc.fault + "@" + target
 		t.Run(fault, func(t *testing.T) {
 			// Each fault has its own rack and run directory.
-			mine := queue.add(fc, fault)
 			t.Parallel()
-			r := queue.runUntil(t, mine)
+			r := run(t, fc.plan, wholeTiNPlan[fc.fault], fault)
 			vs := verdictsOf(t, r.dir)
 			var failed []string
 			for _, v := range vs {
@@ -242,100 +242,6 @@ func TestDefaultPlansCatchEveryDesignFault(t *testing.T) {
 				t.Errorf("the fault changed the plan's cases: %d missing (%s), %d new (%s)", len(missing), firstOf(missing), len(extra), firstOf(extra))
 			}
 		})
-	}
-}
-
-// runQueue holds the runs of TestDefaultPlansCatchEveryDesignFault's
-// subtests, the longest first: the whole TiN plan, then Shoal's (the slot
-// faults first: cells that miss their slot leave the traffic tests running
-// to their slot limits), the TiN plan's clean run with only tinTests
-// (which the TiN faults compare with), TiN's faults, PRR's and ExaNet's.
-// A subtest runs the queue's next run while its own is not done, so that
-// the runs start in this order and as many run at once as tests do
-// (-test.parallel), whatever order the subtests resume in.
-type runQueue struct {
-	cat      *bitstreams.Catalogue
-	root     string
-	tinClean func()
-	mu       sync.Mutex
-	jobs     []*queuedRun // not started yet, in order
-	n        int
-	tin      bool // tinClean is queued
-}
-
-type queuedRun struct {
-	cost int
-	run  func()
-	done chan struct{}
-	r    labResult
-	err  error
-}
-
-// add queues a fault's run of its plan (the tinTests alone for a TiN fault
-// outside wholeTiNPlan).
-func (q *runQueue) add(fc faultCase, fault string) *queuedRun {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	o := labRun{plans: []string{fc.plan}, faults: []string{fault}}
-	cost := 6
-	switch {
-	case fc.plan == "tin" && wholeTiNPlan[fc.fault]:
-		cost = 0
-	case fc.fault == "shoal-guard-short" || fc.fault == "shoal-slot-long":
-		cost = 1
-	case fc.plan == "shoal":
-		cost = 2
-	case fc.plan == "tin":
-		cost = 4
-		o.tests = map[string][]string{"tin": tinTests}
-		if !q.tin {
-			q.tin = true
-			q.insert(&queuedRun{cost: 3, run: q.tinClean, done: make(chan struct{})})
-		}
-	case fc.plan == "prr":
-		cost = 5
-	}
-	j := &queuedRun{cost: cost, done: make(chan struct{})}
-	dir := filepath.Join(q.root, strconv.Itoa(q.n))
-	q.n++
-	j.run = func() { j.r.dir, j.r.out, j.err = runLabIn(dir, q.cat, o) }
-	q.insert(j)
-	return j
-}
-
-func (q *runQueue) insert(j *queuedRun) {
-	i := len(q.jobs)
-	for i > 0 && q.jobs[i-1].cost > j.cost {
-		i--
-	}
-	q.jobs = slices.Insert(q.jobs, i, j)
-}
-
-// runUntil runs the queue's runs in order until mine is done (or running
-// in another subtest, then waits for it) and returns it.
-func (q *runQueue) runUntil(t *testing.T, mine *queuedRun) labResult {
-	t.Helper()
-	for {
-		select {
-		case <-mine.done:
-			if mine.err != nil {
-				t.Fatal(mine.err)
-			}
-			return mine.r
-		default:
-		}
-		q.mu.Lock()
-		var next *queuedRun
-		if len(q.jobs) > 0 {
-			next, q.jobs = q.jobs[0], q.jobs[1:]
-		}
-		q.mu.Unlock()
-		if next == nil {
-			<-mine.done
-			continue
-		}
-		next.run()
-		close(next.done)
 	}
 }
 
