@@ -128,7 +128,13 @@ func TestParseLockHeldUntilTheLeafParsed(t *testing.T) {
 		app := newApp(io.Discard, io.Discard)
 		calls := 0
 		app.Metadata = map[string]any{parsedKey: func() { calls++ }}
-		if err := app.Run(append([]string{"labrunner"}, args...)); err == nil {
+		// The hook counts instead of unlocking: the test holds the lock
+		// itself for the whole run, as run() holds it for the parse, so
+		// that other tests' runs do not parse beside this one.
+		parseMu.Lock()
+		err := app.Run(append([]string{"labrunner"}, args...))
+		parseMu.Unlock()
+		if err == nil {
 			t.Errorf("%v: no error for a missing lab file", args)
 		}
 		if calls != 1 {

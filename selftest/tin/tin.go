@@ -19,9 +19,11 @@ package tin
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labrunner/labrunner/bitstreams"
@@ -81,11 +83,68 @@ func (c *clique) golden(extra map[string]string) ([]results.Expectation, error) 
 	for k, v := range extra {
 		s[k] = v
 	}
-	es, err := gt.Model{}.Predict(s)
+	es, err := predictions.get(s)
 	if err != nil {
 		return nil, drivers.Setup("", "golden/tin", "the Clique's configuration is outside what the golden model takes", err)
 	}
 	return es, nil
+}
+
+// predictions remembers golden/tin's predictions by their settings for the
+// life of the process. Golden's inputs are the catalogue's, the lab's and
+// the plan's, never the board's (reading A60), so every run of a plan on
+// one lab asks for the same ones: a campaign or a test binary that runs the
+// plan once per fault pays for its simulations once.
+var predictions = predictionCache{entries: map[string]*prediction{}}
+
+type predictionCache struct {
+	mu      sync.Mutex
+	entries map[string]*prediction
+}
+
+type prediction struct {
+	once sync.Once
+	es   []results.Expectation
+	err  error
+}
+
+// get returns golden/tin's predictions for settings s, a copy each caller
+// may change.
+func (c *predictionCache) get(s map[string]string) ([]results.Expectation, error) {
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%q=%q;", k, s[k])
+	}
+	c.mu.Lock()
+	p := c.entries[b.String()]
+	if p == nil {
+		p = &prediction{}
+		c.entries[b.String()] = p
+	}
+	c.mu.Unlock()
+	p.once.Do(func() { p.es, p.err = gt.Model{}.Predict(s) })
+	if p.err != nil {
+		return nil, p.err
+	}
+	out := make([]results.Expectation, len(p.es))
+	for i, e := range p.es {
+		if e.Min != nil {
+			e.Min = results.Float(*e.Min)
+		}
+		if e.Max != nil {
+			e.Max = results.Float(*e.Max)
+		}
+		if e.Params != nil {
+			e.Params = maps.Clone(e.Params)
+		}
+		out[i] = e
+	}
+	return out, nil
 }
 
 // goldenPlan parses the Clique's golden configuration (its Clique for route sets).
