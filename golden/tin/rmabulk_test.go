@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/labrunner/labrunner/internal/raceshare"
 )
 
 // Weighted round robin between the high-priority class and the data class
@@ -76,6 +78,10 @@ func labBulk(reads, weight int) BulkIP {
 // slower than the high-priority ones by more than that. A run is the same
 // for the same seed.
 func TestReadsBesideBulk(t *testing.T) {
+	if raceshare.Enabled {
+		t.Log("race detector on: the simulations run without it (make test's second pass)")
+		return
+	}
 	cfg := labRead(t, FullyAdaptive)
 	cfg.Reads = 6
 	alone, err := SimulateReads(cfg)
@@ -139,6 +145,10 @@ func TestBulkIPErrors(t *testing.T) {
 // priority at the median and the tail, each with its budget; high
 // priority faster than low, its median within ±10%; none without bulk.
 func TestPredictBulkBands(t *testing.T) {
+	if raceshare.Enabled {
+		t.Log("race detector on: the simulations run without it (make test's second pass)")
+		return
+	}
 	lab := map[string]string{"packets": "", "loads": "", "modes": "", "local_prop_ns": "5", "global_prop_ns": "50", "switch_clock_mhz": "250",
 		"completion": "128", "resp_tag": "4", "align": "1", "rma_mem_ns": "800", "rma_cpl_ns": "200", "replicas": "4",
 		"rma_count": "6", "rma_bulk_load": "0.2", "rma_bulk_runs": "2", "cts_window": "16"}
