@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrunner/labrunner/internal/raceshare"
 	"github.com/labrunner/labrunner/results/influx/influxtest"
 )
 
@@ -446,6 +447,15 @@ var notRunHere = map[string]string{
 
 func TestDocumentedCommands(t *testing.T) {
 	t.Parallel()
+	if raceshare.Enabled {
+		// The commands run a labrunner built without the detector, in
+		// processes of their own: under it they would check nothing
+		// more, and their CPU (the README's nightly, verdicts.md's
+		// campaign) would lengthen the race pass. make test's second
+		// pass runs every page (FULL_TESTS).
+		t.Log("race detector on: the documented commands run in make test's second pass")
+		return
+	}
 	bin := labrunnerBinary(t)
 	for _, doc := range documents(t) {
 		blocks, err := shellBlocks(doc)
