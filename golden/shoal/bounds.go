@@ -70,11 +70,12 @@ func FeedbackLoop(c Config, s *Schedule, src, mid int) (int, error) {
 
 // FastestFeedbackLoop is FeedbackLoop when mid may also report on a cell
 // as soon as its header has arrived (it names the queue the cell goes to,
-// Fig. 5), rather than once the whole cell is queued. §3.3.2 ("when node j
-// receives the cell, it records the index k") allows both readings; the
-// reading S3 uses this, the tightest loop the mechanism allows, for
-// the upper end of throughput bands only. The simulation and the fair rates
-// keep FeedbackLoop's reading.
+// Fig. 5), rather than once the whole cell is queued. Reading S3 has the
+// whole cell (App. D: a cell is queued only once its CRC is checked), which
+// the simulation, the emulator and the fair rates follow; this, the
+// tightest loop §3.3.2's words would allow, caps the upper end of
+// throughput bands only, so that a ceiling never rejects a design that
+// realises the mechanism at its best.
 func FastestFeedbackLoop(c Config, s *Schedule, src, mid int) (int, error) {
 	return feedbackLoop(c, s, src, mid, c.FeedbackSlots())
 }

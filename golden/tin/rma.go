@@ -74,17 +74,8 @@ type ReadResult struct {
 const MaxReadsPerTiN = 100_000
 
 func (cfg *ReadConfig) check() error {
-	if cfg.Clique == nil {
-		return fmt.Errorf("tin: read simulation without a Clique")
-	}
-	if n := cfg.Clique.Pods * cfg.Clique.TiNs; n < 2 || n > MaxFabricEndpoints {
-		return fmt.Errorf("tin: simulating reads on a Clique of %d TiNs: want 2..%d", n, MaxFabricEndpoints)
-	}
-	if err := cfg.Timing.Check(); err != nil {
+	if err := checkFabricConfig(cfg.Clique, cfg.Timing, cfg.Mode, cfg.BufferBytes, cfg.NonMinWeight, cfg.NonMinBias, "reads on "); err != nil {
 		return err
-	}
-	if cfg.Mode < FullyAdaptive || cfg.Mode > MinimalDeterministic {
-		return fmt.Errorf("tin: routing mode %d is not one of the four of Aquila §3.2", int(cfg.Mode))
 	}
 	if _, err := respCellsOf(cfg.Bytes, cfg.Completion, cfg.RespTag, cfg.Align); err != nil {
 		return err
@@ -103,13 +94,27 @@ func (cfg *ReadConfig) check() error {
 	if cfg.Reads < 1 || cfg.Reads > MaxReadsPerTiN {
 		return fmt.Errorf("tin: %d reads per TiN: want 1..%d", cfg.Reads, MaxReadsPerTiN)
 	}
-	if cfg.BufferBytes < 0 || cfg.BufferBytes > 0 && cfg.BufferBytes < MaxCell {
-		return fmt.Errorf("tin: VC buffer of %d bytes: want 0 (reading A4) or at least one %d-byte cell", cfg.BufferBytes, MaxCell)
-	}
-	if math.IsNaN(cfg.NonMinWeight) || cfg.NonMinWeight < 0 || math.IsNaN(cfg.NonMinBias) || cfg.NonMinBias < 0 {
-		return fmt.Errorf("tin: non-minimal weight %g and bias %g: want 0 or more", cfg.NonMinWeight, cfg.NonMinBias)
-	}
 	return nil
+}
+
+// prepare checks cfg, gives the fabric its defaults and makes the state
+// every read run starts from.
+func (cfg *ReadConfig) prepare() (*readSim, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	fabricDefaults(&cfg.BufferBytes, &cfg.NonMinWeight, &cfg.NonMinBias)
+	resp, _ := respCellsOf(cfg.Bytes, cfg.Completion, cfg.RespTag, cfg.Align) // checked
+	n := cfg.Clique.Pods * cfg.Clique.TiNs
+	return &readSim{cfg: *cfg, n: n, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x726d61)), issued: make([]int, n),
+		resp: resp, lambda: cfg.QPS / 1e9, alg: cfg.Mode.Algorithm()}, nil
+}
+
+// fabric is the fabric a read run's cells cross, with endpoints per TiN.
+func (cfg *ReadConfig) fabric(endpoints int) FabricConfig {
+	fc := AquilaFabric(cfg.Clique, cfg.Timing, cfg.BufferBytes, cfg.NonMinWeight, cfg.NonMinBias, endpoints, cfg.Timing.InjectGbps, cfg.Seed^0x5851f42d4c957f2d)
+	fc.HashSeed = mix(cfg.Seed ^ 0x2545f4914f6cdd1d)
+	return fc
 }
 
 // respCellsOf sizes the Resp cells of a read: RespCells with tag bytes
@@ -189,30 +194,16 @@ func (s *readSim) at(t Time, tag int64) { s.f.At(t, tag<<s.ep.shift|s.ep.mark) }
 // only names their VCs. A read is timed from its issue to its
 // completion: §5.1's execution latency.
 func SimulateReads(cfg ReadConfig) (ReadResult, error) {
-	if err := cfg.check(); err != nil {
-		return ReadResult{}, err
-	}
-	if cfg.BufferBytes == 0 {
-		cfg.BufferBytes = DefaultBufferBytes
-	}
-	if cfg.NonMinWeight == 0 && cfg.NonMinBias == 0 {
-		cfg.NonMinWeight, cfg.NonMinBias = AquilaNonMinWeight, AquilaNonMinBias
-	}
-	resp, _ := respCellsOf(cfg.Bytes, cfg.Completion, cfg.RespTag, cfg.Align) // checked
-	c := cfg.Clique
-	n := c.Pods * c.TiNs
-	s := &readSim{cfg: cfg, n: n, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x726d61)), issued: make([]int, n),
-		resp: resp, lambda: cfg.QPS / 1e9, alg: cfg.Mode.Algorithm()}
-	fc := AquilaFabric(c, cfg.Timing, cfg.BufferBytes, cfg.NonMinWeight, cfg.NonMinBias, 1, cfg.Timing.InjectGbps, cfg.Seed^0x5851f42d4c957f2d)
-	fc.HashSeed = mix(cfg.Seed ^ 0x2545f4914f6cdd1d)
-	f, err := NewFabric(fc, s)
+	s, err := cfg.prepare()
 	if err != nil {
 		return ReadResult{}, err
 	}
-	s.f = f
+	if s.f, err = NewFabric(cfg.fabric(1), s); err != nil {
+		return ReadResult{}, err
+	}
 	s.begin()
-	f.Run()
-	return s.result(n * cfg.Reads)
+	s.f.Run()
+	return s.result(s.n * cfg.Reads)
 }
 
 // begin sets every TiN's first read.
@@ -244,22 +235,15 @@ const pairGapNs = 100_000
 // clocks (reading A28) at another phase.
 func PairReads(cfg ReadConfig) (ReadResult, error) {
 	cfg.QPS, cfg.Reads = PaperReadQPS, 1
-	if err := cfg.check(); err != nil {
+	s, err := cfg.prepare()
+	if err != nil {
 		return ReadResult{}, err
 	}
-	if cfg.BufferBytes == 0 {
-		cfg.BufferBytes = DefaultBufferBytes
-	}
-	if cfg.NonMinWeight == 0 && cfg.NonMinBias == 0 {
-		cfg.NonMinWeight, cfg.NonMinBias = AquilaNonMinWeight, AquilaNonMinBias
-	}
-	c := cfg.Clique
-	n := c.Pods * c.TiNs
+	n := s.n
 	if n > MaxPairNodes {
 		return ReadResult{}, fmt.Errorf("tin: timing a read for every pair of %d TiNs: at most %d TiNs", n, MaxPairNodes)
 	}
-	resp, _ := respCellsOf(cfg.Bytes, cfg.Completion, cfg.RespTag, cfg.Align) // checked
-	s := &readSim{cfg: cfg, n: n, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x726d61)), issued: make([]int, n), resp: resp, alg: cfg.Mode.Algorithm()}
+	s.lambda = 0 // reads at fixed times, not a Poisson stream
 	for i := int32(0); i < int32(n); i++ {
 		for j := int32(0); j < int32(n); j++ {
 			if i != j {
@@ -267,17 +251,13 @@ func PairReads(cfg ReadConfig) (ReadResult, error) {
 			}
 		}
 	}
-	fc := AquilaFabric(c, cfg.Timing, cfg.BufferBytes, cfg.NonMinWeight, cfg.NonMinBias, 1, cfg.Timing.InjectGbps, cfg.Seed^0x5851f42d4c957f2d)
-	fc.HashSeed = mix(cfg.Seed ^ 0x2545f4914f6cdd1d)
-	f, err := NewFabric(fc, s)
-	if err != nil {
+	if s.f, err = NewFabric(cfg.fabric(1), s); err != nil {
 		return ReadResult{}, err
 	}
-	s.f = f
 	for k := range s.pairs {
 		s.at(toTime(float64(k+1)*pairGapNs), int64(k)<<2|rtPair)
 	}
-	f.Run()
+	s.f.Run()
 	return s.result(len(s.pairs))
 }
 
@@ -417,6 +397,41 @@ func readExpectations(pl *Plan) ([]results.Expectation, error) {
 	return out, nil
 }
 
+// readPath is the part of a read band's half-width that golden's runs do
+// not give, from the longest minimal read: one link each way inside a pod,
+// local, global, local between pods; a switch more than links each way.
+type readPath struct{ crossings, switches, cable, clock, ppm float64 }
+
+func readPathOf(pl *Plan, m float64) readPath {
+	p := readPath{crossings: 2}
+	if pl.Clique.Pods > 1 {
+		p.crossings = 6
+	}
+	p.switches = p.crossings + 2
+	p.cable = p.crossings * pl.CableSpreadNs
+	p.clock = p.switches * pl.Timing.SwitchClockNs
+	p.ppm = clockPPM * m
+	return p
+}
+
+func (p readPath) sum() float64 { return timestampQuantumNs + p.ppm + p.cable + p.clock }
+
+func (p readPath) budget(pl *Plan) string {
+	return fmt.Sprintf("timestamp quantum %g ns, clock %g ppm (%.1f ns), cables %g ns from their kind's mean over %g links (%.0f ns), a cycle of the declared %g ns switch clock at each of %g switches for the clocked details golden does not model (%.0f ns, reading A28)",
+		timestampQuantumNs, clockPPM*1e6, p.ppm, pl.CableSpreadNs, p.crossings, p.cable, pl.Timing.SwitchClockNs, p.switches, p.clock)
+}
+
+// pairsTail is how far the slowest pair alone lies above the 90th
+// percentile of all pairs alone, the tail other routing tables' detours
+// may give a read's p99 (reading A29); ok false without pairs.
+func pairsTail(pairs []float64) (tail, slowest float64, ok bool) {
+	if len(pairs) == 0 {
+		return 0, 0, false
+	}
+	slowest = summarize(pairs).Max
+	return slowest - percentileOf(pairs, 0.9), slowest, true
+}
+
 // readBand is the band of one statistic of a measurement of the read
 // latency alone (reading A29): the statistic's mean over golden runs made
 // as the measurement is (every TiN its reads, Poisson, from an idle
@@ -437,25 +452,18 @@ func readBand(stat string, bytes int, runs [][]float64, pairs []float64, pl *Pla
 	}
 	m, sd := meanSD(vals)
 	spread := 3 * sd * math.Sqrt(1+1/float64(len(vals)))
-	// The longest minimal read: one link each way inside a pod, local,
-	// global, local between pods; a switch more than links each way.
-	crossings := 2.0
-	if pl.Clique.Pods > 1 {
-		crossings = 6
-	}
-	switches := crossings + 2
-	cable := crossings * pl.CableSpreadNs
-	clock := switches * pl.Timing.SwitchClockNs
-	half := spread + timestampQuantumNs + clockPPM*m + cable + clock
+	path := readPathOf(pl, m)
+	half := spread + path.sum()
 	lo, hi := m-half, m+half
-	budget := fmt.Sprintf("±%.0f ns: 3 sd of the %s between %d golden runs of %d reads per TiN at %g QPS (%.0f ns with the golden mean's own error), timestamp quantum %g ns, clock %g ppm (%.1f ns), cables %g ns from their kind's mean over %g links (%.0f ns), a cycle of the declared %g ns switch clock at each of %g switches for the clocked details golden does not model (%.0f ns, reading A28)",
-		half, stat, len(runs), pl.RMACount, pl.RMAQPS, spread, timestampQuantumNs, clockPPM*1e6, clockPPM*m, pl.CableSpreadNs, crossings, cable, pl.Timing.SwitchClockNs, switches, clock)
+	budget := fmt.Sprintf("±%.0f ns: 3 sd of the %s between %d golden runs of %d reads per TiN at %g QPS (%.0f ns with the golden mean's own error), %s",
+		half, stat, len(runs), pl.RMACount, pl.RMAQPS, spread, path.budget(pl))
 	var tables float64
-	if stat == "p99" && len(pairs) > 0 {
-		s := summarize(pairs)
-		tables = s.Max - percentileOf(pairs, 0.9)
-		lo -= tables
-		budget += fmt.Sprintf("; below, %.0f ns more: the slowest pair alone (%.0f ns) against the 90th percentile of the %d pairs alone, the tail other tables' detours may give (reading A29)", tables, s.Max, len(pairs))
+	if stat == "p99" {
+		if t, slowest, ok := pairsTail(pairs); ok {
+			tables = t
+			lo -= tables
+			budget += fmt.Sprintf("; below, %.0f ns more: the slowest pair alone (%.0f ns) against the 90th percentile of the %d pairs alone, the tail other tables' detours may give (reading A29)", tables, slowest, len(pairs))
+		}
 	}
 	e := results.Expectation{Metric: "tin.rma.latency_alone", Params: results.Params{"bytes": strconv.Itoa(bytes), "stat": stat}, Value: m, Unit: "ns",
 		Min: results.Float(lo), Max: results.Float(hi), Source: "Aquila §3.1-§3.4, §5.1 Fig. 9 (reference simulation of 1RMA reads)",

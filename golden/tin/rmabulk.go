@@ -105,19 +105,14 @@ func (h *besideHost) Timer(f *Fabric, tag int64) {
 // ends when the last read completes; the samples are the reads' execution
 // latencies.
 func SimulateReadsBeside(cfg ReadConfig, bulk BulkIP) (BesideResult, error) {
-	if err := cfg.check(); err != nil {
+	rd, err := cfg.prepare()
+	if err != nil {
 		return BesideResult{}, err
 	}
 	c := cfg.Clique
-	n := c.Pods * c.TiNs
+	n := rd.n
 	if err := bulk.check(n); err != nil {
 		return BesideResult{}, err
-	}
-	if cfg.BufferBytes == 0 {
-		cfg.BufferBytes = DefaultBufferBytes
-	}
-	if cfg.NonMinWeight == 0 && cfg.NonMinBias == 0 {
-		cfg.NonMinWeight, cfg.NonMinBias = AquilaNonMinWeight, AquilaNonMinBias
 	}
 	ip, err := newSim(SimConfig{Clique: c, Timing: cfg.Timing, Mode: bulk.Mode, Load: bulk.Load, Bytes: bulk.Bytes, Packets: n * bulk.Packets,
 		Shares: true, CTSWindow: bulk.CTSWindow, EgressBytes: bulk.EgressBytes, BufferBytes: cfg.BufferBytes,
@@ -127,15 +122,12 @@ func SimulateReadsBeside(cfg ReadConfig, bulk BulkIP) (BesideResult, error) {
 	}
 	ip.shared = true
 	ip.ep = epMap{stride: bulkEndpoints, off: ipEndpoint, shift: 1, mark: ipEndpoint}
-	resp, _ := respCellsOf(cfg.Bytes, cfg.Completion, cfg.RespTag, cfg.Align) // checked
-	rd := &readSim{cfg: cfg, n: n, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x726d61)), issued: make([]int, n),
-		resp: resp, lambda: cfg.QPS / 1e9, alg: cfg.Mode.Algorithm(), class: classData, stopAt: n * cfg.Reads,
-		ep: epMap{stride: bulkEndpoints, off: rmaEndpoint, shift: 1, mark: rmaEndpoint}}
+	rd.class, rd.stopAt = classData, n*cfg.Reads
+	rd.ep = epMap{stride: bulkEndpoints, off: rmaEndpoint, shift: 1, mark: rmaEndpoint}
 	if bulk.HiPriWeight > 0 {
 		rd.class = ClassHiPri
 	}
-	fc := AquilaFabric(c, cfg.Timing, cfg.BufferBytes, cfg.NonMinWeight, cfg.NonMinBias, bulkEndpoints, cfg.Timing.InjectGbps, cfg.Seed^0x5851f42d4c957f2d)
-	fc.HashSeed = mix(cfg.Seed ^ 0x2545f4914f6cdd1d)
+	fc := cfg.fabric(bulkEndpoints)
 	fc.HiPriWeight = bulk.HiPriWeight
 	f, err := NewFabric(fc, &besideHost{ip: ip, rd: rd})
 	if err != nil {
@@ -262,24 +254,19 @@ func bulkBand(prio, stat string, bytes int, runs [][]float64, alone float64, pai
 	}
 	_, bsd := meanSD(boot)
 	spread := 3 * max(sd, bsd) * math.Sqrt(1+1/float64(len(runs)))
-	crossings := 2.0
-	if pl.Clique.Pods > 1 {
-		crossings = 6
-	}
-	switches := crossings + 2
-	cable := crossings * pl.CableSpreadNs
-	clock := switches * pl.Timing.SwitchClockNs
-	half := spread + timestampQuantumNs + clockPPM*m + cable + clock
+	path := readPathOf(pl, m)
+	half := spread + path.sum()
 	lo, hi := m-half, m+half
 	what := map[string]string{"hi": fmt.Sprintf("high priority, on VCs of their own weighted %d:1 against the bulk's", bulk.HiPriWeight), "lo": "low priority, on the bulk's VCs"}[prio]
-	budget := fmt.Sprintf("±%.0f ns: 3 sd of the %s over %d golden runs of %d reads per TiN at %g QPS beside bulk IP (%.0f ns between runs, %.0f ns by bootstrap from their %d reads pooled; the larger, times √(1+1/%d): %.0f ns), timestamp quantum %g ns, clock %g ppm (%.1f ns), cables %g ns from their kind's mean over %g links (%.0f ns), a cycle of the declared %g ns switch clock at each of %g switches (%.0f ns, reading A28)",
-		half, stat, len(runs), pl.RMACount, pl.RMAQPS, sd, bsd, len(pool), len(runs), spread, timestampQuantumNs, clockPPM*1e6, clockPPM*m, pl.CableSpreadNs, crossings, cable, pl.Timing.SwitchClockNs, switches, clock)
+	budget := fmt.Sprintf("±%.0f ns: 3 sd of the %s over %d golden runs of %d reads per TiN at %g QPS beside bulk IP (%.0f ns between runs, %.0f ns by bootstrap from their %d reads pooled; the larger, times √(1+1/%d): %.0f ns), %s",
+		half, stat, len(runs), pl.RMACount, pl.RMAQPS, sd, bsd, len(pool), len(runs), spread, path.budget(pl))
 	var tables float64
-	if stat == "p99" && len(pairs) > 0 {
-		s := summarize(pairs)
-		tables = s.Max - percentileOf(pairs, 0.9)
-		lo -= tables
-		budget += fmt.Sprintf("; below, %.0f ns more: the slowest pair alone against the 90th percentile of the pairs alone, the tail other tables' detours may give (reading A29)", tables)
+	if stat == "p99" {
+		if t, _, ok := pairsTail(pairs); ok {
+			tables = t
+			lo -= tables
+			budget += fmt.Sprintf("; below, %.0f ns more: the slowest pair alone against the 90th percentile of the pairs alone, the tail other tables' detours may give (reading A29)", tables)
+		}
 	}
 	claim := map[string]string{"hi": "high-priority 1RMA on its own VCs is nearly unaffected by bulk IP", "lo": "low-priority 1RMA sharing the bulk's VCs is slower"}[prio]
 	e := results.Expectation{Metric: "tin.rma.latency_bulk", Params: results.Params{"bytes": strconv.Itoa(bytes), "priority": prio, "stat": stat}, Value: m, Unit: "ns",

@@ -143,17 +143,8 @@ const DefaultOutputBytes = 2 * MaxCell
 const CrossbarSpeedup = 2
 
 func (cfg *SimConfig) check() error {
-	if cfg.Clique == nil {
-		return fmt.Errorf("tin: simulation without a Clique")
-	}
-	if n := cfg.Clique.Pods * cfg.Clique.TiNs; n < 2 || n > MaxFabricEndpoints {
-		return fmt.Errorf("tin: simulating a Clique of %d TiNs: want 2..%d", n, MaxFabricEndpoints)
-	}
-	if err := cfg.Timing.Check(); err != nil {
+	if err := checkFabricConfig(cfg.Clique, cfg.Timing, cfg.Mode, cfg.BufferBytes, cfg.NonMinWeight, cfg.NonMinBias, ""); err != nil {
 		return err
-	}
-	if cfg.Mode < FullyAdaptive || cfg.Mode > MinimalDeterministic {
-		return fmt.Errorf("tin: routing mode %d is not one of the four of Aquila §3.2", int(cfg.Mode))
 	}
 	if math.IsNaN(cfg.Load) || cfg.Load <= 0 || cfg.Load > 1 {
 		return fmt.Errorf("tin: offered load %g: want 0 < load <= 1 (a fraction of the %g Gb/s injection rate)", cfg.Load, cfg.Timing.InjectGbps)
@@ -170,13 +161,42 @@ func (cfg *SimConfig) check() error {
 	if cfg.EgressBytes < 0 || cfg.EgressBytes > 1<<30 {
 		return fmt.Errorf("tin: egress buffer of %d bytes: want 0 (sized by §3.3) or up to 1 GiB", cfg.EgressBytes)
 	}
-	if cfg.BufferBytes < 0 || cfg.BufferBytes > 0 && cfg.BufferBytes < MaxCell {
-		return fmt.Errorf("tin: VC buffer of %d bytes: want 0 (reading A4) or at least one %d-byte cell", cfg.BufferBytes, MaxCell)
-	}
-	if math.IsNaN(cfg.NonMinWeight) || cfg.NonMinWeight < 0 || math.IsNaN(cfg.NonMinBias) || cfg.NonMinBias < 0 {
-		return fmt.Errorf("tin: non-minimal weight %g and bias %g: want 0 or more (0 and 0: reading A40's 2 and %d bytes)", cfg.NonMinWeight, cfg.NonMinBias, MaxCell)
-	}
 	return checkAlign(cfg.Align)
+}
+
+// checkFabricConfig checks what every simulation on the Clique's fabric
+// takes (what names the run in errors: "" or "reads on ").
+func checkFabricConfig(c *Clique, t Timing, mode Mode, buffer int, weight, bias float64, what string) error {
+	if c == nil {
+		return fmt.Errorf("tin: simulating %sa Clique: no Clique given", what)
+	}
+	if n := c.Pods * c.TiNs; n < 2 || n > MaxFabricEndpoints {
+		return fmt.Errorf("tin: simulating %sa Clique of %d TiNs: want 2..%d", what, n, MaxFabricEndpoints)
+	}
+	if err := t.Check(); err != nil {
+		return err
+	}
+	if mode < FullyAdaptive || mode > MinimalDeterministic {
+		return fmt.Errorf("tin: routing mode %d is not one of the four of Aquila §3.2", int(mode))
+	}
+	if buffer < 0 || buffer > 0 && buffer < MaxCell {
+		return fmt.Errorf("tin: VC buffer of %d bytes: want 0 (reading A4) or at least one %d-byte cell", buffer, MaxCell)
+	}
+	if math.IsNaN(weight) || weight < 0 || math.IsNaN(bias) || bias < 0 {
+		return fmt.Errorf("tin: non-minimal weight %g and bias %g: want 0 or more (0 and 0: reading A40's 2 and %d bytes)", weight, bias, MaxCell)
+	}
+	return nil
+}
+
+// fabricDefaults gives a simulation's fabric the reference values where
+// its configuration leaves them 0 (readings A4, A40).
+func fabricDefaults(buffer *int, weight, bias *float64) {
+	if *buffer == 0 {
+		*buffer = DefaultBufferBytes
+	}
+	if *weight == 0 && *bias == 0 {
+		*weight, *bias = AquilaNonMinWeight, AquilaNonMinBias
+	}
 }
 
 // AquilaFabric returns the fabric configuration of a Clique of TiNs as the
@@ -363,12 +383,7 @@ func newSim(cfg SimConfig) (*sim, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	if cfg.BufferBytes == 0 {
-		cfg.BufferBytes = DefaultBufferBytes
-	}
-	if cfg.NonMinWeight == 0 && cfg.NonMinBias == 0 {
-		cfg.NonMinWeight, cfg.NonMinBias = AquilaNonMinWeight, AquilaNonMinBias
-	}
+	fabricDefaults(&cfg.BufferBytes, &cfg.NonMinWeight, &cfg.NonMinBias)
 	c := cfg.Clique
 	n := c.Pods * c.TiNs
 	s := &sim{cfg: cfg, n: n,

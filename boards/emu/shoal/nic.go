@@ -527,9 +527,7 @@ func (n *nicState) arrive(e *engine, ev *event) {
 			return
 		}
 		n.applyFeedback(e, j, r, int(h.Feedback), true)
-		in := *ev
-		in.t, in.kind, in.r = ev.t+n.dataCyc*cyclePS, evCellIn, r
-		e.push(in)
+		n.wholeCellAt(e, ev, r)
 		return
 	}
 	if int(h.Hop) != j {
@@ -554,10 +552,17 @@ func (n *nicState) arrive(e *engine, ev *event) {
 		// The header's feedback is used now (reading S2); the cell is
 		// queued, forwarded or delivered once it is wholly in and its
 		// CRC checked (App. D), dataCyc cycles later (reading S3).
-		in := *ev
-		in.t, in.kind, in.r = ev.t+n.dataCyc*cyclePS, evCellIn, r
-		e.push(in)
+		n.wholeCellAt(e, ev, r)
 	}
+}
+
+// wholeCellAt schedules the cell whose header ev is for when its last word
+// has left the receive pipeline: dataCyc cycles after its header (reading
+// S3).
+func (n *nicState) wholeCellAt(e *engine, ev *event, r int64) {
+	in := *ev
+	in.t, in.kind, in.r = ev.t+n.dataCyc*cyclePS, evCellIn, r
+	e.push(in)
 }
 
 // cellIn handles a data cell whose last word has left the receive
