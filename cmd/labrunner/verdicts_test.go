@@ -142,9 +142,19 @@ func TestManagementFaultsFailTheNightly(t *testing.T) {
 // BUS_ERROR), no infrastructure error (a stalled ping-pong crowding out the
 // rest). The default lab's ExaNet plan, whose link bandwidth runs leak
 // enough credit to stall the link for good.
+//
+// It runs in make test's pass without the race detector only: under it the
+// default lab's ExaNet plan took 8 s of CPU in a CPU-bound pass, and its
+// paths (the CLI's nightly with a cable fault on an ExaNet rack, failed
+// verdicts classified and recorded) run under the detector in
+// TestNightlyCatchesInjectedFaults.
 func TestABadCableIsADesignFailure(t *testing.T) {
+	if raceshare.Enabled {
+		t.Log("race detector on: runs in make test's second pass (FULL_TESTS)")
+		return
+	}
 	t.Parallel()
-	for _, fault := range raceshare.Cases(t, []string{"credit-leak@exa-10:sfp0", "link-down@exa-00:sfp0"}) {
+	for _, fault := range []string{"credit-leak@exa-10:sfp0", "link-down@exa-00:sfp0"} {
 		t.Run(fault, func(t *testing.T) {
 			out := t.TempDir()
 			code := runCode(t, "--log-level", "error", "nightly", "--plan", "exanet-mesh", "--out", out, "--fault", fault)

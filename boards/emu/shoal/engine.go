@@ -25,7 +25,7 @@ type engine struct {
 	tgFlows       int
 	tgDone        int
 	pendingStarts int
-	lastProgress  int64 // slot of the last cell that moved
+	lastProgress  int64 // slot of the last flow start or cell delivered (stall)
 }
 
 // Event kinds, in the order they run at equal times: a cell that arrives
@@ -86,6 +86,11 @@ func (e *engine) slotNow() int64 {
 	return (e.now - e.tbAbs) / e.nomSlotPS
 }
 
+// progress records that the traffic got somewhere: a flow started or a
+// cell reached its destination. Cells sent or forwarded do not count: a
+// rack whose cells are all lost on the way (a guard band too short for the
+// reconfiguration) keeps releasing new cells at the rate feedback timeouts
+// allow, and would otherwise run to its slot limit without one delivery.
 func (e *engine) progress() { e.lastProgress = e.slotNow() }
 
 // runUntil processes events before tEnd, or until stop says so.

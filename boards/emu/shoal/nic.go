@@ -490,7 +490,6 @@ func (n *nicState) makeCell(e *engine, k int) (cell, bool) {
 		st.cellIdx = 0
 	}
 	n.updateActive(k)
-	e.progress()
 	return c, true
 }
 
@@ -602,7 +601,6 @@ func (n *nicState) cellIn(e *engine, ev *event) {
 		n.push(dst, cell{kind: KindData, dst: h.Dst, src: h.Src, seq: uint32(h.Seq), sop: h.SOP, eop: h.EOP, meta: ev.w.c.meta})
 		n.ctr(cRxFwd)
 		n.lastRecv[j] = int16(dst)
-		e.progress()
 	}
 }
 

@@ -68,8 +68,9 @@ const (
 	// reorderWindow: cells a destination buffers ahead of the next
 	// expected sequence number (half the 11-bit sequence space).
 	reorderWindow = seqMod / 2
-	// stallEpochs: a traffic run stops when nothing moved for this many
-	// epochs (the 10-bit feedback field can hold a subflow back 1023).
+	// stallEpochs: a traffic run stops when no cell was delivered and no
+	// flow started for this many epochs (the 10-bit feedback field can hold
+	// a subflow back 1023).
 	stallEpochs = 1100
 	// histCap bounds the cells remembered per peer awaiting feedback.
 	histCap = 64

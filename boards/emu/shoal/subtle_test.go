@@ -63,6 +63,22 @@ func TestFaultGuardShort(t *testing.T) {
 	if mis == 0 || tr.sumNodes("RX_CORRUPT_CELLS") == 0 {
 		t.Errorf("guard one cycle short: %d misaligned cells, %d corrupt cells at the NICs; want both > 0", mis, tr.sumNodes("RX_CORRUPT_CELLS"))
 	}
+	// Its cells are lost on the way, yet the NICs keep releasing new ones as
+	// their feedback times out: a traffic run stops as stalled once nothing
+	// has been delivered for stallEpochs (here after about 27k slots), not
+	// at its slot limit (counting cells sent as progress, this run went on
+	// for 1.25M slots).
+	tr = newTestRack(t, rackOpts{faults: []labconfig.Fault{sflt(FaultGuardShort, "shoal-nic0", "")}})
+	tr.configure(setup{})
+	flows := allPairs()
+	for i := range flows {
+		flows[i].bytes = 100_000
+	}
+	tr.loadFlows(flows)
+	const limit = 500_000
+	if st := tr.runTraffic(limit); st != tgStalled {
+		t.Errorf("TG_STATUS = %#x after %d slots, want STALLED (every cell of nodes 0-3 is lost)", st, tr.Read("shoal-nic0", "TG_RUN_SLOTS"))
+	}
 	tr = newTestRack(t, rackOpts{faults: []labconfig.Fault{sflt(FaultGuardShort, "shoal-sw4", "", "report", "actual")}})
 	tr.configure(setup{guard: 3, slotCycles: 14})
 	if v := tr.Read("shoal-sw4", "GUARD_CYCLES"); v != 2 {
