@@ -179,7 +179,14 @@ func (g *trafficGen) next(arr []int16) int {
 			if y>>11 < g.hot {
 				arr[i] = int16(i)
 			} else {
-				arr[i] = int16((i + 1 + below(y, g.p-1)) % g.p)
+				// (i + 1 + below(y, p-1)) mod p, which is below 2p: a
+				// subtraction, not a division by a variable p (the
+				// generator's costliest line in a profile of the nightly).
+				d := i + 1 + below(y, g.p-1)
+				if d >= g.p {
+					d -= g.p
+				}
+				arr[i] = int16(d)
 			}
 		}
 	case Bursty:
