@@ -131,15 +131,15 @@ type pair struct {
 	// circular (the tail's next is the head), so one index does for both
 	// ends.
 	tail int32
-	// recv is recvFlow+1 << 1 | queued: recvFlow is the Shoal flow of the
-	// last local cell a received from b (awaiting its rate-limit feedback),
-	// -1 none; queued is 1 while a local cell waits in Q_ab (with ready
-	// queues at most one does, §3.3.3; without them it is not kept).
+	// recv is recvFlow+1: recvFlow is the Shoal flow of the last local
+	// cell a received from b (awaiting its rate-limit feedback), -1 none.
+	// Whether a local cell waits in Q_ab is a bit of sim.localQ: a cell's
+	// arrival sets recv without reading the pair.
 	recv uint32
 }
 
 // recvFlow is the Shoal flow of pair.recv, -1 none.
-func (pp *pair) recvFlow() int32 { return int32(pp.recv>>1) - 1 }
+func (pp *pair) recvFlow() int32 { return int32(pp.recv) - 1 }
 
 // cellEntry is a cell waiting in a queue: flow is its workload flow, owner
 // that flow's Shoal flow (kept with the cell: the feedback's place and the
@@ -324,14 +324,17 @@ type sim struct {
 	// failedIn[q] counts the pairs of column q of the schedule (slot·C +
 	// channel) that touch a failed node: their slots are unused, not empty.
 	failedIn []int32
-	// queued and owed have a bit per pair, as active: Q_ab is not empty
-	// (pair.tail ≥ 0), a owes b feedback (pair.recv > 1). liveBits has a
-	// bit per node with live Shoal flows (and a word of zeros beyond).
-	// column sorts its visits with them.
-	queued, owed []uint64
-	liveBits     []uint64
-	cand         []liveFlow // see releaseList
-	candSeq      []int64    // their sfSeq (releaseList)
+	// queued, owed and localQ have a bit per pair, as active: Q_ab is not
+	// empty (pair.tail ≥ 0), a owes b feedback (pair.recv > 0), a local
+	// cell waits in Q_ab (with ready queues at most one does, §3.3.3;
+	// without them it is not kept). liveBits has a bit per node with live
+	// Shoal flows (and a word of zeros beyond). column sorts its visits
+	// with them. A pair's bits are read where the pair itself is not: a
+	// bitmap stays cached, the pairs, read at random, often do not.
+	queued, owed, localQ []uint64
+	liveBits             []uint64
+	cand                 []liveFlow // see releaseList
+	candSeq              []int64    // their sfSeq (releaseList)
 	// direct: release handed the visit a local cell (directFlow, of Shoal
 	// flow directOwner) to send at once (a release's direct)
 	direct                  bool
@@ -429,7 +432,7 @@ func (m *sim) init() {
 	m.live = make([][]liveFlow, n)
 	m.p = make([]pair, n*n)
 	m.active = make([]uint64, (n*n+63)/64)
-	m.queued, m.owed = make([]uint64, len(m.active)), make([]uint64, len(m.active))
+	m.queued, m.owed, m.localQ = make([]uint64, len(m.active)), make([]uint64, len(m.active)), make([]uint64, len(m.active))
 	m.liveBits = make([]uint64, (n+63)/64+1)
 	for i := range m.p {
 		m.p[i] = pair{tail: -1}
@@ -721,7 +724,7 @@ func (m *sim) liveWord(s int) uint64 {
 // out here rather than called: a slot visits hundreds of pairs.
 func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot int64) {
 	n := m.n
-	active, queued, p := m.active, m.queued, m.p
+	active, queued, localQ, p := m.active, m.queued, m.localQ, m.p
 	noReady, ignoreFeedback := m.o.NoReadyQueues, m.o.IgnoreFeedback
 	// Cells on their last hop go to out, on their first to hop (see
 	// column's out).
@@ -738,7 +741,7 @@ func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot 
 		// listed: the pair may have something to send at its next
 		// visit (a listed subflow or a queued cell).
 		listed := anyLive
-		if anyLive && (noReady || pp.recv&1 == 0) {
+		if anyLive && (noReady || localQ[w]>>uint(b)&1 == 0) {
 			// release, written out: one call less for the list of one.
 			switch one, nl := m.listedOne(i, j); {
 			case nl == 1:
@@ -791,7 +794,7 @@ func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot 
 			m.cellFree = h
 			m.node[i].q--
 			if local {
-				pp.recv &^= 1
+				localQ[w] &^= 1 << uint(b)
 				s := &m.sf[owner]
 				var oc *dataCell
 				if int(s.dst) != j {
@@ -820,7 +823,7 @@ func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot 
 			}
 			m.dataCells++
 		}
-		if pp.recv > 1 {
+		if pp.recv != 0 {
 			var ready int32
 			if anyLive {
 				ready = m.readyFor(i, x, slot)
@@ -871,7 +874,7 @@ func (m *sim) sendFeedback(i, j, x int, ready int32, slot int64) {
 	// that j's next cell of the subflow reaches i after it.
 	pp := &m.p[x]
 	f := pp.recvFlow()
-	pp.recv &= 1
+	pp.recv = 0
 	m.owed[x>>6] &^= 1 << uint(x&63)
 	nodes := uint32(j) | uint32(i)<<16
 	k := int(m.sf[f].dst)
@@ -1267,7 +1270,7 @@ func (m *sim) unlist(f int32) {
 	i, n := int(s.src), m.n
 	live := m.live[i]
 	alone := len(live) == 1 // f itself: no other subflow of i is listed
-	p, active := m.p, m.active
+	queued, owed, active := m.queued, m.owed, m.active
 	for j, st := range state {
 		if st&sfStateMask != sfListed {
 			continue
@@ -1275,8 +1278,8 @@ func (m *sim) unlist(f int32) {
 		// sfIdle, off the list; r is bit(i, j)
 		state[j] = st &^ (sfStateMask | sfInList)
 		r := wrap(j-i, n)*n + i
-		if pp := &p[r]; pp.tail >= 0 || pp.recv > 1 {
-			continue
+		if (queued[r>>6]|owed[r>>6])>>uint(r&63)&1 != 0 {
+			continue // Q_ij not empty (tail ≥ 0) or feedback owed (recv > 0)
 		}
 		listed := false
 		if !alone {
@@ -1322,7 +1325,7 @@ func (m *sim) enqueueLocal(i, r int, k, owner int32, next int) {
 	}
 	pp.tail = e
 	ce.meta = q<<1 | 1 // local
-	pp.recv |= 1
+	m.localQ[r>>6] |= 1 << uint(r&63)
 	nd := &m.node[i]
 	nd.q++
 	nd.maxQ = max(nd.maxQ, q)
@@ -1384,7 +1387,7 @@ func (m *sim) feedbacks(fbs []feedback, slot int64) {
 			if st&sfInList == 0 {
 				m.list(r, sf)
 			}
-			if m.o.NoReadyQueues || m.p[r].recv&1 == 0 {
+			if m.o.NoReadyQueues || m.localQ[r>>6]>>uint(r&63)&1 == 0 {
 				// release, written out (see fullVisits): the list
 				// holds this subflow at least.
 				if one, nl := m.listedOne(j, i); nl == 1 {
@@ -1429,8 +1432,7 @@ func (m *sim) arrivals(cells, hops []dataCell, slot int64) int {
 			// Direct subflow: no queue at j to report, but the source still
 			// waits for feedback.
 			r := wrap(int(c.from)-j, n)*n + j // bit(j, i)
-			pp := &m.p[r]
-			pp.recv = pp.recv&1 | uint32(c.owner+1)<<1
+			m.p[r].recv = uint32(c.owner + 1)
 			m.mark(r)
 			m.owed[r>>6] |= 1 << uint(r&63)
 		}
@@ -1475,15 +1477,17 @@ func (m *sim) arrivals(cells, hops []dataCell, slot int64) int {
 		y := wrap(q-j, n)*n + j // bit(j, q)
 		qp := &m.p[y]
 		ql := int32(1)
-		if t := qp.tail; t >= 0 {
-			tc := &cls[t]
+		// Whether Q_jq is empty comes from its queued bit: an empty
+		// queue's pair is written, not read (it is seldom cached).
+		if yb := uint64(1) << uint(y&63); m.queued[y>>6]&yb != 0 {
+			tc := &cls[qp.tail]
 			ce.next = tc.next
 			tc.next = e
 			ql += tc.meta >> 1
 		} else {
 			ce.next = e
-			m.active[y>>6] |= 1 << uint(y&63)
-			m.queued[y>>6] |= 1 << uint(y&63)
+			m.active[y>>6] |= yb
+			m.queued[y>>6] |= yb
 		}
 		qp.tail = e
 		ce.meta = ql << 1
@@ -1502,8 +1506,7 @@ func (m *sim) arrivals(cells, hops []dataCell, slot int64) int {
 			m.boundViolations++
 		}
 		r := wrap(i-j, n)*n + j // bit(j, i)
-		pp := &m.p[r]
-		pp.recv = pp.recv&1 | uint32(c.owner+1)<<1
+		m.p[r].recv = uint32(c.owner + 1)
 		m.active[r>>6] |= 1 << uint(r&63)
 		m.owed[r>>6] |= 1 << uint(r&63)
 	}
