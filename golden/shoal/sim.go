@@ -110,36 +110,28 @@ const (
 	sfOutstanding              // its cell left; feedback not yet received
 )
 
-// pair is the state of one ordered pair (a, b) at node a: its queue Q_ab
-// and the last local cell a received from b, awaiting its rate-limit
-// feedback. Pairs are stored in the order of their active bits (sim.bit):
-// the pairs a slot serves, one column of the schedule per channel, are
-// consecutive, and the next slot serves the next columns, so the visits
-// of an epoch read the array from one end to the other instead of jumping
-// between N nodes' rows.
+// The state of one ordered pair (a, b) at node a is its queue Q_ab and the
+// last local cell a received from b, awaiting its rate-limit feedback: the
+// arrays tail and recv of sim. Pairs are stored in the order of their active
+// bits (sim.bit): the pairs a slot serves, one column of the schedule per
+// channel, are consecutive, and the next slot serves the next columns, so
+// the visits of an epoch read the arrays from one end to the other instead
+// of jumping between N nodes' rows.
 //
-// A pair is eight bytes, what a visit and the random accesses to a queue
-// (a forwarded cell joining it at its intermediate node, the feedback
-// reporting its length) need: the pairs are read at random far more often
-// than any other state, and the smaller they are, the more of them stay
-// cached. The length of Q_ab is kept in its tail cell (cellEntry.meta),
-// which an enqueue and a dequeue read anyway; the queue the last local cell
-// joined is that cell's destination (its Shoal flow's dst), the receiver
-// itself for a direct cell.
-type pair struct {
-	// tail is the last cell of Q_ab, -1 when it is empty; the list is
-	// circular (the tail's next is the head), so one index does for both
-	// ends.
-	tail int32
-	// recv is recvFlow+1: recvFlow is the Shoal flow of the last local
-	// cell a received from b (awaiting its rate-limit feedback), -1 none.
-	// Whether a local cell waits in Q_ab is a bit of sim.localQ: a cell's
-	// arrival sets recv without reading the pair.
-	recv uint32
-}
+// A pair is read at random far more often than any other state, and the
+// less of it a random access touches, the more of it stays cached: a
+// forwarded cell joining Q_ab at its intermediate node writes its tail, a
+// cell's arrival writes recv of the pair that owes its feedback, and a
+// feedback reading the length of Q_ab reads its tail. The tails are kept
+// apart from recv, four bytes a pair, so that the array read at random is
+// half the size of the pairs (N² pairs are 2 MB at 512 nodes, about a
+// core's L2 cache). The length of Q_ab is kept in its tail cell
+// (cellEntry.meta), which an enqueue and a dequeue read anyway; the queue
+// the last local cell joined is that cell's destination (its Shoal flow's
+// dst), the receiver itself for a direct cell.
 
-// recvFlow is the Shoal flow of pair.recv, -1 none.
-func (pp *pair) recvFlow() int32 { return int32(pp.recv) - 1 }
+// recvFlow is the Shoal flow of recv[x], -1 none.
+func (m *sim) recvFlow(x int) int32 { return int32(m.recv[x]) - 1 }
 
 // cellEntry is a cell waiting in a queue: flow is its workload flow, owner
 // that flow's Shoal flow (kept with the cell: the feedback's place and the
@@ -304,8 +296,15 @@ type sim struct {
 	sfSeq   []int64
 	free    []int32
 	seq     int64 // candidate-list order (sfSeq)
-	// per ordered pair (a, b), at its active bit (bit)
-	p []pair
+	// per ordered pair (a, b), at its active bit (bit): tail is the last
+	// cell of Q_ab, -1 when it is empty (the list is circular, the tail's
+	// next is the head, so one index does for both ends); recv is
+	// recvFlow+1, recvFlow the Shoal flow of the last local cell a received
+	// from b (awaiting its rate-limit feedback), -1 none. Whether a local
+	// cell waits in Q_ab is a bit of localQ: a cell's arrival sets recv
+	// without reading it.
+	tail []int32
+	recv []uint32
 	// active has a bit per pair that may have something to send: a queued
 	// cell, a listed subflow or feedback to return. It is a superset (bits
 	// are set when one of those appears and cleared when a visit finds
@@ -325,7 +324,7 @@ type sim struct {
 	// channel) that touch a failed node: their slots are unused, not empty.
 	failedIn []int32
 	// queued, owed and localQ have a bit per pair, as active: Q_ab is not
-	// empty (pair.tail ≥ 0), a owes b feedback (pair.recv > 0), a local
+	// empty (tail ≥ 0), a owes b feedback (recv > 0), a local
 	// cell waits in Q_ab (with ready queues at most one does, §3.3.3;
 	// without them it is not kept). liveBits has a bit per node with live
 	// Shoal flows (and a word of zeros beyond). column sorts its visits
@@ -430,12 +429,12 @@ func (m *sim) init() {
 		m.pairFlow[i] = -1
 	}
 	m.live = make([][]liveFlow, n)
-	m.p = make([]pair, n*n)
+	m.tail, m.recv = make([]int32, n*n), make([]uint32, n*n)
 	m.active = make([]uint64, (n*n+63)/64)
 	m.queued, m.owed, m.localQ = make([]uint64, len(m.active)), make([]uint64, len(m.active)), make([]uint64, len(m.active))
 	m.liveBits = make([]uint64, (n+63)/64+1)
-	for i := range m.p {
-		m.p[i] = pair{tail: -1}
+	for i := range m.tail {
+		m.tail[i] = -1
 	}
 	m.slotOf = make([]int32, n)
 	m.failedIn = make([]int32, len(m.s.cols))
@@ -457,9 +456,6 @@ func (m *sim) init() {
 		}
 	}
 	m.cellFree = -1
-	// Cell 0 is never allocated: it stands for an empty queue where a
-	// queue's tail is read without a branch on its emptiness (emptyQueue).
-	m.cells = append(m.cells, cellEntry{next: 0, flow: -1, owner: -1, meta: 0})
 	if m.anyFailed {
 		m.failedBelow = make([]int32, n)
 		for j := 1; j < n; j++ {
@@ -482,7 +478,7 @@ func (m *sim) init() {
 	m.res = &SimResult{Flows: make([]FlowResult, F), DeliveredPerNode: make([]int64, n), NodeMaxQueue: make([]int, n)}
 }
 
-// bit is the index of pair (a, b) in active and p.
+// bit is the index of pair (a, b) in active, tail and recv.
 func (m *sim) bit(a, b int) int {
 	return wrap(b-a, m.n)*m.n + a
 }
@@ -628,7 +624,7 @@ func (m *sim) run(until float64) {
 // per (source, intermediate) pair.
 func (m *sim) column(base, offset, lo, hi, col int, slot int64) {
 	n := m.n
-	active, queued, owed, p := m.active, m.queued, m.owed, m.p
+	active, queued, owed, tails := m.active, m.queued, m.owed, m.tail
 	// The cells sent go to out[len(m.out):], whose capacity (a cell per
 	// node and channel) a slot cannot exceed: nOut is the one value that
 	// grows, not a slice header.
@@ -663,13 +659,12 @@ func (m *sim) column(base, offset, lo, hi, col int, slot int64) {
 				b := bits.TrailingZeros64(bs)
 				x := w<<6 + b
 				i := x - base
-				pp := &p[x]
-				t := pp.tail
+				t := tails[x]
 				tc := &cells[t]
 				h := tc.next
 				ce := &cells[h]
 				if h == t {
-					pp.tail = -1
+					tails[x] = -1
 					active[w] &^= 1 << uint(b) // nothing left to send
 					queued[w] &^= 1 << uint(b)
 				} else {
@@ -724,7 +719,7 @@ func (m *sim) liveWord(s int) uint64 {
 // out here rather than called: a slot visits hundreds of pairs.
 func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot int64) {
 	n := m.n
-	active, queued, localQ, p := m.active, m.queued, m.localQ, m.p
+	active, queued, localQ, tails, recv := m.active, m.queued, m.localQ, m.tail, m.recv
 	noReady, ignoreFeedback := m.o.NoReadyQueues, m.o.IgnoreFeedback
 	// Cells on their last hop go to out, on their first to hop (see
 	// column's out).
@@ -735,7 +730,6 @@ func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot 
 		b := bits.TrailingZeros64(full)
 		x := w<<6 + b
 		i := x - base
-		pp := &p[x]
 		anyLive := liveW>>uint(b)&1 != 0 // len(m.live[i]) > 0
 		j := wrap(i+offN, n)
 		// listed: the pair may have something to send at its next
@@ -777,14 +771,14 @@ func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot 
 				m.dataCells++
 			}
 		}
-		if t := pp.tail; t >= 0 {
+		if t := tails[x]; t >= 0 {
 			cells := m.cells
 			tc := &cells[t]
 			h := tc.next
 			ce := &cells[h]
 			flow, owner, local := ce.flow, ce.owner, ce.meta&1 != 0
 			if h == t {
-				pp.tail = -1
+				tails[x] = -1
 				queued[w] &^= 1 << uint(b)
 			} else {
 				tc.next = ce.next
@@ -823,14 +817,14 @@ func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot 
 			}
 			m.dataCells++
 		}
-		if pp.recv != 0 {
+		if recv[x] != 0 {
 			var ready int32
 			if anyLive {
 				ready = m.readyFor(i, x, slot)
 			}
 			m.sendFeedback(i, j, x, ready, slot)
 		}
-		if !listed && pp.tail < 0 {
+		if !listed && tails[x] < 0 {
 			active[w] &^= 1 << uint(b) // nothing left to send: the next visit can wait for a mark
 		}
 	}
@@ -855,7 +849,7 @@ func (m *sim) sentIgnoringFeedback(s *shoalFlow, j, x int) bool {
 // readyFor is the ready subflows the feedback node i owes at pair index x
 // counts (sendFeedback's ready), for a node with live Shoal flows.
 func (m *sim) readyFor(i, x int, slot int64) int32 {
-	k := int(m.sf[m.p[x].recvFlow()].dst)
+	k := int(m.sf[m.recvFlow(x)].dst)
 	if k == i || m.o.NoReadyQueues {
 		return 0 // a direct cell, or Eq. 1
 	}
@@ -872,9 +866,8 @@ func (m *sim) sendFeedback(i, j, x int, ready int32, slot int64) {
 	// with them Eq. 6, len(Q_ik) + len(R_ik) - 1, and, while j's own
 	// cell is still in Q_ik, the slot by which it will have left, so
 	// that j's next cell of the subflow reaches i after it.
-	pp := &m.p[x]
-	f := pp.recvFlow()
-	pp.recv = 0
+	f := m.recvFlow(x)
+	m.recv[x] = 0
 	m.owed[x>>6] &^= 1 << uint(x&63)
 	nodes := uint32(j) | uint32(i)<<16
 	k := int(m.sf[f].dst)
@@ -887,22 +880,27 @@ func (m *sim) sendFeedback(i, j, x int, ready int32, slot int64) {
 		m.fbOut = append(m.fbOut, feedback{nodes: nodes, flow: f, length: m.qLen(y)})
 		return
 	}
-	cells := m.cells
-	t := emptyQueue(m.p[y].tail)
-	length := cells[t].meta >> 1
 	// at: the place, counted from 1 at the head, of the last cell of
 	// Shoal flow f among the forwarded cells of Q_ik, 0 when none is
 	// there: Q_ik serves one cell an epoch, so that cell leaves in the
-	// at-th slot of i to k from now.
-	var at, pos int32
-	for e := cells[t].next; ; e = cells[e].next {
-		pos++
-		c := &cells[e]
-		if b2i(c.owner == f)&int(^c.meta&1) != 0 {
-			at = pos
-		}
-		if e == t {
-			break
+	// at-th slot of i to k from now. Q_ik is empty about a time in three,
+	// unpredictably; its queued bit says so at once, while its tail is
+	// seldom cached.
+	var length, at int32
+	if m.queued[y>>6]>>uint(y&63)&1 != 0 {
+		cells := m.cells
+		t := m.tail[y]
+		length = cells[t].meta >> 1
+		var pos int32
+		for e := cells[t].next; ; e = cells[e].next {
+			pos++
+			c := &cells[e]
+			if b2i(c.owner == f)&int(^c.meta&1) != 0 {
+				at = pos
+			}
+			if e == t {
+				break
+			}
 		}
 	}
 	// The first slot after this one in which i sends to k, and the slot
@@ -1311,19 +1309,20 @@ func (m *sim) enqueueLocal(i, r int, k, owner int32, next int) {
 	cells := m.cells
 	ce := &cells[e]
 	ce.flow, ce.owner = k, owner
-	pp := &m.p[r]
 	q := int32(1)
-	if t := pp.tail; t >= 0 {
-		tc := &cells[t]
+	// Whether Q_ij is empty (nearly always) comes from its queued bit, as
+	// in qLen.
+	if rb := uint64(1) << uint(r&63); m.queued[r>>6]&rb != 0 {
+		tc := &cells[m.tail[r]]
 		ce.next = tc.next
 		tc.next = e
 		q += tc.meta >> 1
 	} else {
 		ce.next = e
-		m.mark(r)
-		m.queued[r>>6] |= 1 << uint(r&63)
+		m.active[r>>6] |= rb
+		m.queued[r>>6] |= rb
 	}
-	pp.tail = e
+	m.tail[r] = e
 	ce.meta = q<<1 | 1 // local
 	m.localQ[r>>6] |= 1 << uint(r&63)
 	nd := &m.node[i]
@@ -1339,16 +1338,15 @@ func (m *sim) enqueueLocal(i, r int, k, owner int32, next int) {
 	}
 }
 
-// qLen is the length of the queue at pair index y.
+// qLen is the length of the queue at pair index y. A release reads it,
+// and finds the queue empty nine times in ten: its queued bit says so
+// without the queue's tail and tail cell (seldom cached).
 func (m *sim) qLen(y int) int32 {
-	return m.cells[emptyQueue(m.p[y].tail)].meta >> 1
+	if m.queued[y>>6]>>uint(y&63)&1 == 0 {
+		return 0
+	}
+	return m.cells[m.tail[y]].meta >> 1
 }
-
-// emptyQueue is tail, a queue's tail cell, or cell 0 for an empty queue
-// (-1): a circular list of its own, of length 0 (meta), whose cell belongs
-// to no Shoal flow. Whether a queue is empty cannot be predicted, and with
-// it a length and a walk of the queue need no branch.
-func emptyQueue(tail int32) int32 { return tail &^ (tail >> 31) }
 
 // wait is how many slots from the current one (m.slotMod) node a waits
 // until it sends to node b, 0 if it does in this slot: the static schedule
@@ -1432,7 +1430,7 @@ func (m *sim) arrivals(cells, hops []dataCell, slot int64) int {
 			// Direct subflow: no queue at j to report, but the source still
 			// waits for feedback.
 			r := wrap(int(c.from)-j, n)*n + j // bit(j, i)
-			m.p[r].recv = uint32(c.owner + 1)
+			m.recv[r] = uint32(c.owner + 1)
 			m.mark(r)
 			m.owed[r>>6] |= 1 << uint(r&63)
 		}
@@ -1475,12 +1473,11 @@ func (m *sim) arrivals(cells, hops []dataCell, slot int64) int {
 		ce := &cls[e]
 		ce.flow, ce.owner = c.flow, c.owner
 		y := wrap(q-j, n)*n + j // bit(j, q)
-		qp := &m.p[y]
 		ql := int32(1)
 		// Whether Q_jq is empty comes from its queued bit: an empty
 		// queue's pair is written, not read (it is seldom cached).
 		if yb := uint64(1) << uint(y&63); m.queued[y>>6]&yb != 0 {
-			tc := &cls[qp.tail]
+			tc := &cls[m.tail[y]]
 			ce.next = tc.next
 			tc.next = e
 			ql += tc.meta >> 1
@@ -1489,7 +1486,7 @@ func (m *sim) arrivals(cells, hops []dataCell, slot int64) int {
 			m.active[y>>6] |= yb
 			m.queued[y>>6] |= yb
 		}
-		qp.tail = e
+		m.tail[y] = e
 		ce.meta = ql << 1
 		nd := &m.node[j]
 		nd.q++
@@ -1506,7 +1503,7 @@ func (m *sim) arrivals(cells, hops []dataCell, slot int64) int {
 			m.boundViolations++
 		}
 		r := wrap(i-j, n)*n + j // bit(j, i)
-		m.p[r].recv = uint32(c.owner + 1)
+		m.recv[r] = uint32(c.owner + 1)
 		m.active[r>>6] |= 1 << uint(r&63)
 		m.owed[r>>6] |= 1 << uint(r&63)
 	}
