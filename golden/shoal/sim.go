@@ -112,32 +112,45 @@ const (
 
 // The state of one ordered pair (a, b) at node a is its queue Q_ab and the
 // last local cell a received from b, awaiting its rate-limit feedback: the
-// arrays tail and recv of sim. Pairs are stored in the order of their active
+// arrays qs and recv of sim. Pairs are stored in the order of their active
 // bits (sim.bit): the pairs a slot serves, one column of the schedule per
 // channel, are consecutive, and the next slot serves the next columns, so
-// the visits of an epoch read the arrays from one end to the other instead
-// of jumping between N nodes' rows.
+// the visits of an epoch read the arrays from one end to the other, in an
+// order the processor's prefetching follows, instead of jumping between N
+// nodes' rows.
 //
-// A pair is read at random far more often than any other state, and the
-// less of it a random access touches, the more of it stays cached: a
-// forwarded cell joining Q_ab at its intermediate node writes its tail, a
-// cell's arrival writes recv of the pair that owes its feedback, and a
-// feedback reading the length of Q_ab reads its tail. The tails are kept
-// apart from recv, four bytes a pair, so that the array read at random is
-// half the size of the pairs (N² pairs are 2 MB at 512 nodes, about a
-// core's L2 cache). The length of Q_ab is kept in its tail cell
-// (cellEntry.meta), which an enqueue and a dequeue read anyway; the queue
-// the last local cell joined is that cell's destination (its Shoal flow's
-// dst), the receiver itself for a direct cell.
+// What costs is what is read at random: a cell's arrival writes the queue
+// it joins and recv of the pair that owes its feedback, and a feedback
+// reads the length of a queue and looks for its sender's cell in it. A
+// read the next instruction waits for costs most; a write does not hold
+// the processor up. So the head of Q_ab is kept in the pair (queue), not
+// in the cell pool: most queues hold one cell (the ready queues of §3.3.3
+// and Eq. 5 keep them short), and its arrival writes it where the visit
+// that sends it reads it, in the visits' order; only the cells behind it
+// go to the pool, whose cells a visit would otherwise read at random. recv
+// is an array of its own, so that the random writes to it touch four bytes
+// a pair. Whether Q_ab is empty and whether a local cell waits in it are
+// bits of their own (queued, localQ), read in place of the pair where the
+// answer is all that is needed. The queue the last local cell joined is
+// that cell's destination (its Shoal flow's dst), the receiver itself for
+// a direct cell.
 
 // recvFlow is the Shoal flow of recv[x], -1 none.
 func (m *sim) recvFlow(x int) int32 { return int32(m.recv[x]) - 1 }
 
-// cellEntry is a cell waiting in a queue: flow is its workload flow, owner
-// that flow's Shoal flow (kept with the cell: the feedback's place and the
-// release of the next cell read it for every queued cell). meta is
-// qLen<<1 | local: local is 1 for a local cell, and qLen, read only in a
-// queue's tail cell, is the queue's length.
+// queue is Q_ab: its head cell, kept with the pair, and the cells behind
+// it, a circular list in the cell pool (rest is its last cell, whose next
+// is the first). flow and owner are the head cell's, as in cellEntry; rest
+// is -1 when the head is alone or Q_ab is empty (its queued bit is clear).
+type queue struct {
+	rest, flow, owner int32
+}
+
+// cellEntry is a cell waiting in a queue behind its head: flow is its
+// workload flow, owner that flow's Shoal flow, ^owner (negative) for a
+// local cell (kept with the cell: the feedback's place and the release of
+// the next cell read it for every queued cell). meta, read only in the
+// last cell, is how many cells the queue has behind its head.
 type cellEntry struct {
 	next, flow, owner int32
 	meta              int32
@@ -296,14 +309,13 @@ type sim struct {
 	sfSeq   []int64
 	free    []int32
 	seq     int64 // candidate-list order (sfSeq)
-	// per ordered pair (a, b), at its active bit (bit): tail is the last
-	// cell of Q_ab, -1 when it is empty (the list is circular, the tail's
-	// next is the head, so one index does for both ends); recv is
-	// recvFlow+1, recvFlow the Shoal flow of the last local cell a received
-	// from b (awaiting its rate-limit feedback), -1 none. Whether a local
-	// cell waits in Q_ab is a bit of localQ: a cell's arrival sets recv
-	// without reading it.
-	tail []int32
+	// per ordered pair (a, b), at its active bit (bit): qs is Q_ab, its
+	// cells valid while its queued bit is set; recv is recvFlow+1,
+	// recvFlow the Shoal flow of the last local cell a received from b
+	// (awaiting its rate-limit feedback), -1 none. Whether a local cell
+	// waits in Q_ab is a bit of localQ: a cell's arrival sets recv without
+	// reading it.
+	qs   []queue
 	recv []uint32
 	// active has a bit per pair that may have something to send: a queued
 	// cell, a listed subflow or feedback to return. It is a superset (bits
@@ -324,7 +336,7 @@ type sim struct {
 	// channel) that touch a failed node: their slots are unused, not empty.
 	failedIn []int32
 	// queued, owed and localQ have a bit per pair, as active: Q_ab is not
-	// empty (tail ≥ 0), a owes b feedback (recv > 0), a local
+	// empty, a owes b feedback (recv > 0), a local
 	// cell waits in Q_ab (with ready queues at most one does, §3.3.3;
 	// without them it is not kept). liveBits has a bit per node with live
 	// Shoal flows (and a word of zeros beyond). column sorts its visits
@@ -429,12 +441,12 @@ func (m *sim) init() {
 		m.pairFlow[i] = -1
 	}
 	m.live = make([][]liveFlow, n)
-	m.tail, m.recv = make([]int32, n*n), make([]uint32, n*n)
+	m.qs, m.recv = make([]queue, n*n), make([]uint32, n*n)
 	m.active = make([]uint64, (n*n+63)/64)
 	m.queued, m.owed, m.localQ = make([]uint64, len(m.active)), make([]uint64, len(m.active)), make([]uint64, len(m.active))
 	m.liveBits = make([]uint64, (n+63)/64+1)
-	for i := range m.tail {
-		m.tail[i] = -1
+	for i := range m.qs {
+		m.qs[i].rest = -1
 	}
 	m.slotOf = make([]int32, n)
 	m.failedIn = make([]int32, len(m.s.cols))
@@ -478,7 +490,7 @@ func (m *sim) init() {
 	m.res = &SimResult{Flows: make([]FlowResult, F), DeliveredPerNode: make([]int64, n), NodeMaxQueue: make([]int, n)}
 }
 
-// bit is the index of pair (a, b) in active, tail and recv.
+// bit is the index of pair (a, b) in active, qs and recv.
 func (m *sim) bit(a, b int) int {
 	return wrap(b-a, m.n)*m.n + a
 }
@@ -624,7 +636,7 @@ func (m *sim) run(until float64) {
 // per (source, intermediate) pair.
 func (m *sim) column(base, offset, lo, hi, col int, slot int64) {
 	n := m.n
-	active, queued, owed, tails := m.active, m.queued, m.owed, m.tail
+	active, queued, owed, qs := m.active, m.queued, m.owed, m.qs
 	// The cells sent go to out[len(m.out):], whose capacity (a cell per
 	// node and channel) a slot cannot exceed: nOut is the one value that
 	// grows, not a slice header.
@@ -659,25 +671,30 @@ func (m *sim) column(base, offset, lo, hi, col int, slot int64) {
 				b := bits.TrailingZeros64(bs)
 				x := w<<6 + b
 				i := x - base
-				t := tails[x]
-				tc := &cells[t]
-				h := tc.next
-				ce := &cells[h]
-				if h == t {
-					tails[x] = -1
+				qx := &qs[x]
+				oc := &out[nOut] // written in place: a cell literal goes through the stack
+				nOut++
+				oc.flow, oc.owner = qx.flow, qx.owner
+				j := wrap(i+offN, n)
+				oc.to, oc.from, oc.final, oc.local, oc.col = uint16(j), uint16(i), uint16(j), false, uint8(col)
+				if t := qx.rest; t < 0 {
 					active[w] &^= 1 << uint(b) // nothing left to send
 					queued[w] &^= 1 << uint(b)
 				} else {
-					tc.next = ce.next
-					tc.meta -= 2
+					// The first cell behind the head takes its place.
+					tc := &cells[t]
+					h := tc.next
+					ce := &cells[h]
+					qx.flow, qx.owner = ce.flow, ce.owner
+					if h == t {
+						qx.rest = -1
+					} else {
+						tc.next = ce.next
+						tc.meta--
+					}
+					ce.next = m.cellFree
+					m.cellFree = h
 				}
-				oc := &out[nOut] // written in place: a cell literal goes through the stack
-				nOut++
-				oc.flow, oc.owner = ce.flow, ce.owner
-				j := wrap(i+offN, n)
-				oc.to, oc.from, oc.final, oc.local, oc.col = uint16(j), uint16(i), uint16(j), false, uint8(col)
-				ce.next = m.cellFree
-				m.cellFree = h
 				m.node[i].q--
 			}
 			c := int64(bits.OnesCount64(fwd))
@@ -719,7 +736,7 @@ func (m *sim) liveWord(s int) uint64 {
 // out here rather than called: a slot visits hundreds of pairs.
 func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot int64) {
 	n := m.n
-	active, queued, localQ, tails, recv := m.active, m.queued, m.localQ, m.tail, m.recv
+	active, queued, localQ, qs, recv := m.active, m.queued, m.localQ, m.qs, m.recv
 	noReady, ignoreFeedback := m.o.NoReadyQueues, m.o.IgnoreFeedback
 	// Cells on their last hop go to out, on their first to hop (see
 	// column's out).
@@ -771,21 +788,29 @@ func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot 
 				m.dataCells++
 			}
 		}
-		if t := tails[x]; t >= 0 {
-			cells := m.cells
-			tc := &cells[t]
-			h := tc.next
-			ce := &cells[h]
-			flow, owner, local := ce.flow, ce.owner, ce.meta&1 != 0
-			if h == t {
-				tails[x] = -1
+		if queued[w]>>uint(b)&1 != 0 {
+			qx := &qs[x]
+			flow, owner := qx.flow, qx.owner
+			local := owner < 0
+			owner ^= owner >> 31
+			if t := qx.rest; t < 0 {
 				queued[w] &^= 1 << uint(b)
 			} else {
-				tc.next = ce.next
-				tc.meta -= 2 // the queue's length, one less
+				// The first cell behind the head takes its place.
+				cells := m.cells
+				tc := &cells[t]
+				h := tc.next
+				ce := &cells[h]
+				qx.flow, qx.owner = ce.flow, ce.owner
+				if h == t {
+					qx.rest = -1
+				} else {
+					tc.next = ce.next
+					tc.meta--
+				}
+				ce.next = m.cellFree
+				m.cellFree = h
 			}
-			ce.next = m.cellFree
-			m.cellFree = h
 			m.node[i].q--
 			if local {
 				localQ[w] &^= 1 << uint(b)
@@ -824,7 +849,7 @@ func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot 
 			}
 			m.sendFeedback(i, j, x, ready, slot)
 		}
-		if !listed && tails[x] < 0 {
+		if !listed && queued[w]>>uint(b)&1 == 0 {
 			active[w] &^= 1 << uint(b) // nothing left to send: the next visit can wait for a mark
 		}
 	}
@@ -884,22 +909,26 @@ func (m *sim) sendFeedback(i, j, x int, ready int32, slot int64) {
 	// Shoal flow f among the forwarded cells of Q_ik, 0 when none is
 	// there: Q_ik serves one cell an epoch, so that cell leaves in the
 	// at-th slot of i to k from now. Q_ik is empty about a time in three,
-	// unpredictably; its queued bit says so at once, while its tail is
-	// seldom cached.
+	// unpredictably; its queued bit says so at once, while the queue
+	// itself is seldom cached.
 	var length, at int32
 	if m.queued[y>>6]>>uint(y&63)&1 != 0 {
-		cells := m.cells
-		t := m.tail[y]
-		length = cells[t].meta >> 1
-		var pos int32
-		for e := cells[t].next; ; e = cells[e].next {
-			pos++
-			c := &cells[e]
-			if b2i(c.owner == f)&int(^c.meta&1) != 0 {
-				at = pos
-			}
-			if e == t {
-				break
+		// A local cell's owner is negative: owner == f only for a
+		// forwarded cell of f.
+		qy := &m.qs[y]
+		length, at = 1, int32(b2i(qy.owner == f))
+		if t := qy.rest; t >= 0 {
+			cells := m.cells
+			length += cells[t].meta
+			pos := int32(1)
+			for e := cells[t].next; ; e = cells[e].next {
+				pos++
+				if cells[e].owner == f {
+					at = pos
+				}
+				if e == t {
+					break
+				}
 			}
 		}
 	}
@@ -1277,7 +1306,7 @@ func (m *sim) unlist(f int32) {
 		state[j] = st &^ (sfStateMask | sfInList)
 		r := wrap(j-i, n)*n + i
 		if (queued[r>>6]|owed[r>>6])>>uint(r&63)&1 != 0 {
-			continue // Q_ij not empty (tail ≥ 0) or feedback owed (recv > 0)
+			continue // Q_ij not empty or feedback owed (recv > 0)
 		}
 		listed := false
 		if !alone {
@@ -1299,31 +1328,38 @@ func (m *sim) unlist(f int32) {
 // node next (the cell's intermediate). arrivals writes out the same steps
 // for a forwarded cell: a change to one is a change to both.
 func (m *sim) enqueueLocal(i, r int, k, owner int32, next int) {
-	e := m.cellFree
-	if e >= 0 {
-		m.cellFree = m.cells[e].next
-	} else {
-		e = int32(len(m.cells))
-		m.cells = append(m.cells, cellEntry{})
-	}
-	cells := m.cells
-	ce := &cells[e]
-	ce.flow, ce.owner = k, owner
 	q := int32(1)
 	// Whether Q_ij is empty (nearly always) comes from its queued bit, as
 	// in qLen.
-	if rb := uint64(1) << uint(r&63); m.queued[r>>6]&rb != 0 {
-		tc := &cells[m.tail[r]]
-		ce.next = tc.next
-		tc.next = e
-		q += tc.meta >> 1
-	} else {
-		ce.next = e
+	if rb := uint64(1) << uint(r&63); m.queued[r>>6]&rb == 0 {
+		m.qs[r] = queue{rest: -1, flow: k, owner: ^owner} // local
 		m.active[r>>6] |= rb
 		m.queued[r>>6] |= rb
+	} else {
+		e := m.cellFree
+		if e >= 0 {
+			m.cellFree = m.cells[e].next
+		} else {
+			e = int32(len(m.cells))
+			m.cells = append(m.cells, cellEntry{})
+		}
+		cells := m.cells
+		ce := &cells[e]
+		ce.flow, ce.owner = k, ^owner // local
+		qr := &m.qs[r]
+		behind := int32(1)
+		if t := qr.rest; t >= 0 {
+			tc := &cells[t]
+			ce.next = tc.next
+			tc.next = e
+			behind += tc.meta
+		} else {
+			ce.next = e
+		}
+		ce.meta = behind
+		qr.rest = e
+		q += behind
 	}
-	m.tail[r] = e
-	ce.meta = q<<1 | 1 // local
 	m.localQ[r>>6] |= 1 << uint(r&63)
 	nd := &m.node[i]
 	nd.q++
@@ -1340,12 +1376,16 @@ func (m *sim) enqueueLocal(i, r int, k, owner int32, next int) {
 
 // qLen is the length of the queue at pair index y. A release reads it,
 // and finds the queue empty nine times in ten: its queued bit says so
-// without the queue's tail and tail cell (seldom cached).
+// without the queue (seldom cached when the release follows a feedback).
 func (m *sim) qLen(y int) int32 {
 	if m.queued[y>>6]>>uint(y&63)&1 == 0 {
 		return 0
 	}
-	return m.cells[m.tail[y]].meta >> 1
+	t := m.qs[y].rest
+	if t < 0 {
+		return 1
+	}
+	return 1 + m.cells[t].meta
 }
 
 // wait is how many slots from the current one (m.slotMod) node a waits
@@ -1462,32 +1502,40 @@ func (m *sim) arrivals(cells, hops []dataCell, slot int64) int {
 		// First hop: j is the intermediate node; the cell joins Q_jq and
 		// j records it for its next feedback to i (§3.3.2). The enqueue
 		// of a forwarded cell, written out.
-		e := m.cellFree
-		if e >= 0 {
-			m.cellFree = m.cells[e].next
-		} else {
-			e = int32(len(m.cells))
-			m.cells = append(m.cells, cellEntry{})
-		}
-		cls := m.cells
-		ce := &cls[e]
-		ce.flow, ce.owner = c.flow, c.owner
 		y := wrap(q-j, n)*n + j // bit(j, q)
 		ql := int32(1)
 		// Whether Q_jq is empty comes from its queued bit: an empty
-		// queue's pair is written, not read (it is seldom cached).
-		if yb := uint64(1) << uint(y&63); m.queued[y>>6]&yb != 0 {
-			tc := &cls[m.tail[y]]
-			ce.next = tc.next
-			tc.next = e
-			ql += tc.meta >> 1
-		} else {
-			ce.next = e
+		// queue is written, not read (it is seldom cached), and the cell
+		// becomes its head.
+		if yb := uint64(1) << uint(y&63); m.queued[y>>6]&yb == 0 {
+			m.qs[y] = queue{rest: -1, flow: c.flow, owner: c.owner}
 			m.active[y>>6] |= yb
 			m.queued[y>>6] |= yb
+		} else {
+			e := m.cellFree
+			if e >= 0 {
+				m.cellFree = m.cells[e].next
+			} else {
+				e = int32(len(m.cells))
+				m.cells = append(m.cells, cellEntry{})
+			}
+			cls := m.cells
+			ce := &cls[e]
+			ce.flow, ce.owner = c.flow, c.owner
+			qy := &m.qs[y]
+			behind := int32(1)
+			if t := qy.rest; t >= 0 {
+				tc := &cls[t]
+				ce.next = tc.next
+				tc.next = e
+				behind += tc.meta
+			} else {
+				ce.next = e
+			}
+			ce.meta = behind
+			qy.rest = e
+			ql += behind
 		}
-		m.tail[y] = e
-		ce.meta = ql << 1
 		nd := &m.node[j]
 		nd.q++
 		nd.maxQ = max(nd.maxQ, ql)
