@@ -140,10 +140,12 @@ func (m *sim) recvFlow(x int) int32 { return int32(m.recv[x]) - 1 }
 
 // queue is Q_ab: its head cell, kept with the pair, and the cells behind
 // it, a circular list in the cell pool (rest is its last cell, whose next
-// is the first). flow and owner are the head cell's, as in cellEntry; rest
-// is -1 when the head is alone or Q_ab is empty (its queued bit is clear).
+// is the first). flow is the head cell's workload flow, ^flow (negative)
+// for a local cell; its Shoal flow is the workload flow's (wflow.owner),
+// so that a queue is eight bytes. rest is -1 when the head is alone or
+// Q_ab is empty (its queued bit is clear).
 type queue struct {
-	rest, flow, owner int32
+	rest, flow int32
 }
 
 // cellEntry is a cell waiting in a queue behind its head: flow is its
@@ -674,7 +676,7 @@ func (m *sim) column(base, offset, lo, hi, col int, slot int64) {
 				qx := &qs[x]
 				oc := &out[nOut] // written in place: a cell literal goes through the stack
 				nOut++
-				oc.flow, oc.owner = qx.flow, qx.owner
+				oc.flow, oc.owner = qx.flow, m.wf[qx.flow].owner
 				j := wrap(i+offN, n)
 				oc.to, oc.from, oc.final, oc.local, oc.col = uint16(j), uint16(i), uint16(j), false, uint8(col)
 				if t := qx.rest; t < 0 {
@@ -685,7 +687,7 @@ func (m *sim) column(base, offset, lo, hi, col int, slot int64) {
 					tc := &cells[t]
 					h := tc.next
 					ce := &cells[h]
-					qx.flow, qx.owner = ce.flow, ce.owner
+					qx.flow = ce.flow ^ ce.owner>>31
 					if h == t {
 						qx.rest = -1
 					} else {
@@ -790,9 +792,10 @@ func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot 
 		}
 		if queued[w]>>uint(b)&1 != 0 {
 			qx := &qs[x]
-			flow, owner := qx.flow, qx.owner
-			local := owner < 0
-			owner ^= owner >> 31
+			flow := qx.flow
+			local := flow < 0
+			flow ^= flow >> 31
+			owner := m.wf[flow].owner
 			if t := qx.rest; t < 0 {
 				queued[w] &^= 1 << uint(b)
 			} else {
@@ -801,7 +804,7 @@ func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot 
 				tc := &cells[t]
 				h := tc.next
 				ce := &cells[h]
-				qx.flow, qx.owner = ce.flow, ce.owner
+				qx.flow = ce.flow ^ ce.owner>>31
 				if h == t {
 					qx.rest = -1
 				} else {
@@ -913,10 +916,11 @@ func (m *sim) sendFeedback(i, j, x int, ready int32, slot int64) {
 	// itself is seldom cached.
 	var length, at int32
 	if m.queued[y>>6]>>uint(y&63)&1 != 0 {
-		// A local cell's owner is negative: owner == f only for a
+		// A local head's flow is negative: the head counts if it is a
 		// forwarded cell of f.
 		qy := &m.qs[y]
-		length, at = 1, int32(b2i(qy.owner == f))
+		hf := qy.flow
+		length, at = 1, int32(b2i(m.wf[hf^hf>>31].owner == f)&int(^hf>>31&1))
 		if t := qy.rest; t >= 0 {
 			cells := m.cells
 			length += cells[t].meta
@@ -1332,7 +1336,7 @@ func (m *sim) enqueueLocal(i, r int, k, owner int32, next int) {
 	// Whether Q_ij is empty (nearly always) comes from its queued bit, as
 	// in qLen.
 	if rb := uint64(1) << uint(r&63); m.queued[r>>6]&rb == 0 {
-		m.qs[r] = queue{rest: -1, flow: k, owner: ^owner} // local
+		m.qs[r] = queue{rest: -1, flow: ^k} // local
 		m.active[r>>6] |= rb
 		m.queued[r>>6] |= rb
 	} else {
@@ -1508,7 +1512,7 @@ func (m *sim) arrivals(cells, hops []dataCell, slot int64) int {
 		// queue is written, not read (it is seldom cached), and the cell
 		// becomes its head.
 		if yb := uint64(1) << uint(y&63); m.queued[y>>6]&yb == 0 {
-			m.qs[y] = queue{rest: -1, flow: c.flow, owner: c.owner}
+			m.qs[y] = queue{rest: -1, flow: c.flow}
 			m.active[y>>6] |= yb
 			m.queued[y>>6] |= yb
 		} else {
