@@ -304,7 +304,13 @@ type sim struct {
 	pairFlow []int32 // [src*N + dst], -1 none
 	// live lists each node's live Shoal flows (as source), in no order,
 	// with their slabs: a visit of a pair reads the subflow state of each.
-	live [][]liveFlow
+	// liveLen is how many, and liveOne the first: most nodes with live
+	// flows have one, and listedOne reads it from an array of N entries
+	// rather than through the node's list (a load less before the
+	// subflow's state).
+	live    [][]liveFlow
+	liveOne []liveFlow
+	liveLen []int32
 	// per Shoal-flow slab, [slab*N + intermediate]: see sfStateMask
 	sfState []uint8
 	sfRate  []subRate
@@ -443,6 +449,7 @@ func (m *sim) init() {
 		m.pairFlow[i] = -1
 	}
 	m.live = make([][]liveFlow, n)
+	m.liveOne, m.liveLen = make([]liveFlow, n), make([]int32, n)
 	m.qs, m.recv = make([]queue, n*n), make([]uint32, n*n)
 	m.active = make([]uint64, (n*n+63)/64)
 	m.queued, m.owed, m.localQ = make([]uint64, len(m.active)), make([]uint64, len(m.active)), make([]uint64, len(m.active))
@@ -1069,6 +1076,8 @@ func (m *sim) start(src, dst int, slot int64) int32 {
 	m.sf = append(m.sf, shoalFlow{src: int32(src), dst: int32(dst), slab: sl, head: -1, tail: -1, startSlot: slot,
 		livePos: int32(len(m.live[src]))})
 	m.live[src] = append(m.live[src], liveFlow{f: f, base: sl * int32(m.n)})
+	m.liveOne[src] = m.live[src][0]
+	m.liveLen[src]++
 	m.liveBits[src>>6] |= 1 << uint(src&63)
 	return f
 }
@@ -1089,6 +1098,8 @@ func (m *sim) maybeEnd(f int32) {
 	l[s.livePos] = last
 	m.sf[last.f].livePos = s.livePos
 	m.live[s.src] = l[:len(l)-1]
+	m.liveOne[s.src] = l[0]
+	m.liveLen[s.src]--
 	if len(l) == 1 {
 		m.liveBits[s.src>>6] &^= 1 << uint(s.src&63)
 	}
@@ -1111,9 +1122,14 @@ func (m *sim) maybeEnd(f int32) {
 
 // listedOne counts the subflows on the candidate list of (i, j) and
 // returns one of them. It calls nothing, so that its loop keeps its
-// values in registers.
+// values in registers. A node with one live Shoal flow (most) has one
+// subflow through j, listed or not (sfInList is bit 2).
 func (m *sim) listedOne(i, j int) (one liveFlow, listed int) {
 	state := m.sfState
+	if m.liveLen[i] == 1 {
+		one = m.liveOne[i]
+		return one, int(state[int(one.base)+j] >> 2 & 1)
+	}
 	for _, lf := range m.live[i] {
 		if state[int(lf.base)+j]&sfInList != 0 {
 			one = lf
