@@ -1123,12 +1123,12 @@ func (m *sim) maybeEnd(f int32) {
 // listedOne counts the subflows on the candidate list of (i, j) and
 // returns one of them. It calls nothing, so that its loop keeps its
 // values in registers. A node with one live Shoal flow (most) has one
-// subflow through j, listed or not (sfInList is bit 2).
+// subflow through j, listed or not.
 func (m *sim) listedOne(i, j int) (one liveFlow, listed int) {
 	state := m.sfState
 	if m.liveLen[i] == 1 {
 		one = m.liveOne[i]
-		return one, int(state[int(one.base)+j] >> 2 & 1)
+		return one, b2i(state[int(one.base)+j]&sfInList != 0)
 	}
 	for _, lf := range m.live[i] {
 		if state[int(lf.base)+j]&sfInList != 0 {
