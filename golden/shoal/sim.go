@@ -344,12 +344,12 @@ type sim struct {
 	// channel) that touch a failed node: their slots are unused, not empty.
 	failedIn []int32
 	// queued, owed and localQ have a bit per pair, as active: Q_ab is not
-	// empty, a owes b feedback (recv > 0), a local
-	// cell waits in Q_ab (with ready queues at most one does, §3.3.3;
-	// without them it is not kept). liveBits has a bit per node with live
-	// Shoal flows (and a word of zeros beyond). column sorts its visits
-	// with them. A pair's bits are read where the pair itself is not: a
-	// bitmap stays cached, the pairs, read at random, often do not.
+	// empty, a owes b feedback (recv > 0), a local cell waits in Q_ab
+	// (with ready queues at most one does, §3.3.3; without them it is not
+	// kept). liveBits has a bit per node with live Shoal flows (and a word
+	// of zeros beyond). column sorts its visits with them. A pair's bits
+	// are read where the pair itself is not: a bitmap stays cached, the
+	// pairs, read at random, often do not.
 	queued, owed, localQ []uint64
 	liveBits             []uint64
 	cand                 []liveFlow // see releaseList
