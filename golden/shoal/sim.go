@@ -110,42 +110,49 @@ const (
 	sfOutstanding              // its cell left; feedback not yet received
 )
 
-// pair is the state of one ordered pair (a, b) at node a: its queue Q_ab
-// and the last local cell a received from b, awaiting its rate-limit
-// feedback. Pairs are stored in the order of their active bits (sim.bit):
-// the pairs a slot serves, one column of the schedule per channel, are
-// consecutive, and the next slot serves the next columns, so the visits
-// of an epoch read the array from one end to the other instead of jumping
-// between N nodes' rows.
+// The state of one ordered pair (a, b) at node a is its queue Q_ab and the
+// last local cell a received from b, awaiting its rate-limit feedback: the
+// arrays qs and recv of sim. Pairs are stored in the order of their active
+// bits (sim.bit): the pairs a slot serves, one column of the schedule per
+// channel, are consecutive, and the next slot serves the next columns, so
+// the visits of an epoch read the arrays from one end to the other, in an
+// order the processor's prefetching follows, instead of jumping between N
+// nodes' rows.
 //
-// A pair is eight bytes, what a visit and the random accesses to a queue
-// (a forwarded cell joining it at its intermediate node, the feedback
-// reporting its length) need: the pairs are read at random far more often
-// than any other state, and the smaller they are, the more of them stay
-// cached. The length of Q_ab is kept in its tail cell (cellEntry.meta),
-// which an enqueue and a dequeue read anyway; the queue the last local cell
-// joined is that cell's destination (its Shoal flow's dst), the receiver
-// itself for a direct cell.
-type pair struct {
-	// tail is the last cell of Q_ab, -1 when it is empty; the list is
-	// circular (the tail's next is the head), so one index does for both
-	// ends.
-	tail int32
-	// recv is recvFlow+1 << 1 | queued: recvFlow is the Shoal flow of the
-	// last local cell a received from b (awaiting its rate-limit feedback),
-	// -1 none; queued is 1 while a local cell waits in Q_ab (with ready
-	// queues at most one does, §3.3.3; without them it is not kept).
-	recv uint32
+// What costs is what is read at random: a cell's arrival writes the queue
+// it joins and recv of the pair that owes its feedback, and a feedback
+// reads the length of a queue and looks for its sender's cell in it. A
+// read the next instruction waits for costs most; a write does not hold
+// the processor up. So the head of Q_ab is kept in the pair (queue), not
+// in the cell pool: most queues hold one cell (the ready queues of §3.3.3
+// and Eq. 5 keep them short), and its arrival writes it where the visit
+// that sends it reads it, in the visits' order; only the cells behind it
+// go to the pool, whose cells a visit would otherwise read at random. recv
+// is an array of its own, so that the random writes to it touch four bytes
+// a pair. Whether Q_ab is empty and whether a local cell waits in it are
+// bits of their own (queued, localQ), read in place of the pair where the
+// answer is all that is needed. The queue the last local cell joined is
+// that cell's destination (its Shoal flow's dst), the receiver itself for
+// a direct cell.
+
+// recvFlow is the Shoal flow of recv[x], -1 none.
+func (m *sim) recvFlow(x int) int32 { return int32(m.recv[x]) - 1 }
+
+// queue is Q_ab: its head cell, kept with the pair, and the cells behind
+// it, a circular list in the cell pool (rest is its last cell, whose next
+// is the first). flow is the head cell's workload flow, ^flow (negative)
+// for a local cell; its Shoal flow is the workload flow's (wflow.owner),
+// so that a queue is eight bytes. rest is -1 when the head is alone or
+// Q_ab is empty (its queued bit is clear).
+type queue struct {
+	rest, flow int32
 }
 
-// recvFlow is the Shoal flow of pair.recv, -1 none.
-func (pp *pair) recvFlow() int32 { return int32(pp.recv>>1) - 1 }
-
-// cellEntry is a cell waiting in a queue: flow is its workload flow, owner
-// that flow's Shoal flow (kept with the cell: the feedback's place and the
-// release of the next cell read it for every queued cell). meta is
-// qLen<<1 | local: local is 1 for a local cell, and qLen, read only in a
-// queue's tail cell, is the queue's length.
+// cellEntry is a cell waiting in a queue behind its head: flow is its
+// workload flow, owner that flow's Shoal flow, ^owner (negative) for a
+// local cell (kept with the cell: the feedback's place and the release of
+// the next cell read it for every queued cell). meta, read only in the
+// last cell, is how many cells the queue has behind its head.
 type cellEntry struct {
 	next, flow, owner int32
 	meta              int32
@@ -297,15 +304,27 @@ type sim struct {
 	pairFlow []int32 // [src*N + dst], -1 none
 	// live lists each node's live Shoal flows (as source), in no order,
 	// with their slabs: a visit of a pair reads the subflow state of each.
-	live [][]liveFlow
+	// liveLen is how many, and liveOne the first: most nodes with live
+	// flows have one, and listedOne reads it from an array of N entries
+	// rather than through the node's list (a load less before the
+	// subflow's state).
+	live    [][]liveFlow
+	liveOne []liveFlow
+	liveLen []int32
 	// per Shoal-flow slab, [slab*N + intermediate]: see sfStateMask
 	sfState []uint8
 	sfRate  []subRate
 	sfSeq   []int64
 	free    []int32
 	seq     int64 // candidate-list order (sfSeq)
-	// per ordered pair (a, b), at its active bit (bit)
-	p []pair
+	// per ordered pair (a, b), at its active bit (bit): qs is Q_ab, its
+	// cells valid while its queued bit is set; recv is recvFlow+1,
+	// recvFlow the Shoal flow of the last local cell a received from b
+	// (awaiting its rate-limit feedback), -1 none. Whether a local cell
+	// waits in Q_ab is a bit of localQ: a cell's arrival sets recv without
+	// reading it.
+	qs   []queue
+	recv []uint32
 	// active has a bit per pair that may have something to send: a queued
 	// cell, a listed subflow or feedback to return. It is a superset (bits
 	// are set when one of those appears and cleared when a visit finds
@@ -324,14 +343,17 @@ type sim struct {
 	// failedIn[q] counts the pairs of column q of the schedule (slot·C +
 	// channel) that touch a failed node: their slots are unused, not empty.
 	failedIn []int32
-	// queued and owed have a bit per pair, as active: Q_ab is not empty
-	// (pair.tail ≥ 0), a owes b feedback (pair.recv > 1). liveBits has a
-	// bit per node with live Shoal flows (and a word of zeros beyond).
-	// column sorts its visits with them.
-	queued, owed []uint64
-	liveBits     []uint64
-	cand         []liveFlow // see releaseList
-	candSeq      []int64    // their sfSeq (releaseList)
+	// queued, owed and localQ have a bit per pair, as active: Q_ab is not
+	// empty, a owes b feedback (recv > 0), a local cell waits in Q_ab
+	// (with ready queues at most one does, §3.3.3; without them it is not
+	// kept). liveBits has a bit per node with live Shoal flows (and a word
+	// of zeros beyond). column sorts its visits with them. A pair's bits
+	// are read where the pair itself is not: a bitmap stays cached, the
+	// pairs, read at random, often do not.
+	queued, owed, localQ []uint64
+	liveBits             []uint64
+	cand                 []liveFlow // see releaseList
+	candSeq              []int64    // their sfSeq (releaseList)
 	// direct: release handed the visit a local cell (directFlow, of Shoal
 	// flow directOwner) to send at once (a release's direct)
 	direct                  bool
@@ -427,12 +449,13 @@ func (m *sim) init() {
 		m.pairFlow[i] = -1
 	}
 	m.live = make([][]liveFlow, n)
-	m.p = make([]pair, n*n)
+	m.liveOne, m.liveLen = make([]liveFlow, n), make([]int32, n)
+	m.qs, m.recv = make([]queue, n*n), make([]uint32, n*n)
 	m.active = make([]uint64, (n*n+63)/64)
-	m.queued, m.owed = make([]uint64, len(m.active)), make([]uint64, len(m.active))
+	m.queued, m.owed, m.localQ = make([]uint64, len(m.active)), make([]uint64, len(m.active)), make([]uint64, len(m.active))
 	m.liveBits = make([]uint64, (n+63)/64+1)
-	for i := range m.p {
-		m.p[i] = pair{tail: -1}
+	for i := range m.qs {
+		m.qs[i].rest = -1
 	}
 	m.slotOf = make([]int32, n)
 	m.failedIn = make([]int32, len(m.s.cols))
@@ -454,9 +477,6 @@ func (m *sim) init() {
 		}
 	}
 	m.cellFree = -1
-	// Cell 0 is never allocated: it stands for an empty queue where a
-	// queue's tail is read without a branch on its emptiness (emptyQueue).
-	m.cells = append(m.cells, cellEntry{next: 0, flow: -1, owner: -1, meta: 0})
 	if m.anyFailed {
 		m.failedBelow = make([]int32, n)
 		for j := 1; j < n; j++ {
@@ -479,7 +499,7 @@ func (m *sim) init() {
 	m.res = &SimResult{Flows: make([]FlowResult, F), DeliveredPerNode: make([]int64, n), NodeMaxQueue: make([]int, n)}
 }
 
-// bit is the index of pair (a, b) in active and p.
+// bit is the index of pair (a, b) in active, qs and recv.
 func (m *sim) bit(a, b int) int {
 	return wrap(b-a, m.n)*m.n + a
 }
@@ -625,7 +645,7 @@ func (m *sim) run(until float64) {
 // per (source, intermediate) pair.
 func (m *sim) column(base, offset, lo, hi, col int, slot int64) {
 	n := m.n
-	active, queued, owed, p := m.active, m.queued, m.owed, m.p
+	active, queued, owed, qs := m.active, m.queued, m.owed, m.qs
 	// The cells sent go to out[len(m.out):], whose capacity (a cell per
 	// node and channel) a slot cannot exceed: nOut is the one value that
 	// grows, not a slice header.
@@ -660,26 +680,30 @@ func (m *sim) column(base, offset, lo, hi, col int, slot int64) {
 				b := bits.TrailingZeros64(bs)
 				x := w<<6 + b
 				i := x - base
-				pp := &p[x]
-				t := pp.tail
-				tc := &cells[t]
-				h := tc.next
-				ce := &cells[h]
-				if h == t {
-					pp.tail = -1
+				qx := &qs[x]
+				oc := &out[nOut] // written in place: a cell literal goes through the stack
+				nOut++
+				oc.flow, oc.owner = qx.flow, m.wf[qx.flow].owner
+				j := wrap(i+offN, n)
+				oc.to, oc.from, oc.final, oc.local, oc.col = uint16(j), uint16(i), uint16(j), false, uint8(col)
+				if t := qx.rest; t < 0 {
 					active[w] &^= 1 << uint(b) // nothing left to send
 					queued[w] &^= 1 << uint(b)
 				} else {
-					tc.next = ce.next
-					tc.meta -= 2
+					// The first cell behind the head takes its place.
+					tc := &cells[t]
+					h := tc.next
+					ce := &cells[h]
+					qx.flow = ce.flow ^ ce.owner>>31
+					if h == t {
+						qx.rest = -1
+					} else {
+						tc.next = ce.next
+						tc.meta--
+					}
+					ce.next = m.cellFree
+					m.cellFree = h
 				}
-				oc := &out[nOut] // written in place: a cell literal goes through the stack
-				nOut++
-				oc.flow, oc.owner = ce.flow, ce.owner
-				j := wrap(i+offN, n)
-				oc.to, oc.from, oc.final, oc.local, oc.col = uint16(j), uint16(i), uint16(j), false, uint8(col)
-				ce.next = m.cellFree
-				m.cellFree = h
 				m.node[i].q--
 			}
 			c := int64(bits.OnesCount64(fwd))
@@ -721,7 +745,7 @@ func (m *sim) liveWord(s int) uint64 {
 // out here rather than called: a slot visits hundreds of pairs.
 func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot int64) {
 	n := m.n
-	active, queued, p := m.active, m.queued, m.p
+	active, queued, localQ, qs, recv := m.active, m.queued, m.localQ, m.qs, m.recv
 	noReady, ignoreFeedback := m.o.NoReadyQueues, m.o.IgnoreFeedback
 	// Cells on their last hop go to out, on their first to hop (see
 	// column's out).
@@ -732,13 +756,12 @@ func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot 
 		b := bits.TrailingZeros64(full)
 		x := w<<6 + b
 		i := x - base
-		pp := &p[x]
 		anyLive := liveW>>uint(b)&1 != 0 // len(m.live[i]) > 0
 		j := wrap(i+offN, n)
 		// listed: the pair may have something to send at its next
 		// visit (a listed subflow or a queued cell).
 		listed := anyLive
-		if anyLive && (noReady || pp.recv&1 == 0) {
+		if anyLive && (noReady || localQ[w]>>uint(b)&1 == 0) {
 			// release, written out: one call less for the list of one.
 			switch one, nl := m.listedOne(i, j); {
 			case nl == 1:
@@ -774,24 +797,33 @@ func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot 
 				m.dataCells++
 			}
 		}
-		if t := pp.tail; t >= 0 {
-			cells := m.cells
-			tc := &cells[t]
-			h := tc.next
-			ce := &cells[h]
-			flow, owner, local := ce.flow, ce.owner, ce.meta&1 != 0
-			if h == t {
-				pp.tail = -1
+		if queued[w]>>uint(b)&1 != 0 {
+			qx := &qs[x]
+			flow := qx.flow
+			local := flow < 0
+			flow ^= flow >> 31
+			owner := m.wf[flow].owner
+			if t := qx.rest; t < 0 {
 				queued[w] &^= 1 << uint(b)
 			} else {
-				tc.next = ce.next
-				tc.meta -= 2 // the queue's length, one less
+				// The first cell behind the head takes its place.
+				cells := m.cells
+				tc := &cells[t]
+				h := tc.next
+				ce := &cells[h]
+				qx.flow = ce.flow ^ ce.owner>>31
+				if h == t {
+					qx.rest = -1
+				} else {
+					tc.next = ce.next
+					tc.meta--
+				}
+				ce.next = m.cellFree
+				m.cellFree = h
 			}
-			ce.next = m.cellFree
-			m.cellFree = h
 			m.node[i].q--
 			if local {
-				pp.recv &^= 1
+				localQ[w] &^= 1 << uint(b)
 				s := &m.sf[owner]
 				var oc *dataCell
 				if int(s.dst) != j {
@@ -820,14 +852,14 @@ func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot 
 			}
 			m.dataCells++
 		}
-		if pp.recv > 1 {
+		if recv[x] != 0 {
 			var ready int32
 			if anyLive {
 				ready = m.readyFor(i, x, slot)
 			}
 			m.sendFeedback(i, j, x, ready, slot)
 		}
-		if !listed && pp.tail < 0 {
+		if !listed && queued[w]>>uint(b)&1 == 0 {
 			active[w] &^= 1 << uint(b) // nothing left to send: the next visit can wait for a mark
 		}
 	}
@@ -852,7 +884,7 @@ func (m *sim) sentIgnoringFeedback(s *shoalFlow, j, x int) bool {
 // readyFor is the ready subflows the feedback node i owes at pair index x
 // counts (sendFeedback's ready), for a node with live Shoal flows.
 func (m *sim) readyFor(i, x int, slot int64) int32 {
-	k := int(m.sf[m.p[x].recvFlow()].dst)
+	k := int(m.sf[m.recvFlow(x)].dst)
 	if k == i || m.o.NoReadyQueues {
 		return 0 // a direct cell, or Eq. 1
 	}
@@ -869,9 +901,8 @@ func (m *sim) sendFeedback(i, j, x int, ready int32, slot int64) {
 	// with them Eq. 6, len(Q_ik) + len(R_ik) - 1, and, while j's own
 	// cell is still in Q_ik, the slot by which it will have left, so
 	// that j's next cell of the subflow reaches i after it.
-	pp := &m.p[x]
-	f := pp.recvFlow()
-	pp.recv &= 1
+	f := m.recvFlow(x)
+	m.recv[x] = 0
 	m.owed[x>>6] &^= 1 << uint(x&63)
 	nodes := uint32(j) | uint32(i)<<16
 	k := int(m.sf[f].dst)
@@ -884,22 +915,32 @@ func (m *sim) sendFeedback(i, j, x int, ready int32, slot int64) {
 		m.fbOut = append(m.fbOut, feedback{nodes: nodes, flow: f, length: m.qLen(y)})
 		return
 	}
-	cells := m.cells
-	t := emptyQueue(m.p[y].tail)
-	length := cells[t].meta >> 1
 	// at: the place, counted from 1 at the head, of the last cell of
 	// Shoal flow f among the forwarded cells of Q_ik, 0 when none is
 	// there: Q_ik serves one cell an epoch, so that cell leaves in the
-	// at-th slot of i to k from now.
-	var at, pos int32
-	for e := cells[t].next; ; e = cells[e].next {
-		pos++
-		c := &cells[e]
-		if b2i(c.owner == f)&int(^c.meta&1) != 0 {
-			at = pos
-		}
-		if e == t {
-			break
+	// at-th slot of i to k from now. Q_ik is empty about a time in three,
+	// unpredictably; its queued bit says so at once, while the queue
+	// itself is seldom cached.
+	var length, at int32
+	if m.queued[y>>6]>>uint(y&63)&1 != 0 {
+		// A local head's flow is negative: the head counts if it is a
+		// forwarded cell of f.
+		qy := &m.qs[y]
+		hf := qy.flow
+		length, at = 1, int32(b2i(m.wf[hf^hf>>31].owner == f)&int(^hf>>31&1))
+		if t := qy.rest; t >= 0 {
+			cells := m.cells
+			length += cells[t].meta
+			pos := int32(1)
+			for e := cells[t].next; ; e = cells[e].next {
+				pos++
+				if cells[e].owner == f {
+					at = pos
+				}
+				if e == t {
+					break
+				}
+			}
 		}
 	}
 	// The first slot after this one in which i sends to k, and the slot
@@ -1035,6 +1076,8 @@ func (m *sim) start(src, dst int, slot int64) int32 {
 	m.sf = append(m.sf, shoalFlow{src: int32(src), dst: int32(dst), slab: sl, head: -1, tail: -1, startSlot: slot,
 		livePos: int32(len(m.live[src]))})
 	m.live[src] = append(m.live[src], liveFlow{f: f, base: sl * int32(m.n)})
+	m.liveOne[src] = m.live[src][0]
+	m.liveLen[src]++
 	m.liveBits[src>>6] |= 1 << uint(src&63)
 	return f
 }
@@ -1055,6 +1098,8 @@ func (m *sim) maybeEnd(f int32) {
 	l[s.livePos] = last
 	m.sf[last.f].livePos = s.livePos
 	m.live[s.src] = l[:len(l)-1]
+	m.liveOne[s.src] = l[0]
+	m.liveLen[s.src]--
 	if len(l) == 1 {
 		m.liveBits[s.src>>6] &^= 1 << uint(s.src&63)
 	}
@@ -1077,9 +1122,14 @@ func (m *sim) maybeEnd(f int32) {
 
 // listedOne counts the subflows on the candidate list of (i, j) and
 // returns one of them. It calls nothing, so that its loop keeps its
-// values in registers.
+// values in registers. A node with one live Shoal flow (most) has one
+// subflow through j, listed or not.
 func (m *sim) listedOne(i, j int) (one liveFlow, listed int) {
 	state := m.sfState
+	if m.liveLen[i] == 1 {
+		one = m.liveOne[i]
+		return one, b2i(state[int(one.base)+j]&sfInList != 0)
+	}
 	for _, lf := range m.live[i] {
 		if state[int(lf.base)+j]&sfInList != 0 {
 			one = lf
@@ -1267,7 +1317,7 @@ func (m *sim) unlist(f int32) {
 	i, n := int(s.src), m.n
 	live := m.live[i]
 	alone := len(live) == 1 // f itself: no other subflow of i is listed
-	p, active := m.p, m.active
+	queued, owed, active := m.queued, m.owed, m.active
 	for j, st := range state {
 		if st&sfStateMask != sfListed {
 			continue
@@ -1275,8 +1325,8 @@ func (m *sim) unlist(f int32) {
 		// sfIdle, off the list; r is bit(i, j)
 		state[j] = st &^ (sfStateMask | sfInList)
 		r := wrap(j-i, n)*n + i
-		if pp := &p[r]; pp.tail >= 0 || pp.recv > 1 {
-			continue
+		if (queued[r>>6]|owed[r>>6])>>uint(r&63)&1 != 0 {
+			continue // Q_ij not empty or feedback owed (recv > 0)
 		}
 		listed := false
 		if !alone {
@@ -1298,31 +1348,39 @@ func (m *sim) unlist(f int32) {
 // node next (the cell's intermediate). arrivals writes out the same steps
 // for a forwarded cell: a change to one is a change to both.
 func (m *sim) enqueueLocal(i, r int, k, owner int32, next int) {
-	e := m.cellFree
-	if e >= 0 {
-		m.cellFree = m.cells[e].next
-	} else {
-		e = int32(len(m.cells))
-		m.cells = append(m.cells, cellEntry{})
-	}
-	cells := m.cells
-	ce := &cells[e]
-	ce.flow, ce.owner = k, owner
-	pp := &m.p[r]
 	q := int32(1)
-	if t := pp.tail; t >= 0 {
-		tc := &cells[t]
-		ce.next = tc.next
-		tc.next = e
-		q += tc.meta >> 1
+	// Whether Q_ij is empty (nearly always) comes from its queued bit, as
+	// in qLen.
+	if rb := uint64(1) << uint(r&63); m.queued[r>>6]&rb == 0 {
+		m.qs[r] = queue{rest: -1, flow: ^k} // local
+		m.active[r>>6] |= rb
+		m.queued[r>>6] |= rb
 	} else {
-		ce.next = e
-		m.mark(r)
-		m.queued[r>>6] |= 1 << uint(r&63)
+		e := m.cellFree
+		if e >= 0 {
+			m.cellFree = m.cells[e].next
+		} else {
+			e = int32(len(m.cells))
+			m.cells = append(m.cells, cellEntry{})
+		}
+		cells := m.cells
+		ce := &cells[e]
+		ce.flow, ce.owner = k, ^owner // local
+		qr := &m.qs[r]
+		behind := int32(1)
+		if t := qr.rest; t >= 0 {
+			tc := &cells[t]
+			ce.next = tc.next
+			tc.next = e
+			behind += tc.meta
+		} else {
+			ce.next = e
+		}
+		ce.meta = behind
+		qr.rest = e
+		q += behind
 	}
-	pp.tail = e
-	ce.meta = q<<1 | 1 // local
-	pp.recv |= 1
+	m.localQ[r>>6] |= 1 << uint(r&63)
 	nd := &m.node[i]
 	nd.q++
 	nd.maxQ = max(nd.maxQ, q)
@@ -1336,16 +1394,19 @@ func (m *sim) enqueueLocal(i, r int, k, owner int32, next int) {
 	}
 }
 
-// qLen is the length of the queue at pair index y.
+// qLen is the length of the queue at pair index y. A release reads it,
+// and finds the queue empty nine times in ten: its queued bit says so
+// without the queue (seldom cached when the release follows a feedback).
 func (m *sim) qLen(y int) int32 {
-	return m.cells[emptyQueue(m.p[y].tail)].meta >> 1
+	if m.queued[y>>6]>>uint(y&63)&1 == 0 {
+		return 0
+	}
+	t := m.qs[y].rest
+	if t < 0 {
+		return 1
+	}
+	return 1 + m.cells[t].meta
 }
-
-// emptyQueue is tail, a queue's tail cell, or cell 0 for an empty queue
-// (-1): a circular list of its own, of length 0 (meta), whose cell belongs
-// to no Shoal flow. Whether a queue is empty cannot be predicted, and with
-// it a length and a walk of the queue need no branch.
-func emptyQueue(tail int32) int32 { return tail &^ (tail >> 31) }
 
 // wait is how many slots from the current one (m.slotMod) node a waits
 // until it sends to node b, 0 if it does in this slot: the static schedule
@@ -1384,7 +1445,7 @@ func (m *sim) feedbacks(fbs []feedback, slot int64) {
 			if st&sfInList == 0 {
 				m.list(r, sf)
 			}
-			if m.o.NoReadyQueues || m.p[r].recv&1 == 0 {
+			if m.o.NoReadyQueues || m.localQ[r>>6]>>uint(r&63)&1 == 0 {
 				// release, written out (see fullVisits): the list
 				// holds this subflow at least.
 				if one, nl := m.listedOne(j, i); nl == 1 {
@@ -1429,8 +1490,7 @@ func (m *sim) arrivals(cells, hops []dataCell, slot int64) int {
 			// Direct subflow: no queue at j to report, but the source still
 			// waits for feedback.
 			r := wrap(int(c.from)-j, n)*n + j // bit(j, i)
-			pp := &m.p[r]
-			pp.recv = pp.recv&1 | uint32(c.owner+1)<<1
+			m.recv[r] = uint32(c.owner + 1)
 			m.mark(r)
 			m.owed[r>>6] |= 1 << uint(r&63)
 		}
@@ -1462,31 +1522,40 @@ func (m *sim) arrivals(cells, hops []dataCell, slot int64) int {
 		// First hop: j is the intermediate node; the cell joins Q_jq and
 		// j records it for its next feedback to i (§3.3.2). The enqueue
 		// of a forwarded cell, written out.
-		e := m.cellFree
-		if e >= 0 {
-			m.cellFree = m.cells[e].next
-		} else {
-			e = int32(len(m.cells))
-			m.cells = append(m.cells, cellEntry{})
-		}
-		cls := m.cells
-		ce := &cls[e]
-		ce.flow, ce.owner = c.flow, c.owner
 		y := wrap(q-j, n)*n + j // bit(j, q)
-		qp := &m.p[y]
 		ql := int32(1)
-		if t := qp.tail; t >= 0 {
-			tc := &cls[t]
-			ce.next = tc.next
-			tc.next = e
-			ql += tc.meta >> 1
+		// Whether Q_jq is empty comes from its queued bit: an empty
+		// queue is written, not read (it is seldom cached), and the cell
+		// becomes its head.
+		if yb := uint64(1) << uint(y&63); m.queued[y>>6]&yb == 0 {
+			m.qs[y] = queue{rest: -1, flow: c.flow}
+			m.active[y>>6] |= yb
+			m.queued[y>>6] |= yb
 		} else {
-			ce.next = e
-			m.active[y>>6] |= 1 << uint(y&63)
-			m.queued[y>>6] |= 1 << uint(y&63)
+			e := m.cellFree
+			if e >= 0 {
+				m.cellFree = m.cells[e].next
+			} else {
+				e = int32(len(m.cells))
+				m.cells = append(m.cells, cellEntry{})
+			}
+			cls := m.cells
+			ce := &cls[e]
+			ce.flow, ce.owner = c.flow, c.owner
+			qy := &m.qs[y]
+			behind := int32(1)
+			if t := qy.rest; t >= 0 {
+				tc := &cls[t]
+				ce.next = tc.next
+				tc.next = e
+				behind += tc.meta
+			} else {
+				ce.next = e
+			}
+			ce.meta = behind
+			qy.rest = e
+			ql += behind
 		}
-		qp.tail = e
-		ce.meta = ql << 1
 		nd := &m.node[j]
 		nd.q++
 		nd.maxQ = max(nd.maxQ, ql)
@@ -1502,8 +1571,7 @@ func (m *sim) arrivals(cells, hops []dataCell, slot int64) int {
 			m.boundViolations++
 		}
 		r := wrap(i-j, n)*n + j // bit(j, i)
-		pp := &m.p[r]
-		pp.recv = pp.recv&1 | uint32(c.owner+1)<<1
+		m.recv[r] = uint32(c.owner + 1)
 		m.active[r>>6] |= 1 << uint(r&63)
 		m.owed[r>>6] |= 1 << uint(r&63)
 	}
