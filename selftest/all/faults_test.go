@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,25 +89,6 @@ var designFaults = []faultCase{
 	{"tin-cell-drop", tinCables, "tin", []string{"conservation"}, ""}, // wholeTiNPlan
 	{"tin-few-credits", tinCables, "tin", []string{"credits", "links.credits"}, ""},
 	{"tin-slow-fallthrough", tinBoards, "tin", []string{"trace_path.head_latency"}, ""},
-}
-
-// runCost ranks a fault's run by the CPU its plan takes on the emulated
-// rack: the whole TiN plan (about 9 s), then TiN's tinTests, Shoal's plan
-// (about 2 s), PRR's (its golden replicas are shared by the process) and
-// ExaNet's (1 s).
-func runCost(fc faultCase) int {
-	if wholeTiNPlan[fc.fault] {
-		return 4
-	}
-	switch fc.plan {
-	case "tin":
-		return 3
-	case "shoal":
-		return 2
-	case "prr":
-		return 1
-	}
-	return 0
 }
 
 // tinTests are the TiN plan's tests this campaign runs (the whole plan
@@ -194,38 +176,61 @@ func TestDefaultPlansCatchEveryDesignFault(t *testing.T) {
 		}
 		return caseNamesIn(dir)
 	})
+	// The default lab's clean run (shared with
+	// TestGoldenInputsNeverComeFromTheBoard) begins now too, outside the
+	// parallel slots: the comparisons at the end wait for it.
+	go cleanDefault(onlyPlan(t), cat)
 	if slices.ContainsFunc(faults, func(fc faultCase) bool { return fc.plan == "tin" && !wholeTiNPlan[fc.fault] }) {
-		// Begun now, beside the fault runs, rather than by the first of
-		// them to finish: every TiN fault's case waits for it at its end.
-		// The cleanup (before tinRoot's removal) waits for it.
+		// Begun now, beside the fault runs: the cases of every TiN fault
+		// are compared with its at the end. The cleanup (before tinRoot's
+		// removal) waits for it.
 		go tinClean()
 		t.Cleanup(func() { tinClean() })
 	}
-	cleanCases := func(t *testing.T, plan string, whole bool) []string {
-		t.Helper()
+	cleanCases := func(plan string, whole bool) ([]string, error) {
 		if plan == "tin" && !whole {
-			names, err := tinClean()
-			if err != nil {
-				t.Fatal(err)
-			}
-			return names
+			return tinClean()
+		}
+		if _, err := cleanDefault(onlyPlan(t), cat); err != nil {
+			return nil, err
 		}
 		var out []string
-		for _, c := range cleanDefaultCases(t, cat) {
+		for _, c := range cleanRun.names {
 			if strings.HasPrefix(c, plan+".") {
 				out = append(out, c)
 			}
 		}
 		if len(out) == 0 {
-			t.Fatalf("plan %s: no case in the default lab's clean run", plan)
+			return nil, fmt.Errorf("plan %s: no case in the default lab's clean run", plan)
 		}
-		return out
+		return out, nil
 	}
-	// The costliest runs start first (the whole TiN plan, then by plan),
-	// so that the package's last minute is not one long run alone with a
-	// CPU idle: subtests start in the order they are made.
-	faults = slices.Clone(faults)
-	slices.SortStableFunc(faults, func(a, b faultCase) int { return runCost(b) - runCost(a) })
+	// Each fault's cases are compared with the clean run's once every fault
+	// run is done: a fault's case that waited for a clean run would hold
+	// one of the parallel slots (-parallel) the other fault runs need, and
+	// the clean runs take longer than most fault runs.
+	type faultNames struct {
+		plan  string
+		whole bool
+		names []string
+	}
+	var (
+		namesMu sync.Mutex
+		names   = map[string]faultNames{}
+	)
+	t.Cleanup(func() {
+		for _, fault := range slices.Sorted(maps.Keys(names)) {
+			f := names[fault]
+			clean, err := cleanCases(f.plan, f.whole)
+			if err != nil {
+				t.Errorf("%s: the clean run to compare its cases with: %v", fault, err)
+				continue
+			}
+			if missing, extra := diff(clean, f.names), diff(f.names, clean); len(missing)+len(extra) > 0 {
+				t.Errorf("%s: the fault changed the plan's cases: %d missing (%s), %d new (%s)", fault, len(missing), firstOf(missing), len(extra), firstOf(extra))
+			}
+		}
+	})
 	for _, fc := range faults {
 		// The target rotates with the fault's place in designFaults, so
 		// that a race run and a run without it agree on the day's targets.
@@ -268,10 +273,9 @@ func TestDefaultPlansCatchEveryDesignFault(t *testing.T) {
 					t.Errorf("none of %s failed (failed: %s)", strings.Join(fc.catch, ", "), strings.Join(dedup(failed), ", "))
 				}
 			}
-			got, clean := caseNames(t, r.dir), cleanCases(t, fc.plan, wholeTiNPlan[fc.fault])
-			if missing, extra := diff(clean, got), diff(got, clean); len(missing)+len(extra) > 0 {
-				t.Errorf("the fault changed the plan's cases: %d missing (%s), %d new (%s)", len(missing), firstOf(missing), len(extra), firstOf(extra))
-			}
+			namesMu.Lock()
+			names[fault] = faultNames{fc.plan, wholeTiNPlan[fc.fault], caseNames(t, r.dir)}
+			namesMu.Unlock()
 		})
 	}
 }

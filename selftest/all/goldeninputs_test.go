@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -184,7 +185,16 @@ var cleanRun struct {
 // alone.
 func cleanDefaultLab(t *testing.T, cat *bitstreams.Catalogue) string {
 	t.Helper()
-	plans := onlyPlan(t)
+	dir, err := cleanDefault(onlyPlan(t), cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// cleanDefault is cleanDefaultLab for a caller that reports the error
+// itself (a cleanup): the run of plans, made once per test binary.
+func cleanDefault(plans []string, cat *bitstreams.Catalogue) (string, error) {
 	cleanRun.once.Do(func() {
 		// Not a test's TempDir: the run outlives the first test that asks.
 		if cleanRun.root, cleanRun.err = os.MkdirTemp("", "labrunner-clean-default-"); cleanRun.err != nil {
@@ -195,19 +205,12 @@ func cleanDefaultLab(t *testing.T, cat *bitstreams.Catalogue) string {
 		}
 	})
 	if cleanRun.err != nil {
-		t.Fatal(cleanRun.err)
+		return "", cleanRun.err
 	}
 	if cleanRun.out.ExitCode != 0 {
-		t.Fatalf("clean run: exit %d (%s)", cleanRun.out.ExitCode, cleanRun.out.Status)
+		return "", fmt.Errorf("clean run: exit %d (%s)", cleanRun.out.ExitCode, cleanRun.out.Status)
 	}
-	return cleanRun.dir
-}
-
-// cleanDefaultCases are the cases of cleanDefaultLab's run.
-func cleanDefaultCases(t *testing.T, cat *bitstreams.Catalogue) []string {
-	t.Helper()
-	cleanDefaultLab(t, cat)
-	return cleanRun.names
+	return cleanRun.dir, nil
 }
 
 func TestMain(m *testing.M) {

@@ -30,6 +30,7 @@ func TestRMABaselineBandCatchesASlowSwitch(t *testing.T) {
 		t.Log("race detector on: the TiN plan runs without it (make test's second pass)")
 		return
 	}
+	t.Parallel()
 	cat := bitstreams.Default()
 	r := runLab(t, cat, labRun{plans: []string{"tin"}, tests: map[string][]string{"tin": {"rma_isolation"}},
 		faults: []string{"tin-slow-fallthrough@tin-p0b3,ns=100"}})

@@ -30,6 +30,7 @@ func TestRMABulkBandsCatchALeakOnTheBulkVC(t *testing.T) {
 		t.Log("race detector on: the TiN plan runs without it (make test's second pass)")
 		return
 	}
+	t.Parallel()
 	r := runLab(t, bitstreams.Default(), labRun{plans: []string{"tin"}, tests: map[string][]string{"tin": {"rma_isolation"}},
 		faults: []string{"tin-credit-leak@tin-p0b3:sfp3,count=7,vc=9"}})
 	if r.out.ExitCode != labrun.ExitFail {

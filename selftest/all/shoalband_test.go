@@ -33,6 +33,7 @@ func TestShoalPermutationBandCatchesLateFeedback(t *testing.T) {
 		t.Log("race detector on: the Shoal plan runs without it (make test's second pass)")
 		return
 	}
+	t.Parallel()
 	cat := bitstreams.Default()
 	only := map[string][]string{"shoal": {"permutation"}}
 	permutation := func(t *testing.T, faults ...string) (map[string]results.Status, int) {
