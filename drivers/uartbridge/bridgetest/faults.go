@@ -36,9 +36,13 @@ const (
 // Responses are passed on whole frames at a time; bytes that are not part
 // of a frame pass as they come.
 //
-// Faults on answers are bound to the SEQ of the first request written
+// Faults on answers are bound to the SEQ of the first new request written
 // after Arm, so that a late copy of an earlier answer (a host that retried
-// a slow request gets two) cannot take the damage meant for the next one.
+// a slow request gets two) cannot take the damage meant for the next one;
+// nor can a retry's copy of the earlier request that the host's writer
+// hands on after Arm (the request was answered by its first copy while its
+// retry waited to be written): a request with the SEQ of the one before is
+// a copy of it.
 type FaultLine struct {
 	dev *Port
 	pr  *io.PipeReader
@@ -48,8 +52,11 @@ type FaultLine struct {
 	armed map[Fault]int // waiting for the next request
 	bound map[Fault]int // for answers with SEQ seq
 	seq   byte
-	prev  []byte // the last response frame passed on, undamaged
-	done  chan struct{}
+	// last is the SEQ of the last request written (any: seen).
+	last byte
+	seen bool
+	prev []byte // the last response frame passed on, undamaged
+	done chan struct{}
 }
 
 // NewFaultLine starts passing bytes between the host and dev.
@@ -93,9 +100,11 @@ func (f *FaultLine) Read(p []byte) (int, error) { return f.pr.Read(p) }
 func (f *FaultLine) Write(p []byte) (int, error) {
 	if len(p) > 6 && p[0] == 0xA5 && p[1] == 0x5A {
 		f.mu.Lock()
-		if p[2] != f.seq || f.bound[DropResponse]+f.bound[CorruptResponse]+f.bound[StaleResponse] == 0 {
-			// A new request (not a retry of the one the faults are bound
-			// to): faults armed since take it.
+		fresh := !f.seen || p[2] != f.last
+		f.seen, f.last = true, p[2]
+		if fresh {
+			// A new request (not a copy of the one before, the one the
+			// faults may be bound to): faults armed since take it.
 			for _, k := range []Fault{DropResponse, CorruptResponse, StaleResponse} {
 				if f.armed[k] > 0 {
 					f.seq = p[2]

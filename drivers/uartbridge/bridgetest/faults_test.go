@@ -1,0 +1,87 @@
+package bridgetest
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+
+	"github.com/labrunner/labrunner/drivers/uartbridge"
+)
+
+// A copy of the request before Arm that the host's writer hands on after
+// it (the request was answered by its first copy while the retry waited to
+// be written) must not take the faults armed for the next request: with
+// every answer to be lost, the next request's answer is lost. (In make
+// test's race pass the co-simulated RTL answered a soft reset late, its
+// retry went out after Arm, and the push the suite meant to lose every
+// answer of succeeded.)
+func TestFaultsBindToTheNextNewRequest(t *testing.T) {
+	dev, path := ptyPair(t)
+	port, err := OpenPort(path, 115200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := NewFaultLine(port)
+	defer line.Close()
+	req := func(seq uint8) []byte {
+		f, err := uartbridge.AppendRequest(nil, uartbridge.Request{Seq: seq, Cmd: uartbridge.CmdWrite, Addr: 0x1000, Count: 1, Data: []uint32{7}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	if _, err := line.Write(req(80)); err != nil {
+		t.Fatal(err)
+	}
+	line.Arm(DropResponse, 1<<20)
+	for _, seq := range []uint8{80, 81} { // the late copy of 80, then the new request
+		if _, err := line.Write(req(seq)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The device answers the new request.
+	ans, err := uartbridge.AppendResponse(nil, uartbridge.Response{Seq: 81, Cmd: uartbridge.CmdWrite, Status: uartbridge.StatusOK})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dev.Write(ans); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		buf := make([]byte, 64)
+		n, _ := line.Read(buf)
+		got <- buf[:n]
+	}()
+	select {
+	case b := <-got:
+		t.Fatalf("the answer to the request after Arm came through: % x", b)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+// ptyPair opens a pseudo-terminal: the device end (non-blocking, through
+// the runtime poller, so that Close ends a blocked read) and the path of
+// the end a FaultLine's port opens.
+func ptyPair(t *testing.T) (*os.File, string) {
+	t.Helper()
+	m, s, err := pty.Open()
+	if err != nil {
+		t.Fatalf("open pseudo-terminal: %v", err)
+	}
+	path := s.Name()
+	fd, err := unix.Dup(int(m.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	if err := unix.SetNonblock(fd, true); err != nil {
+		t.Fatal(err)
+	}
+	dev := os.NewFile(uintptr(fd), "ptmx")
+	t.Cleanup(func() { dev.Close(); s.Close() })
+	return dev, path
+}
