@@ -55,8 +55,11 @@ type FaultLine struct {
 	// last is the SEQ of the last request written (any: seen).
 	last byte
 	seen bool
-	prev []byte // the last response frame passed on, undamaged
-	done chan struct{}
+	// corrupting: CorruptRequest has begun damaging requests (from a new
+	// one on) and has more to damage.
+	corrupting bool
+	prev       []byte // the last response frame passed on, undamaged
+	done       chan struct{}
 }
 
 // NewFaultLine starts passing bytes between the host and dev.
@@ -80,6 +83,7 @@ func (f *FaultLine) Disarm() {
 	f.mu.Lock()
 	clear(f.armed)
 	clear(f.bound)
+	f.corrupting = false
 	f.mu.Unlock()
 }
 
@@ -112,9 +116,12 @@ func (f *FaultLine) Write(p []byte) (int, error) {
 				}
 			}
 		}
-		corrupt := f.armed[CorruptRequest] > 0
+		// Damage to requests, likewise, starts at a new request: a late
+		// copy of the one before Arm passes undamaged.
+		corrupt := f.armed[CorruptRequest] > 0 && (fresh || f.corrupting)
 		if corrupt {
 			f.armed[CorruptRequest]--
+			f.corrupting = f.armed[CorruptRequest] > 0
 		}
 		f.mu.Unlock()
 		if corrupt {

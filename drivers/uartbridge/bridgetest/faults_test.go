@@ -63,6 +63,48 @@ func TestFaultsBindToTheNextNewRequest(t *testing.T) {
 	}
 }
 
+// The same for a damaged request: the late copy passes as it is, the next
+// new request is damaged.
+func TestRequestDamageStartsAtTheNextNewRequest(t *testing.T) {
+	dev, path := ptyPair(t)
+	port, err := OpenPort(path, 115200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := NewFaultLine(port)
+	defer line.Close()
+	var sent []byte
+	for i, seq := range []uint8{80, 80, 81} {
+		f, err := uartbridge.AppendRequest(nil, uartbridge.Request{Seq: seq, Cmd: uartbridge.CmdWrite, Addr: 0x1000, Count: 1, Data: []uint32{7}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			line.Arm(CorruptRequest, 1)
+		}
+		if _, err := line.Write(f); err != nil {
+			t.Fatal(err)
+		}
+		sent = append(sent, f...)
+	}
+	got := make([]byte, 0, len(sent))
+	buf := make([]byte, 256)
+	dev.SetReadDeadline(time.Now().Add(2 * time.Second))
+	for len(got) < len(sent) {
+		n, err := dev.Read(buf)
+		if err != nil {
+			t.Fatalf("the device read %d of %d bytes: %v", len(got), len(sent), err)
+		}
+		got = append(got, buf[:n]...)
+	}
+	n := len(sent) / 3
+	for i := range got {
+		if damaged := got[i] != sent[i]; damaged != (i == 2*n+6) {
+			t.Errorf("byte %d (frame %d): sent %02x, the device got %02x", i, i/n, sent[i], got[i])
+		}
+	}
+}
+
 // ptyPair opens a pseudo-terminal: the device end (non-blocking, through
 // the runtime poller, so that Close ends a blocked read) and the path of
 // the end a FaultLine's port opens.
