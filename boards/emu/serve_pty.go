@@ -10,8 +10,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
+
+	"github.com/labrunner/labrunner/internal/pollpty"
 )
 
 // ptyEnd is the board's side of one UART: the master of a pseudo-terminal
@@ -57,25 +58,11 @@ type ptyEnd struct {
 const writeWait = 250 * time.Millisecond
 
 func openPTY(board, what string, baud int) (*ptyEnd, error) {
-	m, s, err := pty.Open()
+	m, s, err := pollpty.Open()
 	if err != nil {
 		return nil, fmt.Errorf("board %s: open a pseudo-terminal for the %s: %w (is /dev/ptmx available and devpts mounted?)", board, what, err)
 	}
-	// pty.Open made the master blocking (it calls Fd()): take a fresh,
-	// non-blocking descriptor of it so that the runtime poller serves it.
-	fd, err := unix.Dup(int(m.Fd()))
-	m.Close()
-	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("board %s: %s pseudo-terminal: duplicate the master: %w", board, what, err)
-	}
-	unix.CloseOnExec(fd)
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		s.Close()
-		return nil, fmt.Errorf("board %s: %s pseudo-terminal: make the master non-blocking: %w", board, what, err)
-	}
-	p := &ptyEnd{board: board, what: what, path: s.Name(), master: os.NewFile(uintptr(fd), "/dev/ptmx"), slave: s, ifd: -1}
+	p := &ptyEnd{board: board, what: what, path: s.Name(), master: m, slave: s, ifd: -1}
 	if err := p.makeRaw(baud); err != nil {
 		p.close()
 		return nil, err

@@ -8,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
-	"golang.org/x/sys/unix"
+	"github.com/labrunner/labrunner/internal/pollpty"
 )
 
 // The test peer is the device side of docs/uart-bridge.md, written for the
@@ -107,29 +106,17 @@ func newPeer(conn deadlineConn) *peer {
 }
 
 // openPTY returns a pty pair: the master as a pollable file (so that read
-// deadlines work and Close interrupts a read) and the slave's path.
+// deadlines work and Close interrupts a read) and the slave's path. The
+// slave stays open until the test ends: with no slave open, reads of the
+// master fail with EIO.
 func openPTY(t testing.TB) (*os.File, string) {
 	t.Helper()
-	m, s, err := pty.Open()
+	master, slave, err := pollpty.Open()
 	if err != nil {
 		t.Fatalf("open pseudo-terminal: %v", err)
 	}
-	path := s.Name()
-	// creack/pty leaves the master blocking; a non-blocking duplicate goes
-	// through the runtime poller instead.
-	fd, err := unix.Dup(int(m.Fd()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Close()
-	if err := unix.SetNonblock(fd, true); err != nil {
-		t.Fatal(err)
-	}
-	master := os.NewFile(uintptr(fd), "ptmx")
-	// The slave stays open until the test ends: with no slave open, reads
-	// of the master fail with EIO.
-	t.Cleanup(func() { s.Close() })
-	return master, path
+	t.Cleanup(func() { slave.Close() })
+	return master, slave.Name()
 }
 
 func (p *peer) close() {

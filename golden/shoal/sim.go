@@ -1343,6 +1343,36 @@ func (m *sim) unlist(f int32) {
 	}
 }
 
+// pushRest appends a cell of workload flow flow (owner as a queued cell
+// keeps it: ^owner for a local cell) to the cells behind the head of queue
+// q, and returns how many cells are behind the head now. Only a queue that
+// is not empty takes it (enqueueLocal, arrivals): most enqueues find their
+// queue empty and write its head.
+func (m *sim) pushRest(q *queue, flow, owner int32) int32 {
+	e := m.cellFree
+	if e >= 0 {
+		m.cellFree = m.cells[e].next
+	} else {
+		e = int32(len(m.cells))
+		m.cells = append(m.cells, cellEntry{})
+	}
+	cells := m.cells
+	ce := &cells[e]
+	ce.flow, ce.owner = flow, owner
+	behind := int32(1)
+	if t := q.rest; t >= 0 {
+		tc := &cells[t]
+		ce.next = tc.next
+		tc.next = e
+		behind += tc.meta
+	} else {
+		ce.next = e
+	}
+	ce.meta = behind
+	q.rest = e
+	return behind
+}
+
 // enqueueLocal appends a local cell of workload flow k (Shoal flow owner)
 // to the queue at pair index r of node i, the queue whose cells go to
 // node next (the cell's intermediate). arrivals writes out the same steps
@@ -1356,29 +1386,7 @@ func (m *sim) enqueueLocal(i, r int, k, owner int32, next int) {
 		m.active[r>>6] |= rb
 		m.queued[r>>6] |= rb
 	} else {
-		e := m.cellFree
-		if e >= 0 {
-			m.cellFree = m.cells[e].next
-		} else {
-			e = int32(len(m.cells))
-			m.cells = append(m.cells, cellEntry{})
-		}
-		cells := m.cells
-		ce := &cells[e]
-		ce.flow, ce.owner = k, ^owner // local
-		qr := &m.qs[r]
-		behind := int32(1)
-		if t := qr.rest; t >= 0 {
-			tc := &cells[t]
-			ce.next = tc.next
-			tc.next = e
-			behind += tc.meta
-		} else {
-			ce.next = e
-		}
-		ce.meta = behind
-		qr.rest = e
-		q += behind
+		q += m.pushRest(&m.qs[r], k, ^owner) // local
 	}
 	m.localQ[r>>6] |= 1 << uint(r&63)
 	nd := &m.node[i]
@@ -1532,29 +1540,7 @@ func (m *sim) arrivals(cells, hops []dataCell, slot int64) int {
 			m.active[y>>6] |= yb
 			m.queued[y>>6] |= yb
 		} else {
-			e := m.cellFree
-			if e >= 0 {
-				m.cellFree = m.cells[e].next
-			} else {
-				e = int32(len(m.cells))
-				m.cells = append(m.cells, cellEntry{})
-			}
-			cls := m.cells
-			ce := &cls[e]
-			ce.flow, ce.owner = c.flow, c.owner
-			qy := &m.qs[y]
-			behind := int32(1)
-			if t := qy.rest; t >= 0 {
-				tc := &cls[t]
-				ce.next = tc.next
-				tc.next = e
-				behind += tc.meta
-			} else {
-				ce.next = e
-			}
-			ce.meta = behind
-			qy.rest = e
-			ql += behind
+			ql += m.pushRest(&m.qs[y], c.flow, c.owner)
 		}
 		nd := &m.node[j]
 		nd.q++

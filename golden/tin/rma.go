@@ -470,13 +470,22 @@ func readBand(stat string, bytes int, runs [][]float64, pairs []float64, pl *Pla
 		Note: fmt.Sprintf("execution latency of %d-byte reads alone over the %s Clique: a %d B Req, %g ns of PCIe at the target, %d Resp cells of %d B (%s Req and Resp), %g ns to the completion; the mean of %d runs of %d reads per TiN",
 			bytes, pl.Clique.Param(), ReqCell, pl.RMAMemNs, len(mustResp(bytes, pl)), mustResp(bytes, pl)[0], pl.RMAMode, pl.RMACplNs, len(runs), pl.RMACount),
 		Budget: budget}
-	if lo < m*(1-results.WideBand) || hi > m*(1+results.WideBand) {
-		e.Wide = fmt.Sprintf("the %s of %d reads per TiN spreads by ±%.0f%% between runs", stat, pl.RMACount, 100*spread/m)
-		if tables > 0 {
-			e.Wide += fmt.Sprintf(", and the slowest pairs' latency depends on the detours the lab's tables give them (%.0f ns below)", tables)
-		}
+	if e.NeedsReason() {
+		e.Wide = readsWide(stat, "", pl.RMACount, spread, m, tables)
 	}
 	return e
+}
+
+// readsWide is why a band of reads' latency is wider than ±10%: the spread
+// of the statistic between golden's runs (of count reads per TiN, with what
+// beside them), and the detours the lab's tables give the slowest pairs
+// when they lengthen them by tables ns.
+func readsWide(stat, beside string, count int, spread, m, tables float64) string {
+	w := fmt.Sprintf("the %s of %d reads per TiN%s spreads by ±%.0f%% between runs", stat, count, beside, 100*spread/m)
+	if tables > 0 {
+		w += fmt.Sprintf(", and the slowest pairs' latency depends on the detours the lab's tables give them (%.0f ns below)", tables)
+	}
+	return w
 }
 
 func mustResp(bytes int, pl *Plan) []int {

@@ -274,11 +274,8 @@ func bulkBand(prio, stat string, bytes int, runs [][]float64, alone float64, pai
 		Note: fmt.Sprintf("execution latency of %d-byte reads, %s, beside bulk IP of %d-byte packets at %g of the injection rate (%d per TiN) over the %s Clique; %.2fx golden's %s of the same reads alone (%.0f ns); the mean of %d runs",
 			bytes, what, bulk.Bytes, bulk.Load, bulk.Packets, pl.Clique.Param(), m/alone, stat, alone, len(runs)),
 		Budget: budget}
-	if lo < m*(1-results.WideBand) || hi > m*(1+results.WideBand) {
-		e.Wide = fmt.Sprintf("the %s of %d reads per TiN beside bulk spreads by ±%.0f%% between runs", stat, pl.RMACount, 100*spread/m)
-		if tables > 0 {
-			e.Wide += fmt.Sprintf(", and the slowest pairs' latency depends on the detours the lab's tables give them (%.0f ns below)", tables)
-		}
+	if e.NeedsReason() {
+		e.Wide = readsWide(stat, " beside bulk", pl.RMACount, spread, m, tables)
 	}
 	return e
 }

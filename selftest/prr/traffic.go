@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/labrunner/labrunner/drivers"
 	gp "github.com/labrunner/labrunner/golden/prr"
+	"github.com/labrunner/labrunner/internal/memo"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/selftest"
 	tp "github.com/labrunner/labrunner/traffic/prr"
@@ -69,47 +69,19 @@ type simKey struct {
 	seed                       uint64
 }
 
-// simCache holds golden replicas by configuration. The simulation is a
+// goldenCache holds golden replicas by configuration. The simulation is a
 // pure function of its simKey (the build, the traffic, the run length and
 // the seeds), so one cache serves the whole process: a process that runs
 // the plan more than once (a fault campaign, the end-to-end tests: a
 // clean run, then one per fault) simulates each configuration once. A
 // configuration read differently from a board is another key, simulated
 // anew.
-type simCache struct {
-	mu   sync.Mutex
-	runs map[simKey]*simEntry
-}
-
-type simEntry struct {
-	once sync.Once
-	rs   []gp.SimResult
-	err  error
-}
-
-func newSimCache() *simCache { return &simCache{runs: map[simKey]*simEntry{}} }
-
-// goldenCache is the process's cache of golden replicas.
-var goldenCache = newSimCache()
+var goldenCache memo.Map[simKey, []gp.SimResult]
 
 // goldenRuns simulates the proposal (golden/prr, FPGA'20 §5.1) with the
 // hardware run's configuration, replicas times with different seeds.
 func goldenRuns(k simKey) ([]gp.SimResult, error) {
-	return goldenCache.get(k)
-}
-
-// get returns the replicas of k, simulating them on the first request
-// (requests for other keys do not wait for it).
-func (c *simCache) get(k simKey) ([]gp.SimResult, error) {
-	c.mu.Lock()
-	e := c.runs[k]
-	if e == nil {
-		e = &simEntry{}
-		c.runs[k] = e
-	}
-	c.mu.Unlock()
-	e.once.Do(func() { e.rs, e.err = simulate(k) })
-	return e.rs, e.err
+	return goldenCache.Get(k, func() ([]gp.SimResult, error) { return simulate(k) })
 }
 
 func simulate(k simKey) ([]gp.SimResult, error) {

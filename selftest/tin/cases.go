@@ -248,23 +248,30 @@ var incastCases = cases(func(p *casePlan, add func(selftest.Case)) error {
 	return nil
 })
 
+// namedOrRotation is the board a test's parameter key names (checked, as
+// the test checks it), or the plan's rotation of targets when it names none.
+func (p *casePlan) namedOrRotation(key string, v *string) ([]string, error) {
+	if v != nil {
+		b, err := boardIn(p.all, p.Test, key, v, "")
+		if err != nil {
+			return nil, err
+		}
+		return []string{b}, nil
+	}
+	rot, err := selftest.TargetsOf(p.CasePlan, p.all.Boards)
+	if err != nil {
+		return nil, err
+	}
+	return rot.Boards, nil
+}
+
 // forTargets calls f with each target of an ordering test and its
 // sources, in the plan's Clique (targetsOf, streamSources).
 func forTargets(p *casePlan, f func(target string, srcs []string)) error {
 	o := p.Params.(targetedOrdering).ordering()
-	var targets []string
-	if o.Target != nil {
-		t, err := boardIn(p.all, p.Test, "target", o.Target, "")
-		if err != nil {
-			return err
-		}
-		targets = []string{t}
-	} else {
-		rot, err := selftest.TargetsOf(p.CasePlan, p.all.Boards)
-		if err != nil {
-			return err
-		}
-		targets = rot.Boards
+	targets, err := p.namedOrRotation("target", o.Target)
+	if err != nil {
+		return err
 	}
 	for _, t := range targets {
 		_, srcs, err := tt.Incast(p.all, t, o.Sources, p.seed)
@@ -336,19 +343,9 @@ var robSkewCases = cases(func(p *casePlan, add func(selftest.Case)) error {
 
 var tracePathCases = cases(func(p *casePlan, add func(selftest.Case)) error {
 	prm := p.Params.(traceParams)
-	var srcs []string
-	if prm.Src != nil {
-		src, err := boardIn(p.all, p.Test, "src", prm.Src, "")
-		if err != nil {
-			return err
-		}
-		srcs = []string{src}
-	} else {
-		rot, err := selftest.TargetsOf(p.CasePlan, p.all.Boards)
-		if err != nil {
-			return err
-		}
-		srcs = rot.Boards
+	srcs, err := p.namedOrRotation("src", prm.Src)
+	if err != nil {
+		return err
 	}
 	dsts := traceDests(p.all, p.seed)
 	for _, src := range p.all.Boards {

@@ -19,17 +19,16 @@ package tin
 import (
 	"context"
 	"fmt"
-	"maps"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/labrunner/labrunner/bitstreams"
 	"github.com/labrunner/labrunner/drivers"
 	"github.com/labrunner/labrunner/drivers/regmap"
 	gt "github.com/labrunner/labrunner/golden/tin"
+	"github.com/labrunner/labrunner/internal/memo"
 	"github.com/labrunner/labrunner/labconfig"
 	"github.com/labrunner/labrunner/results"
 	"github.com/labrunner/labrunner/selftest"
@@ -83,7 +82,7 @@ func (c *clique) golden(extra map[string]string) ([]results.Expectation, error) 
 	for k, v := range extra {
 		s[k] = v
 	}
-	es, err := predictions.get(s)
+	es, err := predict(s)
 	if err != nil {
 		return nil, drivers.Setup("", "golden/tin", "the Clique's configuration is outside what the golden model takes", err)
 	}
@@ -95,44 +94,18 @@ func (c *clique) golden(extra map[string]string) ([]results.Expectation, error) 
 // the plan's, never the board's (reading A60), so every run of a plan on
 // one lab asks for the same ones: a campaign or a test binary that runs the
 // plan once per fault pays for its simulations once.
-var predictions = predictionCache{entries: map[string]*prediction{}}
+var predictions memo.Map[string, []results.Expectation]
 
-type predictionCache struct {
-	mu      sync.Mutex
-	entries map[string]*prediction
-}
-
-type prediction struct {
-	once sync.Once
-	es   []results.Expectation
-	err  error
-}
-
-// get returns golden/tin's predictions for settings s, a copy each caller
-// may change.
-func (c *predictionCache) get(s map[string]string) ([]results.Expectation, error) {
-	keys := make([]string, 0, len(s))
-	for k := range s {
-		keys = append(keys, k)
+// predict returns golden/tin's predictions for settings s, a copy each
+// caller may change.
+func predict(s map[string]string) ([]results.Expectation, error) {
+	// fmt prints a map's keys sorted.
+	es, err := predictions.Get(fmt.Sprintf("%q", s), func() ([]results.Expectation, error) { return gt.Model{}.Predict(s) })
+	if err != nil {
+		return nil, err
 	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%q=%q;", k, s[k])
-	}
-	c.mu.Lock()
-	p := c.entries[b.String()]
-	if p == nil {
-		p = &prediction{}
-		c.entries[b.String()] = p
-	}
-	c.mu.Unlock()
-	p.once.Do(func() { p.es, p.err = gt.Model{}.Predict(s) })
-	if p.err != nil {
-		return nil, p.err
-	}
-	out := make([]results.Expectation, len(p.es))
-	for i, e := range p.es {
+	out := make([]results.Expectation, len(es))
+	for i, e := range es {
 		if e.Min != nil {
 			e.Min = results.Float(*e.Min)
 		}
@@ -140,7 +113,7 @@ func (c *predictionCache) get(s map[string]string) ([]results.Expectation, error
 			e.Max = results.Float(*e.Max)
 		}
 		if e.Params != nil {
-			e.Params = maps.Clone(e.Params)
+			e.Params = e.Params.Clone()
 		}
 		out[i] = e
 	}

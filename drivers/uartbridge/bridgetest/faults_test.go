@@ -5,10 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
-	"golang.org/x/sys/unix"
-
 	"github.com/labrunner/labrunner/drivers/uartbridge"
+	"github.com/labrunner/labrunner/internal/pollpty"
 )
 
 // A copy of the request before Arm that the host's writer hands on after
@@ -19,13 +17,7 @@ import (
 // retry went out after Arm, and the push the suite meant to lose every
 // answer of succeeded.)
 func TestFaultsBindToTheNextNewRequest(t *testing.T) {
-	dev, path := ptyPair(t)
-	port, err := OpenPort(path, 115200)
-	if err != nil {
-		t.Fatal(err)
-	}
-	line := NewFaultLine(port)
-	defer line.Close()
+	dev, line := faultLineOnPTY(t)
 	req := func(seq uint8) []byte {
 		f, err := uartbridge.AppendRequest(nil, uartbridge.Request{Seq: seq, Cmd: uartbridge.CmdWrite, Addr: 0x1000, Count: 1, Data: []uint32{7}})
 		if err != nil {
@@ -66,13 +58,7 @@ func TestFaultsBindToTheNextNewRequest(t *testing.T) {
 // The same for a damaged request: the late copy passes as it is, the next
 // new request is damaged.
 func TestRequestDamageStartsAtTheNextNewRequest(t *testing.T) {
-	dev, path := ptyPair(t)
-	port, err := OpenPort(path, 115200)
-	if err != nil {
-		t.Fatal(err)
-	}
-	line := NewFaultLine(port)
-	defer line.Close()
+	dev, line := faultLineOnPTY(t)
 	var sent []byte
 	for i, seq := range []uint8{80, 80, 81} {
 		f, err := uartbridge.AppendRequest(nil, uartbridge.Request{Seq: seq, Cmd: uartbridge.CmdWrite, Addr: 0x1000, Count: 1, Data: []uint32{7}})
@@ -105,25 +91,20 @@ func TestRequestDamageStartsAtTheNextNewRequest(t *testing.T) {
 	}
 }
 
-// ptyPair opens a pseudo-terminal: the device end (non-blocking, through
-// the runtime poller, so that Close ends a blocked read) and the path of
-// the end a FaultLine's port opens.
-func ptyPair(t *testing.T) (*os.File, string) {
+// faultLineOnPTY puts a FaultLine on a pseudo-terminal and returns it with
+// the device end.
+func faultLineOnPTY(t *testing.T) (*os.File, *FaultLine) {
 	t.Helper()
-	m, s, err := pty.Open()
+	dev, slave, err := pollpty.Open()
 	if err != nil {
 		t.Fatalf("open pseudo-terminal: %v", err)
 	}
-	path := s.Name()
-	fd, err := unix.Dup(int(m.Fd()))
+	t.Cleanup(func() { dev.Close(); slave.Close() })
+	port, err := OpenPort(slave.Name(), 115200)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Close()
-	if err := unix.SetNonblock(fd, true); err != nil {
-		t.Fatal(err)
-	}
-	dev := os.NewFile(uintptr(fd), "ptmx")
-	t.Cleanup(func() { dev.Close(); s.Close() })
-	return dev, path
+	line := NewFaultLine(port)
+	t.Cleanup(func() { line.Close() })
+	return dev, line
 }
