@@ -4,6 +4,8 @@ import (
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/labrunner/labrunner/internal/raceshare"
 )
 
 func simCfg(t *testing.T, c *Clique, load float64) SimConfig {
@@ -48,6 +50,9 @@ func TestSimZeroLoadMatchesClosedForm(t *testing.T) {
 // RTT grows with load, the fabric saturates beyond what its global links
 // carry, minimal modes never detour, and a run is a function of its seed.
 func TestSimBehaviour(t *testing.T) {
+	if raceshare.SecondPassOnly(t, "TestSimNonMinimalInterPod and TestSimSteadyStateDetected run the simulator under the detector") {
+		return
+	}
 	c := mustClique(t, 2, 4, 1)
 	var prev float64
 	for _, load := range []float64{0.05, 0.2, 0.3} {

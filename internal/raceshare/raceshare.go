@@ -88,3 +88,17 @@ func Prefix(tb testing.TB, n, div int) int {
 	tb.Logf("race detector on: the first %d of %d only (make test runs all of them without it)", m, n)
 	return m
 }
+
+// SecondPassOnly reports whether the calling test is to return at once: it
+// does under the race detector, for a test that make test's second pass runs
+// whole (FULL_TESTS) and whose code paths other tests run under the detector
+// (why names them). A long single-goroutine simulation gains nothing from the
+// detector but its five- to forty-fold CPU.
+func SecondPassOnly(tb testing.TB, why string) bool {
+	tb.Helper()
+	if !Enabled {
+		return false
+	}
+	tb.Logf("race detector on: runs in make test's second pass only (%s)", why)
+	return true
+}
