@@ -106,8 +106,9 @@ var defaultPlans = []string{"exanet-mesh", "prr", "shoal", "tin"}
 // times here). Without the race detector it is "" and they run every plan;
 // make test runs the package both ways (see the Makefile's unit target).
 // Every plan's own paths run under the detector each day all the same, in
-// cmd/labrunner's per-design plan tests (TestPRRPlanPassesOnTheEmulatedUltra96
-// and the others, every test of each plan on a smaller rack).
+// cmd/labrunner's per-design fault tables (TestPRRPlanCatchesEmulatorFaults
+// and the others: one fault a day, every test of each plan on a smaller
+// rack).
 func racePlan(t *testing.T) string {
 	if raceshare.Enabled {
 		return "exanet-mesh"

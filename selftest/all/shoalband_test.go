@@ -26,7 +26,7 @@ import (
 // without): there the test has no share, and make test runs it again
 // without the detector (FULL_TESTS); the permutation test's code runs under
 // the detector with the Shoal plan in cmd/labrunner
-// (TestShoalPlanPassesOnTheEmulatedRack), the fault's in boards/emu/shoal
+// (TestShoalPlanCatchesEmulatorFaults), the fault's in boards/emu/shoal
 // (TestFaultFeedbackLate).
 func TestShoalPermutationBandCatchesLateFeedback(t *testing.T) {
 	if raceshare.Enabled {
