@@ -649,14 +649,42 @@ func rrPick(m uint64, ptr int) int {
 	return bits.TrailingZeros64(hi)
 }
 
-// randPick returns one set bit of m chosen by the random word x, uniformly.
-// m ≠ 0.
-func randPick(m, x uint64) int {
-	for k := below(x, bits.OnesCount64(m)); k > 0; k-- {
-		m &= m - 1
+// randPick returns one set bit of m chosen by the random word x, uniformly:
+// the k-th lowest, k = below(x, popcount(m)). m ≠ 0 and has no bit at or
+// above 2·half (half = P/2). It halves the window round the bit down to a
+// byte, with arithmetic in place of branches, and looks the bit up in
+// selectInByte: clearing the k lowest bits one by one mispredicted the
+// loop's random exit on almost every pick.
+func randPick(m, x uint64, half uint) int {
+	k := below(x, bits.OnesCount64(m))
+	pos := 0
+	for w := half; w >= 8; w >>= 1 {
+		c := bits.OnesCount64(m & (1<<w - 1))
+		// up is -1 when the bit is in the upper half of the window
+		// (k ≥ c), else 0.
+		up := (c - 1 - k) >> 63
+		k -= c & up
+		sh := int(w) & up
+		m >>= uint(sh)
+		pos += sh
 	}
-	return bits.TrailingZeros64(m)
+	return pos + int(selectInByte[(m&0xff)<<3|uint64(k&7)])
 }
+
+// selectInByte[b<<3 | k] is the position of the k-th lowest set bit of the
+// byte b (0 where b has no k-th bit).
+var selectInByte = func() (t [256 * 8]uint8) {
+	for b := range 256 {
+		k := 0
+		for i := range 8 {
+			if b&(1<<i) != 0 {
+				t[b<<3|k] = uint8(i)
+				k++
+			}
+		}
+	}
+	return t
+}()
 
 func (s *sim) voqServe(now int32) int {
 	var nm int
@@ -701,13 +729,14 @@ func (s *sim) pim() (nm int) {
 	outM, grant, matched := &s.outM, &s.grant, &s.matched
 	inFree, outFree := s.full, s.full
 	rnd := s.rnd.s
+	half := uint(s.p / 2)
 	for range s.iters {
 		var granted uint64
 		for om := outFree; om != 0; om &= om - 1 {
 			j := bits.TrailingZeros64(om)
 			if rq := outM[j&voqMask] & inFree; rq != 0 {
 				rnd += splitmixGamma
-				i := randPick(rq, splitmix(rnd))
+				i := randPick(rq, splitmix(rnd), half)
 				grant[i&voqMask] |= bit(j)
 				granted |= bit(i)
 			}
@@ -718,7 +747,7 @@ func (s *sim) pim() (nm int) {
 		for gm := granted; gm != 0; gm &= gm - 1 {
 			i := bits.TrailingZeros64(gm) & voqMask
 			rnd += splitmixGamma
-			j := randPick(grant[i], splitmix(rnd))
+			j := randPick(grant[i], splitmix(rnd), half)
 			grant[i] = 0
 			matched[nm&voqMask] = i<<8 | j
 			nm++

@@ -190,6 +190,11 @@ func (g *trafficGen) next(arr []int16) int {
 	}
 }
 
+// The loops below choose with conditional moves rather than branches
+// where a branch would go either way at random (an idle input at a load
+// below 1, the hot port of the nonuniform model) and nothing later waits
+// on the choice: a mispredicted branch cost more than the work it skipped.
+
 func (g *trafficGen) nextUniform(arr []int16) int {
 	n := 0
 	pmask := uint64(g.p - 1)
@@ -197,13 +202,13 @@ func (g *trafficGen) nextUniform(arr []int16) int {
 	for i := range arr {
 		st += splitmixGamma
 		x := splitmix(st)
+		ok := x>>11 < rate
 		d := int16(x & pmask)
-		if x>>11 >= rate {
+		if !ok {
 			d = -1
-		} else {
-			n++
 		}
 		arr[i] = d
+		n += b2i(ok)
 	}
 	g.rng.s = st
 	return n
@@ -216,6 +221,8 @@ func (g *trafficGen) nextNonuniform(arr []int16) int {
 	for i := range arr {
 		st += splitmixGamma
 		x := splitmix(st)
+		// A branch: the state's next step depends on it, and a prediction
+		// lets the next input's draw start before this one is known.
 		if x>>11 >= rate {
 			arr[i] = -1
 			continue
@@ -223,21 +230,28 @@ func (g *trafficGen) nextNonuniform(arr []int16) int {
 		n++
 		st += splitmixGamma
 		y := splitmix(st)
-		if y>>11 < hot {
-			arr[i] = int16(i)
-		} else {
-			// (i + 1 + below(y, p-1)) mod p, which is below 2p: a
-			// subtraction, not a division by a variable p (the
-			// generator's costliest line in a profile of the nightly).
-			d := i + 1 + below(y, p-1)
-			if d >= p {
-				d -= p
-			}
-			arr[i] = int16(d)
+		// (i + 1 + below(y, p-1)) mod p, which is below 2p: a subtraction,
+		// not a division by a variable p (the generator's costliest line
+		// in a profile of the nightly).
+		d := i + 1 + below(y, p-1)
+		if d >= p {
+			d -= p
 		}
+		if y>>11 < hot {
+			d = i
+		}
+		arr[i] = int16(d)
 	}
 	g.rng.s = st
 	return n
+}
+
+// b2i is 1 for true and 0 for false (a SETcc, not a branch).
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (g *trafficGen) nextBursty(arr []int16) int {
