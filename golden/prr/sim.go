@@ -218,7 +218,7 @@ func GroupDrain(p, depth int) int {
 // power-of-two circular buffer that grows by doubling: no allocation per
 // packet. A ring always has room for one more packet: newRings gives each
 // one a buffer, and whatever fills it grows it. The arrival loops write
-// with add, which calls nothing, and grow the rings it filled after the
+// with offer, which calls nothing, and grow the rings it filled after the
 // loop: a call inside the loop made the compiler save and reload the
 // loop's registers around every packet. Each ring takes at most one packet
 // a cycle (a VOQ or a FIFO from its one input; the proposal's arrivals for
@@ -244,19 +244,23 @@ func newRings[T int32 | int64](n int) []ring[T] {
 	return rs
 }
 
-// add appends v, for which the ring has room, and returns how many packets
-// the ring holds and whether it is now full: then it must grow before the
-// next add.
-func (r *ring[T]) add(v T) (n int, full bool) {
+// offer writes v past the ring's tail, where the ring has room, and keeps
+// it if the ring holds fewer than limit packets. It returns how many
+// packets the ring then holds, whether it kept v, and whether the ring is
+// now full: then it must grow before the next offer. A packet it does not
+// keep takes no branch to drop: its slot just stays free (a drop at a
+// shallow depth goes either way at random, and mispredicted).
+func (r *ring[T]) offer(v T, limit int) (n int, kept, full bool) {
 	buf, n := r.buf, r.n
 	buf[(r.head+n)&(len(buf)-1)] = v
-	n++
+	kept = n < limit
+	n += b2i(kept)
 	r.n = n
-	return n, n == len(buf)
+	return n, kept, n == len(buf)
 }
 
 func (r *ring[T]) push(v T) {
-	if _, full := r.add(v); full {
+	if _, _, full := r.offer(v, math.MaxInt); full {
 		r.grow()
 	}
 }
@@ -502,9 +506,9 @@ func (s *sim) prrServe(now int32) int {
 // in the same cycle, so it changes no statistic and the simulation takes
 // them in input order.
 func (s *sim) prrArrive(now int32) {
-	p, pm := s.p, s.pm
+	p, pm, limit := s.p, s.pm, s.limit
 	q, off := s.q, s.off[:p]
-	occ := s.res.MaxOccupancy
+	occ, drops := s.res.MaxOccupancy, 0
 	for _, d16 := range s.arr {
 		if d16 < 0 {
 			continue
@@ -513,12 +517,8 @@ func (s *sim) prrArrive(now int32) {
 		o := off[d]
 		off[d] = (o + 1) & pm
 		k := d*p + o
-		r := &q[k]
-		if r.n >= s.limit {
-			s.res.Dropped++
-			continue
-		}
-		n, full := r.add(now)
+		n, kept, full := q[k].offer(now, limit)
+		drops += 1 - b2i(kept)
 		if full {
 			s.filled[s.nfilled] = k
 			s.nfilled++
@@ -526,6 +526,7 @@ func (s *sim) prrArrive(now int32) {
 		occ = max(occ, n)
 	}
 	s.res.MaxOccupancy = occ
+	s.res.Dropped += int64(drops)
 	if s.nfilled > 0 {
 		growFilled(s, q)
 	}
@@ -581,18 +582,15 @@ func (s *sim) fifoServe(now int32) int {
 }
 
 func (s *sim) fifoArrive(now int32) {
+	limit := s.limit
 	fifo := s.fifo[:len(s.arr)]
-	occ := s.res.MaxOccupancy
+	occ, drops := s.res.MaxOccupancy, 0
 	for i, d := range s.arr {
 		if d < 0 {
 			continue
 		}
-		f := &fifo[i]
-		if f.n >= s.limit {
-			s.res.Dropped++
-			continue
-		}
-		n, full := f.add(int64(now)<<16 | int64(d))
+		n, kept, full := fifo[i].offer(int64(now)<<16|int64(d), limit)
+		drops += 1 - b2i(kept)
 		if full {
 			s.filled[s.nfilled] = i
 			s.nfilled++
@@ -600,6 +598,7 @@ func (s *sim) fifoArrive(now int32) {
 		occ = max(occ, n)
 	}
 	s.res.MaxOccupancy = occ
+	s.res.Dropped += int64(drops)
 	if s.nfilled > 0 {
 		growFilled(s, fifo)
 	}
@@ -608,30 +607,29 @@ func (s *sim) fifoArrive(now int32) {
 // --- VOQ switches (§2.2, §2.3) ---
 
 func (s *sim) voqArrive(now int32) {
-	p, pm := s.p, s.pm
+	p, pm, limit := s.p, s.pm, s.limit
 	q, v := s.q, s.voqPorts
-	occ := s.res.MaxOccupancy
+	occ, drops := s.res.MaxOccupancy, 0
 	for i, d16 := range s.arr[:p] {
 		if d16 < 0 {
 			continue
 		}
 		j := int(d16) & pm
 		k := i*p + j
-		r := &q[k]
-		if r.n >= s.limit {
-			s.res.Dropped++
-			continue
-		}
-		n, full := r.add(now)
+		n, kept, full := q[k].offer(now, limit)
+		drops += 1 - b2i(kept)
 		if full {
 			s.filled[s.nfilled] = k
 			s.nfilled++
 		}
 		occ = max(occ, n)
+		// Set even for a dropped packet: its VOQ holds limit ≥ 1 packets,
+		// so its bits are set already.
 		v.inM[i&voqMask] |= bit(j)
 		v.outM[j&voqMask] |= bit(i)
 	}
 	s.res.MaxOccupancy = occ
+	s.res.Dropped += int64(drops)
 	if s.nfilled > 0 {
 		growFilled(s, q)
 	}
