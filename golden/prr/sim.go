@@ -636,15 +636,15 @@ func (s *sim) voqArrive(now int32) {
 }
 
 // rrPick returns the first set bit of m at or after position ptr, going
-// round (a round-robin arbiter whose highest priority is ptr). m ≠ 0, and
-// m has no bit at or above P, so the first set bit of m is the one after
-// going round.
-func rrPick(m uint64, ptr int) int {
-	hi := m &^ (bit(ptr) - 1)
-	if hi == 0 {
-		hi = m
-	}
-	return bits.TrailingZeros64(hi)
+// round (a round-robin arbiter of P ports whose highest priority is ptr).
+// m ≠ 0 has no bit at or above P, and 0 ≤ ptr < P. The bits at or after
+// ptr shift down to the bottom and those before it to just above them, so
+// the lowest set bit of r is the pick; no branch (one taken at random
+// mispredicted). The shifts are masked to 6 bits: P − ptr is 64 only for
+// P = 64 and ptr = 0, where a shift by 0 gives the same r.
+func rrPick(m uint64, ptr, p int) int {
+	r := m>>(uint(ptr)&63) | m<<(uint(p-ptr)&63)
+	return (bits.TrailingZeros64(r) + ptr) & (p - 1)
 }
 
 // randPick returns one set bit of m chosen by the random word x, uniformly:
@@ -706,10 +706,10 @@ func (s *sim) voqServe(now int32) int {
 		n++
 		sum += lat
 		mx = max(mx, lat)
-		if r.n == 0 {
-			inM[i] &^= bit(j)
-			outM[j] &^= bit(i)
-		}
+		// Clear the VOQ's bits if it is now empty: masked, not branched on.
+		empty := -uint64(b2i(r.n == 0))
+		inM[i] &^= bit(j) & empty
+		outM[j] &^= bit(i) & empty
 	}
 	if s.kind == kEDRRM {
 		s.edrrmUpdate()
@@ -768,7 +768,7 @@ func (s *sim) pim() (nm int) {
 // grant is accepted, and both pointers only in the first iteration (the
 // rules that desynchronise the pointers, [21] §III-IV).
 func (s *sim) slip(rrm bool) (nm int) {
-	pm := s.pm
+	p, pm := s.p, s.pm
 	outM, grant, g, a, matched := &s.outM, &s.grant, &s.g, &s.a, &s.matched
 	inFree, outFree := s.full, s.full
 	for it := range s.iters {
@@ -776,7 +776,7 @@ func (s *sim) slip(rrm bool) (nm int) {
 		for om := outFree; om != 0; om &= om - 1 {
 			j := bits.TrailingZeros64(om) & voqMask
 			if rq := outM[j] & inFree; rq != 0 {
-				i := rrPick(rq, g[j])
+				i := rrPick(rq, g[j], p)
 				grant[i&voqMask] |= bit(j)
 				granted |= bit(i)
 				if rrm {
@@ -789,7 +789,7 @@ func (s *sim) slip(rrm bool) (nm int) {
 		}
 		for gm := granted; gm != 0; gm &= gm - 1 {
 			i := bits.TrailingZeros64(gm) & voqMask
-			j := rrPick(grant[i], a[i])
+			j := rrPick(grant[i], a[i], p)
 			grant[i] = 0
 			matched[nm&voqMask] = i<<8 | j
 			nm++
@@ -823,7 +823,7 @@ func (s *sim) slip(rrm bool) (nm int) {
 // §5.1) only add matches between unmatched ports; as in iSLIP, pointers
 // move in the first iteration only.
 func (s *sim) drrm(exhaustive bool) (nm int) {
-	pm := s.pm
+	p, pm := s.p, s.pm
 	inM, req, reqTo, g, a, matched := &s.inM, &s.req, &s.reqTo, &s.g, &s.a, &s.matched
 	inFree, outFree := s.full, s.full
 	for it := range s.iters {
@@ -837,7 +837,7 @@ func (s *sim) drrm(exhaustive bool) (nm int) {
 				}
 				continue
 			}
-			j := rrPick(m, a[i])
+			j := rrPick(m, a[i], p)
 			req[j&voqMask] |= bit(i)
 			asked |= bit(j)
 			if it == 0 {
@@ -849,7 +849,7 @@ func (s *sim) drrm(exhaustive bool) (nm int) {
 		}
 		for om := asked; om != 0; om &= om - 1 {
 			j := bits.TrailingZeros64(om) & voqMask
-			i := rrPick(req[j], g[j])
+			i := rrPick(req[j], g[j], p)
 			req[j] = 0
 			matched[nm&voqMask] = i<<8 | j
 			nm++
@@ -874,23 +874,21 @@ func (s *sim) drrm(exhaustive bool) (nm int) {
 	return nm
 }
 
-// edrrmUpdate moves EDRRM's request pointers after the cycle's packets left.
+// edrrmUpdate moves EDRRM's request pointers after the cycle's packets
+// left: a refused input one past the output it asked, a served one too if
+// serving emptied that VOQ, else it stays on the output (arithmetic, not a
+// branch on the two random outcomes).
 func (s *sim) edrrmUpdate() {
 	pm := s.pm
 	reqTo, inM, a := &s.reqTo, &s.inM, &s.a
 	for i, r := range reqTo[:s.p] {
-		if r < 0 {
+		if r < 0 { // no request
 			continue
 		}
 		j := r & 0xffff
-		switch {
-		case r&(1<<16) == 0: // requested, refused
-			a[i] = (j + 1) & pm
-		case inM[i]&(1<<uint(j)) == 0: // served, VOQ now empty
-			a[i] = (j + 1) & pm
-		default: // served, more to come: stay
-			a[i] = j
-		}
+		served := r >> 16 & 1
+		stay := served & int(inM[i]>>(uint(j)&63)&1)
+		a[i] = (j + 1 - stay) & pm
 	}
 }
 

@@ -516,3 +516,31 @@ func TestRandPickIsTheKthSetBit(t *testing.T) {
 		}
 	}
 }
+
+// rrPick is a round-robin arbiter: the first set bit at or after the
+// pointer, going round.
+func TestRRPickGoesRound(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, p := range []int{2, 4, 8, 16, 32, 64} {
+		for range 20000 {
+			m := r.Uint64()
+			if r.IntN(2) == 0 {
+				m &= r.Uint64() & r.Uint64() // sparse
+			}
+			if p < 64 {
+				m &= 1<<uint(p) - 1
+			}
+			if m == 0 {
+				continue
+			}
+			ptr := r.IntN(p)
+			want := ptr
+			for m&(1<<uint(want)) == 0 {
+				want = (want + 1) % p
+			}
+			if got := rrPick(m, ptr, p); got != want {
+				t.Fatalf("P=%d m=%#x ptr %d: bit %d, want %d", p, m, ptr, got, want)
+			}
+		}
+	}
+}
