@@ -28,6 +28,28 @@ func BenchmarkSimulate(b *testing.B) {
 	}
 }
 
+// BenchmarkPlanReplicas: the proposal as the PRR test plan's golden
+// replicas run it (selftest/prr): 16×16, queues of depth 32, drained after
+// the run, every traffic model at input rate 1 and the uniform and
+// nonuniform ones at 0.9. One op is a run of 3·10^4 cycles.
+func BenchmarkPlanReplicas(b *testing.B) {
+	const cycles = 30000
+	for _, c := range []struct {
+		tr   Traffic
+		load float64
+	}{{Uniform, 1}, {Bursty, 1}, {Nonuniform, 1}, {Uniform, 0.9}, {Nonuniform, 0.9}} {
+		b.Run(fmt.Sprintf("%s/%g", c.tr, c.load), func(b *testing.B) {
+			c0 := cpuTime()
+			for i := 0; b.Loop(); i++ {
+				if _, err := Simulate(SimConfig{P: 16, Alg: PRR, Traffic: c.tr, Load: c.load, Depth: 32, Cycles: cycles, Seed: uint64(i), Drain: true}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportCycles(b, cycles*b.N, cpuTime()-c0)
+		})
+	}
+}
+
 // BenchmarkFullComparison: the whole §5.1 comparison for a 16×16 switch —
 // 12 switches × 3 traffic models × 10^6 cycles at input rate 1 — on one
 // core (one worker).

@@ -216,19 +216,53 @@ func GroupDrain(p, depth int) int {
 
 // ring is a FIFO of arrival times (or packed time and destination) in a
 // power-of-two circular buffer that grows by doubling: no allocation per
-// packet.
+// packet. A ring always has room for one more packet: newRings gives each
+// one a buffer, and whatever fills it grows it. The arrival loops write
+// with offer, which calls nothing, and grow the rings it filled after the
+// loop: a call inside the loop made the compiler save and reload the
+// loop's registers around every packet. Each ring takes at most one packet
+// a cycle (a VOQ or a FIFO from its one input; the proposal's arrivals for
+// a port go to as many different queues of its group), so the room for one
+// is enough for a whole cycle.
 type ring[T int32 | int64] struct {
 	buf  []T
 	head int
 	n    int
 }
 
+// ringMin is a ring's first capacity.
+const ringMin = 4
+
+// newRings returns n empty rings with room for ringMin packets each, cut
+// from one allocation.
+func newRings[T int32 | int64](n int) []ring[T] {
+	rs := make([]ring[T], n)
+	back := make([]T, n*ringMin)
+	for k := range rs {
+		rs[k].buf = back[k*ringMin : (k+1)*ringMin : (k+1)*ringMin]
+	}
+	return rs
+}
+
+// offer writes v past the ring's tail, where the ring has room, and keeps
+// it if the ring holds fewer than limit packets. It returns how many
+// packets the ring then holds, whether it kept v, and whether the ring is
+// now full: then it must grow before the next offer. A packet it does not
+// keep takes no branch to drop: its slot just stays free (a drop at a
+// shallow depth goes either way at random, and mispredicted).
+func (r *ring[T]) offer(v T, limit int) (n int, kept, full bool) {
+	buf, n := r.buf, r.n
+	buf[(r.head+n)&(len(buf)-1)] = v
+	kept = n < limit
+	n += b2i(kept)
+	r.n = n
+	return n, kept, n == len(buf)
+}
+
 func (r *ring[T]) push(v T) {
-	if r.n == len(r.buf) {
+	if _, _, full := r.offer(v, math.MaxInt); full {
 		r.grow()
 	}
-	r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
-	r.n++
 }
 
 func (r *ring[T]) pop() T {
@@ -239,13 +273,44 @@ func (r *ring[T]) pop() T {
 }
 
 func (r *ring[T]) grow() {
-	c := max(4, 2*len(r.buf))
+	c := max(ringMin, 2*len(r.buf))
 	nb := make([]T, c)
 	for k := range r.n {
 		nb[k] = r.buf[(r.head+k)&(len(r.buf)-1)]
 	}
 	r.buf, r.head = nb, 0
 }
+
+// growFilled grows the rings an arrival loop filled, outside the loop,
+// where the call costs the loop nothing.
+func growFilled[T int32 | int64](s *sim, rs []ring[T]) {
+	for _, k := range s.filled[:s.nfilled] {
+		rs[k].grow()
+	}
+	s.nfilled = 0
+}
+
+// voqPorts is the VOQ schedulers' per-port state. Its rows are arrays of
+// MaxVOQPorts: a port number masked with voqMask, an AND, indexes them
+// where a slice of P would take a bounds check per access in the
+// schedulers' loops over request and grant masks.
+type voqPorts struct {
+	inM     [MaxVOQPorts]uint64 // bit j of row i: VOQ(i,j) non-empty
+	outM    [MaxVOQPorts]uint64 // bit i of row j: VOQ(i,j) non-empty
+	g       [MaxVOQPorts]int    // per output: grant pointer
+	a       [MaxVOQPorts]int    // per input: accept (RRM, iSLIP) or request (DRRM, EDRRM) pointer
+	grant   [MaxVOQPorts]uint64 // per input: outputs that granted it
+	req     [MaxVOQPorts]uint64 // per output: inputs that requested it
+	reqTo   [MaxVOQPorts]int    // EDRRM: output each input requested in the first iteration
+	matched [MaxVOQPorts]int    // the cycle's matches (input<<8 | output), which sim.match holds
+}
+
+// bit is the mask of port k of a VOQ switch (k < MaxVOQPorts). The AND
+// spares the compiler's code for shifts of 64 and more.
+func bit(k int) uint64 { return 1 << (uint(k) & voqMask) }
+
+// voqMask keeps a port number inside voqPorts' rows.
+const voqMask = MaxVOQPorts - 1
 
 // sim is one run's state. Everything is sized once; the cycle loop does not
 // allocate except when an unbounded queue doubles.
@@ -262,16 +327,14 @@ type sim struct {
 	rnd rng // scheduler randomness (PIM, FIFO output contention)
 	arr []int16
 
-	q     []ring[int32] // P×P queues: VOQ (i*P+j) or output group (d*P+q)
-	fifo  []ring[int64] // FIFO switch: per input, time<<16 | dest
-	inM   []uint64      // VOQ: bit j of row i: VOQ(i,j) non-empty
-	outM  []uint64      // VOQ: bit i of row j: VOQ(i,j) non-empty
-	g     []int         // per output: grant pointer
-	a     []int         // per input: accept (RRM, iSLIP) or request (DRRM, EDRRM) pointer
-	grant []uint64      // per input: outputs that granted it / per output: inputs that requested it
-	req   []uint64
-	reqTo []int // EDRRM: output each input requested in the first iteration
-	match []int // scratch: matched (input<<8 | output)
+	q    []ring[int32] // P×P queues: VOQ (i*P+j) or output group (d*P+q)
+	fifo []ring[int64] // FIFO switch: per input, time<<16 | dest
+	*voqPorts
+	match []int // VOQ: the cycle's matches (input<<8 | output)
+
+	limit   int   // a queue holding limit packets drops the next: depth, or no limit
+	filled  []int // the rings an arrival loop filled (see ring), nfilled of them
+	nfilled int
 
 	off []int // PRR: per port offset counter
 	arb []int // PRR: per port output arbiter index
@@ -311,27 +374,26 @@ func newSim(cfg SimConfig) (*sim, error) {
 	s.tg = tg
 	switch kind {
 	case kFIFO:
-		s.fifo = make([]ring[int64], p)
+		s.fifo = newRings[int64](p)
 		s.cnt = make([]int, p)
 		s.win = make([]int, p)
 		if s.depth > 0 {
 			s.depth *= p
 		}
 	case kPRR:
-		s.q = make([]ring[int32], p*p)
+		s.q = newRings[int32](p * p)
 		s.off = make([]int, p)
 		s.arb = make([]int, p)
 	default:
-		s.q = make([]ring[int32], p*p)
-		s.inM = make([]uint64, p)
-		s.outM = make([]uint64, p)
-		s.g = make([]int, p)
-		s.a = make([]int, p)
-		s.grant = make([]uint64, p)
-		s.req = make([]uint64, p)
-		s.reqTo = make([]int, p)
-		s.match = make([]int, 0, p)
+		s.q = newRings[int32](p * p)
+		s.voqPorts = new(voqPorts)
+		s.match = s.matched[:0]
 	}
+	s.limit = s.depth
+	if s.depth == 0 {
+		s.limit = math.MaxInt
+	}
+	s.filled = make([]int, p) // a ring takes at most one packet a cycle
 	s.res.Config = cfg
 	return s, nil
 }
@@ -372,48 +434,45 @@ func (s *sim) run() {
 	// stay 32-bit (MaxCycles), which bounds a drain nothing else stops.
 	s.draining = true
 	for t := s.cfg.Cycles; t < math.MaxInt32; t++ {
-		before := s.served
-		s.serve(int32(t))
-		if s.served == before {
+		if s.serve(int32(t)) == 0 {
 			break
 		}
 	}
 	s.res.Stranded = s.res.Offered - s.res.Dropped - s.res.Delivered - s.res.Drained
 }
 
-// serve is one cycle's departures.
-func (s *sim) serve(now int32) {
+// serve is one cycle's departures; it returns how many packets left.
+func (s *sim) serve(now int32) int {
 	switch s.kind {
 	case kPRR:
-		s.prrServe(now)
+		return s.prrServe(now)
 	case kFIFO:
-		s.fifoServe(now)
+		return s.fifoServe(now)
 	default:
-		s.voqServe(now)
+		return s.voqServe(now)
 	}
 }
 
-func (s *sim) delivered(now, arrived int32) {
-	lat := int64(now - arrived)
-	s.served++
-	if s.cfg.Drain && lat > s.res.DrainMax {
-		s.res.DrainMax = lat
-	}
-	if s.draining {
-		s.res.Drained++
-		s.res.DrainedLatencySum += lat
+// tally adds one cycle's departures to the run's figures: n packets whose
+// latencies sum to sum, the largest mx. The serve loops keep these three in
+// registers and call it once a cycle rather than once a packet.
+func (s *sim) tally(n, sum, mx int64) {
+	if n == 0 {
 		return
 	}
-	s.res.Delivered++
-	s.res.LatencySum += lat
-	if lat > s.res.LatencyMax {
-		s.res.LatencyMax = lat
+	s.served += n
+	if s.cfg.Drain && mx > s.res.DrainMax {
+		s.res.DrainMax = mx
 	}
-}
-
-func (s *sim) occupied(n int) {
-	if n > s.res.MaxOccupancy {
-		s.res.MaxOccupancy = n
+	if s.draining {
+		s.res.Drained += n
+		s.res.DrainedLatencySum += sum
+		return
+	}
+	s.res.Delivered += n
+	s.res.LatencySum += sum
+	if mx > s.res.LatencyMax {
+		s.res.LatencyMax = mx
 	}
 }
 
@@ -421,15 +480,23 @@ func (s *sim) occupied(n int) {
 
 // prrServe: the output arbiter of port d reads queue arb_d of group d and
 // moves on only when it found a packet (§4.4; see Switch.Dequeue).
-func (s *sim) prrServe(now int32) {
-	for d := range s.p {
-		k := d*s.p + s.arb[d]
-		if s.q[k].n == 0 {
+func (s *sim) prrServe(now int32) int {
+	p, pm := s.p, s.pm
+	q, arb := s.q, s.arb[:p]
+	var n, sum, mx int64
+	for d, a := range arb {
+		r := &q[d*p+a]
+		if r.n == 0 {
 			continue
 		}
-		s.delivered(now, s.q[k].pop())
-		s.arb[d] = (s.arb[d] + 1) & s.pm
+		lat := int64(now - r.pop())
+		n++
+		sum += lat
+		mx = max(mx, lat)
+		arb[d] = (a + 1) & pm
 	}
+	s.tally(n, sum, mx)
+	return int(n)
 }
 
 // prrArrive writes the cycle's packets for port d to queues offset_d,
@@ -439,20 +506,29 @@ func (s *sim) prrServe(now int32) {
 // in the same cycle, so it changes no statistic and the simulation takes
 // them in input order.
 func (s *sim) prrArrive(now int32) {
+	p, pm, limit := s.p, s.pm, s.limit
+	q, off := s.q, s.off[:p]
+	occ, drops := s.res.MaxOccupancy, 0
 	for _, d16 := range s.arr {
 		if d16 < 0 {
 			continue
 		}
-		d := int(d16)
-		k := d*s.p + s.off[d]
-		s.off[d] = (s.off[d] + 1) & s.pm
-		r := &s.q[k]
-		if s.depth > 0 && r.n >= s.depth {
-			s.res.Dropped++
-			continue
+		d := int(d16) & pm
+		o := off[d]
+		off[d] = (o + 1) & pm
+		k := d*p + o
+		n, kept, full := q[k].offer(now, limit)
+		drops += 1 - b2i(kept)
+		if full {
+			s.filled[s.nfilled] = k
+			s.nfilled++
 		}
-		r.push(now)
-		s.occupied(r.n)
+		occ = max(occ, n)
+	}
+	s.res.MaxOccupancy = occ
+	s.res.Dropped += int64(drops)
+	if s.nfilled > 0 {
+		growFilled(s, q)
 	}
 }
 
@@ -461,186 +537,281 @@ func (s *sim) prrArrive(now int32) {
 // fifoServe: every output takes one of the inputs whose head-of-line packet
 // is for it, chosen uniformly at random (the model behind the 58.6%
 // saturation throughput, Karol et al. 1987, the paper's §2.1 via [21]).
-func (s *sim) fifoServe(now int32) {
-	for i := range s.p {
-		f := &s.fifo[i]
+func (s *sim) fifoServe(now int32) int {
+	p := s.p
+	fifo, cnt, win := s.fifo[:p], s.cnt[:p], s.win[:p]
+	rnd := s.rnd.s
+	// busy marks the outputs with contenders, so that the second loop
+	// visits only those (in port order, as a scan of cnt would).
+	var busy [MaxPorts / 64]uint64
+	for i := range fifo {
+		f := &fifo[i]
 		if f.n == 0 {
 			continue
 		}
-		d := int(f.buf[f.head] & 0xffff)
-		s.cnt[d]++
+		d := int(f.buf[f.head]&0xffff) & (p - 1)
+		c := cnt[d] + 1
+		cnt[d] = c
+		busy[d>>6&(len(busy)-1)] |= 1 << (uint(d) & 63)
 		// Reservoir choice: the c-th contender replaces the winner with
 		// probability 1/c, which leaves each contender chosen with 1/c.
-		if c := s.cnt[d]; c == 1 || below(s.rnd.next(), c) == 0 {
-			s.win[d] = i
+		if c == 1 {
+			win[d] = i
+		} else {
+			rnd += splitmixGamma
+			if below(splitmix(rnd), c) == 0 {
+				win[d] = i
+			}
 		}
 	}
-	for d := range s.p {
-		if s.cnt[d] == 0 {
-			continue
+	s.rnd.s = rnd
+	var n, sum, mx int64
+	for w, m := range busy {
+		for ; m != 0; m &= m - 1 {
+			d := w<<6 | bits.TrailingZeros64(m)
+			cnt[d] = 0
+			v := fifo[win[d]].pop()
+			lat := int64(now - int32(v>>16))
+			n++
+			sum += lat
+			mx = max(mx, lat)
 		}
-		s.cnt[d] = 0
-		v := s.fifo[s.win[d]].pop()
-		s.delivered(now, int32(v>>16))
 	}
+	s.tally(n, sum, mx)
+	return int(n)
 }
 
 func (s *sim) fifoArrive(now int32) {
+	limit := s.limit
+	fifo := s.fifo[:len(s.arr)]
+	occ, drops := s.res.MaxOccupancy, 0
 	for i, d := range s.arr {
 		if d < 0 {
 			continue
 		}
-		f := &s.fifo[i]
-		if s.depth > 0 && f.n >= s.depth {
-			s.res.Dropped++
-			continue
+		n, kept, full := fifo[i].offer(int64(now)<<16|int64(d), limit)
+		drops += 1 - b2i(kept)
+		if full {
+			s.filled[s.nfilled] = i
+			s.nfilled++
 		}
-		f.push(int64(now)<<16 | int64(d))
-		s.occupied(f.n)
+		occ = max(occ, n)
+	}
+	s.res.MaxOccupancy = occ
+	s.res.Dropped += int64(drops)
+	if s.nfilled > 0 {
+		growFilled(s, fifo)
 	}
 }
 
 // --- VOQ switches (§2.2, §2.3) ---
 
 func (s *sim) voqArrive(now int32) {
-	for i, d16 := range s.arr {
+	p, pm, limit := s.p, s.pm, s.limit
+	q, v := s.q, s.voqPorts
+	occ, drops := s.res.MaxOccupancy, 0
+	for i, d16 := range s.arr[:p] {
 		if d16 < 0 {
 			continue
 		}
-		j := int(d16)
-		r := &s.q[i*s.p+j]
-		if s.depth > 0 && r.n >= s.depth {
-			s.res.Dropped++
-			continue
+		j := int(d16) & pm
+		k := i*p + j
+		n, kept, full := q[k].offer(now, limit)
+		drops += 1 - b2i(kept)
+		if full {
+			s.filled[s.nfilled] = k
+			s.nfilled++
 		}
-		r.push(now)
-		s.occupied(r.n)
-		s.inM[i] |= 1 << uint(j)
-		s.outM[j] |= 1 << uint(i)
+		occ = max(occ, n)
+		// Set even for a dropped packet: its VOQ holds limit ≥ 1 packets,
+		// so its bits are set already.
+		v.inM[i&voqMask] |= bit(j)
+		v.outM[j&voqMask] |= bit(i)
+	}
+	s.res.MaxOccupancy = occ
+	s.res.Dropped += int64(drops)
+	if s.nfilled > 0 {
+		growFilled(s, q)
 	}
 }
 
 // rrPick returns the first set bit of m at or after position ptr, going
-// round (a round-robin arbiter whose highest priority is ptr). m ≠ 0.
-func (s *sim) rrPick(m uint64, ptr int) int {
-	r := bits.RotateLeft64(m, -ptr)
-	if s.p < 64 {
-		r |= m << uint(s.p-ptr) & s.full
-	}
-	return (bits.TrailingZeros64(r) + ptr) & s.pm
+// round (a round-robin arbiter of P ports whose highest priority is ptr).
+// m ≠ 0 has no bit at or above P, and 0 ≤ ptr < P. The bits at or after
+// ptr shift down to the bottom and those before it to just above them, so
+// the lowest set bit of r is the pick; no branch (one taken at random
+// mispredicted). The shifts are masked to 6 bits: P − ptr is 64 only for
+// P = 64 and ptr = 0, where a shift by 0 gives the same r.
+func rrPick(m uint64, ptr, p int) int {
+	r := m>>(uint(ptr)&63) | m<<(uint(p-ptr)&63)
+	return (bits.TrailingZeros64(r) + ptr) & (p - 1)
 }
 
-// randPick returns one set bit of m chosen uniformly at random. m ≠ 0.
-func (s *sim) randPick(m uint64) int {
-	for k := below(s.rnd.next(), bits.OnesCount64(m)); k > 0; k-- {
-		m &= m - 1
+// randPick returns one set bit of m chosen by the random word x, uniformly:
+// the k-th lowest, k = below(x, popcount(m)). m ≠ 0 and has no bit at or
+// above 2·half (half = P/2). It halves the window round the bit down to a
+// byte, with arithmetic in place of branches, and looks the bit up in
+// selectInByte: clearing the k lowest bits one by one mispredicted the
+// loop's random exit on almost every pick.
+func randPick(m, x uint64, half uint) int {
+	k := below(x, bits.OnesCount64(m))
+	pos := 0
+	for w := half; w >= 8; w >>= 1 {
+		c := bits.OnesCount64(m & (1<<w - 1))
+		// up is -1 when the bit is in the upper half of the window
+		// (k ≥ c), else 0.
+		up := (c - 1 - k) >> 63
+		k -= c & up
+		sh := int(w) & up
+		m >>= uint(sh)
+		pos += sh
 	}
-	return bits.TrailingZeros64(m)
+	return pos + int(selectInByte[(m&0xff)<<3|uint64(k&7)])
 }
 
-func (s *sim) voqServe(now int32) {
-	s.match = s.match[:0]
+// selectInByte[b<<3 | k] is the position of the k-th lowest set bit of the
+// byte b (0 where b has no k-th bit).
+var selectInByte = func() (t [256 * 8]uint8) {
+	for b := range 256 {
+		k := 0
+		for i := range 8 {
+			if b&(1<<i) != 0 {
+				t[b<<3|k] = uint8(i)
+				k++
+			}
+		}
+	}
+	return t
+}()
+
+func (s *sim) voqServe(now int32) int {
+	var nm int
 	switch s.kind {
 	case kPIM:
-		s.pim()
+		nm = s.pim()
 	case kRRM, kISLIP:
-		s.slip(s.kind == kRRM)
+		nm = s.slip(s.kind == kRRM)
 	case kDRRM, kEDRRM:
-		s.drrm(s.kind == kEDRRM)
+		nm = s.drrm(s.kind == kEDRRM)
 	}
-	for _, m := range s.match {
-		i, j := m>>8, m&0xff
-		r := &s.q[i*s.p+j]
-		s.delivered(now, r.pop())
-		if r.n == 0 {
-			s.inM[i] &^= 1 << uint(j)
-			s.outM[j] &^= 1 << uint(i)
-		}
+	match := s.matched[:nm]
+	s.match = match
+	p := s.p
+	q, inM, outM := s.q, &s.inM, &s.outM
+	var n, sum, mx int64
+	for _, m := range match {
+		i, j := m>>8&voqMask, m&voqMask
+		r := &q[i*p+j]
+		lat := int64(now - r.pop())
+		n++
+		sum += lat
+		mx = max(mx, lat)
+		// Clear the VOQ's bits if it is now empty: masked, not branched on.
+		empty := -uint64(b2i(r.n == 0))
+		inM[i] &^= bit(j) & empty
+		outM[j] &^= bit(i) & empty
 	}
 	if s.kind == kEDRRM {
 		s.edrrmUpdate()
 	}
+	s.tally(n, sum, mx)
+	return int(n)
 }
 
 // pim is parallel iterative matching (Anderson et al. 1993, FPGA'20 [2]):
 // every unmatched input requests every output it holds packets for; every
 // unmatched output grants one request uniformly at random; every input
 // accepts one grant uniformly at random. Repeat for the unmatched ports.
-func (s *sim) pim() {
+// It returns the number of matches, listed in s.matched.
+func (s *sim) pim() (nm int) {
+	outM, grant, matched := &s.outM, &s.grant, &s.matched
 	inFree, outFree := s.full, s.full
+	rnd := s.rnd.s
+	half := uint(s.p / 2)
 	for range s.iters {
 		var granted uint64
 		for om := outFree; om != 0; om &= om - 1 {
 			j := bits.TrailingZeros64(om)
-			if rq := s.outM[j] & inFree; rq != 0 {
-				i := s.randPick(rq)
-				s.grant[i] |= 1 << uint(j)
-				granted |= 1 << uint(i)
+			if rq := outM[j&voqMask] & inFree; rq != 0 {
+				rnd += splitmixGamma
+				i := randPick(rq, splitmix(rnd), half)
+				grant[i&voqMask] |= bit(j)
+				granted |= bit(i)
 			}
 		}
 		if granted == 0 {
-			return
+			break
 		}
 		for gm := granted; gm != 0; gm &= gm - 1 {
-			i := bits.TrailingZeros64(gm)
-			j := s.randPick(s.grant[i])
-			s.grant[i] = 0
-			s.match = append(s.match, i<<8|j)
-			inFree &^= 1 << uint(i)
-			outFree &^= 1 << uint(j)
+			i := bits.TrailingZeros64(gm) & voqMask
+			rnd += splitmixGamma
+			j := randPick(grant[i], splitmix(rnd), half)
+			grant[i] = 0
+			matched[nm&voqMask] = i<<8 | j
+			nm++
+			inFree &^= bit(i)
+			outFree &^= bit(j)
 		}
 	}
+	s.rnd.s = rnd
+	return nm
 }
 
 // slip is RRM and iSLIP (McKeown 1999, FPGA'20 [21]): request as PIM; each
 // unmatched output grants the request next at or after its grant pointer;
-// each input accepts the grant next at or after its accept pointer.
+// each input accepts the grant next at or after its accept pointer. It
+// returns the number of matches, listed in s.matched.
 //
 // RRM moves a grant pointer to one past the input it granted whether or not
 // the grant is accepted, and an accept pointer to one past the output
 // accepted, in every iteration. iSLIP moves a grant pointer only when its
 // grant is accepted, and both pointers only in the first iteration (the
 // rules that desynchronise the pointers, [21] §III-IV).
-func (s *sim) slip(rrm bool) {
+func (s *sim) slip(rrm bool) (nm int) {
+	p, pm := s.p, s.pm
+	outM, grant, g, a, matched := &s.outM, &s.grant, &s.g, &s.a, &s.matched
 	inFree, outFree := s.full, s.full
 	for it := range s.iters {
 		var granted uint64
 		for om := outFree; om != 0; om &= om - 1 {
-			j := bits.TrailingZeros64(om)
-			if rq := s.outM[j] & inFree; rq != 0 {
-				i := s.rrPick(rq, s.g[j])
-				s.grant[i] |= 1 << uint(j)
-				granted |= 1 << uint(i)
+			j := bits.TrailingZeros64(om) & voqMask
+			if rq := outM[j] & inFree; rq != 0 {
+				i := rrPick(rq, g[j], p)
+				grant[i&voqMask] |= bit(j)
+				granted |= bit(i)
 				if rrm {
-					s.g[j] = (i + 1) & s.pm
+					g[j] = (i + 1) & pm
 				}
 			}
 		}
 		if granted == 0 {
-			return
+			break
 		}
 		for gm := granted; gm != 0; gm &= gm - 1 {
-			i := bits.TrailingZeros64(gm)
-			j := s.rrPick(s.grant[i], s.a[i])
-			s.grant[i] = 0
-			s.match = append(s.match, i<<8|j)
-			inFree &^= 1 << uint(i)
-			outFree &^= 1 << uint(j)
+			i := bits.TrailingZeros64(gm) & voqMask
+			j := rrPick(grant[i], a[i], p)
+			grant[i] = 0
+			matched[nm&voqMask] = i<<8 | j
+			nm++
+			inFree &^= bit(i)
+			outFree &^= bit(j)
 			if rrm || it == 0 {
-				s.a[i] = (j + 1) & s.pm
+				a[i] = (j + 1) & pm
 			}
 			if !rrm && it == 0 {
-				s.g[j] = (i + 1) & s.pm
+				g[j&voqMask] = (i + 1) & pm
 			}
 		}
 	}
+	return nm
 }
 
 // drrm is DRRM (Chao 2000, Li et al. 2001, FPGA'20 [7, 18]) and, with
 // exhaustive set, EDRRM (Li et al. 2002, [19]). Each unmatched input sends
 // one request, to the first output at or after its request pointer that it
 // holds packets for (and that is still unmatched); each output grants the
-// request next at or after its grant pointer; a grant is a match.
+// request next at or after its grant pointer; a grant is a match. It
+// returns the number of matches, listed in s.matched.
 //
 // DRRM, first iteration: a granted input's pointer moves one past its
 // output, the output's pointer one past the input; a refused input keeps
@@ -651,70 +822,73 @@ func (s *sim) slip(rrm bool) {
 // until it is empty. Later iterations (the log2(P)-iteration versions of
 // §5.1) only add matches between unmatched ports; as in iSLIP, pointers
 // move in the first iteration only.
-func (s *sim) drrm(exhaustive bool) {
+func (s *sim) drrm(exhaustive bool) (nm int) {
+	p, pm := s.p, s.pm
+	inM, req, reqTo, g, a, matched := &s.inM, &s.req, &s.reqTo, &s.g, &s.a, &s.matched
 	inFree, outFree := s.full, s.full
 	for it := range s.iters {
 		var asked uint64 // outputs with requests
 		for im := inFree; im != 0; im &= im - 1 {
-			i := bits.TrailingZeros64(im)
-			m := s.inM[i] & outFree
+			i := bits.TrailingZeros64(im) & voqMask
+			m := inM[i] & outFree
 			if m == 0 {
 				if it == 0 {
-					s.reqTo[i] = -1
+					reqTo[i] = -1
 				}
 				continue
 			}
-			j := s.rrPick(m, s.a[i])
-			s.req[j] |= 1 << uint(i)
-			asked |= 1 << uint(j)
+			j := rrPick(m, a[i], p)
+			req[j&voqMask] |= bit(i)
+			asked |= bit(j)
 			if it == 0 {
-				s.reqTo[i] = j
+				reqTo[i] = j
 			}
 		}
 		if asked == 0 {
-			return
+			break
 		}
 		for om := asked; om != 0; om &= om - 1 {
-			j := bits.TrailingZeros64(om)
-			i := s.rrPick(s.req[j], s.g[j])
-			s.req[j] = 0
-			s.match = append(s.match, i<<8|j)
-			inFree &^= 1 << uint(i)
-			outFree &^= 1 << uint(j)
+			j := bits.TrailingZeros64(om) & voqMask
+			i := rrPick(req[j], g[j], p)
+			req[j] = 0
+			matched[nm&voqMask] = i<<8 | j
+			nm++
+			inFree &^= bit(i)
+			outFree &^= bit(j)
 			if it == 0 {
 				if exhaustive {
-					s.g[j] = i
+					g[j] = i
 				} else {
-					s.g[j] = (i + 1) & s.pm
-					s.a[i] = (j + 1) & s.pm
+					g[j] = (i + 1) & pm
+					a[i&voqMask] = (j + 1) & pm
 				}
 			}
 		}
 		if it == 0 && exhaustive {
 			// Refused inputs move on (granted ones are settled after service).
 			for im := s.full &^ inFree; im != 0; im &= im - 1 {
-				s.reqTo[bits.TrailingZeros64(im)] |= 1 << 16 // mark granted
+				reqTo[bits.TrailingZeros64(im)&voqMask] |= 1 << 16 // mark granted
 			}
 		}
 	}
+	return nm
 }
 
-// edrrmUpdate moves EDRRM's request pointers after the cycle's packets left.
+// edrrmUpdate moves EDRRM's request pointers after the cycle's packets
+// left: a refused input one past the output it asked, a served one too if
+// serving emptied that VOQ, else it stays on the output (arithmetic, not a
+// branch on the two random outcomes).
 func (s *sim) edrrmUpdate() {
-	for i := range s.p {
-		r := s.reqTo[i]
-		if r < 0 {
+	pm := s.pm
+	reqTo, inM, a := &s.reqTo, &s.inM, &s.a
+	for i, r := range reqTo[:s.p] {
+		if r < 0 { // no request
 			continue
 		}
 		j := r & 0xffff
-		switch {
-		case r&(1<<16) == 0: // requested, refused
-			s.a[i] = (j + 1) & s.pm
-		case s.inM[i]&(1<<uint(j)) == 0: // served, VOQ now empty
-			s.a[i] = (j + 1) & s.pm
-		default: // served, more to come: stay
-			s.a[i] = j
-		}
+		served := r >> 16 & 1
+		stay := served & int(inM[i]>>(uint(j)&63)&1)
+		a[i] = (j + 1 - stay) & pm
 	}
 }
 

@@ -2,6 +2,7 @@ package prr
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -488,5 +489,61 @@ func TestMeanLatencyBelowSaturation(t *testing.T) {
 			t.Errorf("%s at input rate %g: mean latency %.4f cycles over %d runs, the output-queue formula gives %.4f", c.traffic, r, got, seeds, want)
 		}
 		t.Logf("%s at input rate %g: %.4f cycles, formula %.4f", c.traffic, r, got, want)
+	}
+}
+
+// randPick's halving finds the same bit as clearing the k lowest set bits
+// one by one.
+func TestRandPickIsTheKthSetBit(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, p := range []int{2, 4, 8, 16, 32, 64} {
+		for range 20000 {
+			m := r.Uint64()
+			if r.IntN(2) == 0 {
+				m &= r.Uint64() & r.Uint64() // sparse
+			}
+			if p < 64 {
+				m &= 1<<uint(p) - 1
+			}
+			if m == 0 {
+				continue
+			}
+			x := r.Uint64()
+			want := m
+			for k := below(x, bits.OnesCount64(m)); k > 0; k-- {
+				want &= want - 1
+			}
+			if got := randPick(m, x, uint(p/2)); got != bits.TrailingZeros64(want) {
+				t.Fatalf("P=%d m=%#x x=%#x: bit %d, want %d", p, m, x, got, bits.TrailingZeros64(want))
+			}
+		}
+	}
+}
+
+// rrPick is a round-robin arbiter: the first set bit at or after the
+// pointer, going round.
+func TestRRPickGoesRound(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, p := range []int{2, 4, 8, 16, 32, 64} {
+		for range 20000 {
+			m := r.Uint64()
+			if r.IntN(2) == 0 {
+				m &= r.Uint64() & r.Uint64() // sparse
+			}
+			if p < 64 {
+				m &= 1<<uint(p) - 1
+			}
+			if m == 0 {
+				continue
+			}
+			ptr := r.IntN(p)
+			want := ptr
+			for m&(1<<uint(want)) == 0 {
+				want = (want + 1) % p
+			}
+			if got := rrPick(m, ptr, p); got != want {
+				t.Fatalf("P=%d m=%#x ptr %d: bit %d, want %d", p, m, ptr, got, want)
+			}
+		}
 	}
 }

@@ -38,8 +38,17 @@ const DefaultHotProb = 0.5
 type rng struct{ s uint64 }
 
 func (r *rng) next() uint64 {
-	r.s += 0x9e3779b97f4a7c15
-	z := r.s
+	r.s += splitmixGamma
+	return splitmix(r.s)
+}
+
+// splitmixGamma is splitmix64's state increment.
+const splitmixGamma = 0x9e3779b97f4a7c15
+
+// splitmix is splitmix64's output function of a state. The per-cycle loops
+// step a copy of the state held in a local and call it directly: stepping
+// r.s through the pointer made every draw a load and a store.
+func splitmix(z uint64) uint64 {
 	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
 	z = (z ^ z>>27) * 0x94d049bb133111eb
 	return z ^ z>>31
@@ -90,6 +99,16 @@ const (
 	stOn
 )
 
+// trafficModel is a Traffic as a small integer, for the generator's
+// per-cycle dispatch (a Traffic is a string).
+type trafficModel uint8
+
+const (
+	modelUniform trafficModel = iota
+	modelNonuniform
+	modelBursty
+)
+
 // trafficGen produces the arrivals of every input for one cycle.
 //
 // The bursty chain (FPGA'20 §5.1b, Fig. 8). The paper gives its transition
@@ -112,7 +131,7 @@ const (
 // each other back to back. Each input starts in its stationary state (Off
 // with probability 1-r).
 type trafficGen struct {
-	kind  Traffic
+	model trafficModel
 	p     int
 	rate  uint64 // probThreshold(r)
 	hot   uint64 // nonuniform: probThreshold(p)
@@ -125,12 +144,15 @@ type trafficGen struct {
 }
 
 func newTrafficGen(kind Traffic, p int, load, burstLen, hotProb float64, seed uint64) (*trafficGen, error) {
-	g := &trafficGen{kind: kind, p: p, rate: probThreshold(load), rng: rng{seed}}
+	g := &trafficGen{p: p, rate: probThreshold(load), rng: rng{seed}}
 	switch kind {
 	case Uniform:
+		g.model = modelUniform
 	case Nonuniform:
+		g.model = modelNonuniform
 		g.hot = probThreshold(hotProb)
 	case Bursty:
+		g.model = modelBursty
 		if !(burstLen >= 1) || math.IsInf(burstLen, 0) {
 			return nil, fmt.Errorf("bursty traffic: mean burst size %g: want a finite size of at least 1 packet", burstLen)
 		}
@@ -152,69 +174,119 @@ func newTrafficGen(kind Traffic, p int, load, burstLen, hotProb float64, seed ui
 }
 
 // next fills arr[i] with the destination of input i's packet this cycle, or
-// -1, and returns the number of packets.
+// -1, and returns the number of packets. Each model has a loop of its own,
+// with the generator's fields in locals: in one function for all three,
+// and with the fields reloaded after every store to arr, the compiler kept
+// the random word itself on the stack. The draws are the same, in the
+// same order.
 func (g *trafficGen) next(arr []int16) int {
+	switch g.model {
+	case modelUniform:
+		return g.nextUniform(arr)
+	case modelNonuniform:
+		return g.nextNonuniform(arr)
+	default:
+		return g.nextBursty(arr)
+	}
+}
+
+// The loops below choose with conditional moves rather than branches
+// where a branch would go either way at random (an idle input at a load
+// below 1, the hot port of the nonuniform model) and nothing later waits
+// on the choice: a mispredicted branch cost more than the work it skipped.
+
+func (g *trafficGen) nextUniform(arr []int16) int {
 	n := 0
 	pmask := uint64(g.p - 1)
-	switch g.kind {
-	case Uniform:
-		for i := range arr {
-			x := g.rng.next()
-			if x>>11 < g.rate {
-				arr[i] = int16(x & pmask)
-				n++
-			} else {
-				arr[i] = -1
-			}
+	st, rate := g.rng.s, g.rate
+	for i := range arr {
+		st += splitmixGamma
+		x := splitmix(st)
+		ok := x>>11 < rate
+		d := int16(x & pmask)
+		if !ok {
+			d = -1
 		}
-	case Nonuniform:
-		for i := range arr {
-			x := g.rng.next()
-			if x>>11 >= g.rate {
-				arr[i] = -1
-				continue
-			}
-			n++
-			y := g.rng.next()
-			if y>>11 < g.hot {
-				arr[i] = int16(i)
-			} else {
-				// (i + 1 + below(y, p-1)) mod p, which is below 2p: a
-				// subtraction, not a division by a variable p (the
-				// generator's costliest line in a profile of the nightly).
-				d := i + 1 + below(y, g.p-1)
-				if d >= g.p {
-					d -= g.p
-				}
-				arr[i] = int16(d)
-			}
+		arr[i] = d
+		n += b2i(ok)
+	}
+	g.rng.s = st
+	return n
+}
+
+func (g *trafficGen) nextNonuniform(arr []int16) int {
+	n := 0
+	p := g.p
+	st, rate, hot := g.rng.s, g.rate, g.hot
+	for i := range arr {
+		st += splitmixGamma
+		x := splitmix(st)
+		// A branch: the state's next step depends on it, and a prediction
+		// lets the next input's draw start before this one is known.
+		if x>>11 >= rate {
+			arr[i] = -1
+			continue
 		}
-	case Bursty:
-		for i := range arr {
-			x := g.rng.next()
-			switch g.state[i] {
-			case stOff:
-				arr[i] = -1
-				if x>>11 < g.wake {
-					g.state[i] = stNew
-				}
-				continue
-			case stNew:
-				g.cur[i] = int16(x & pmask)
+		n++
+		st += splitmixGamma
+		y := splitmix(st)
+		// (i + 1 + below(y, p-1)) mod p, which is below 2p: a subtraction,
+		// not a division by a variable p (the generator's costliest line
+		// in a profile of the nightly).
+		d := i + 1 + below(y, p-1)
+		if d >= p {
+			d -= p
+		}
+		if y>>11 < hot {
+			d = i
+		}
+		arr[i] = int16(d)
+	}
+	g.rng.s = st
+	return n
+}
+
+// b2i is 1 for true and 0 for false (a SETcc, not a branch).
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (g *trafficGen) nextBursty(arr []int16) int {
+	n := 0
+	pmask := uint64(g.p - 1)
+	st := g.rng.s
+	state, cur := g.state[:len(arr)], g.cur[:len(arr)]
+	stay, renew, wake := g.stay, g.renew, g.wake
+	for i := range arr {
+		st += splitmixGamma
+		x := splitmix(st)
+		u := x >> 11
+		switch state[i] {
+		case stOff:
+			arr[i] = -1
+			if u < wake {
+				state[i] = stNew
 			}
-			arr[i] = g.cur[i]
-			n++
-			// The top bits of x pick the next state; its low bits picked the
-			// destination above, independently.
-			switch u := x >> 11; {
-			case u < g.stay:
-				g.state[i] = stOn
-			case u < g.renew:
-				g.state[i] = stNew
-			default:
-				g.state[i] = stOff
-			}
+			continue
+		case stNew:
+			cur[i] = int16(x & pmask)
+		}
+		arr[i] = cur[i]
+		n++
+		// The top bits of x pick the next state; its low bits picked the
+		// destination above, independently.
+		switch {
+		case u < stay:
+			state[i] = stOn
+		case u < renew:
+			state[i] = stNew
+		default:
+			state[i] = stOff
 		}
 	}
+	g.rng.s = st
 	return n
 }
