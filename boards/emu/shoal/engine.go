@@ -2,8 +2,6 @@ package shoal
 
 import (
 	"math"
-
-	"github.com/labrunner/labrunner/internal/eventq"
 )
 
 // engine is one run of the fabric, from the bootstrap to the stop: the NICs
@@ -15,7 +13,7 @@ type engine struct {
 	nomSlotPS int64 // slot length of the first NIC: the SLOT counter's unit
 	maxEpoch  int64
 	nics      []*nicState
-	q         eventq.Queue[event]
+	q         evQueue
 	now       int64
 
 	// Traffic.
@@ -38,20 +36,24 @@ const (
 
 type event struct {
 	t    int64
-	kind uint8
+	ord  uint64 // the kind, then the push count (evQueue)
 	n    *nicState
-	tMac int64 // arrival: when the cell leaves the receiving MAC
 	w    wire
 	r    int64 // cell in: the receive slot the cell belongs to
+	kind uint8
 }
+
+// tMac is when an arriving cell left the receiving MAC: its header leaves
+// the receive pipeline ccRxCycles later.
+func (ev *event) tMac() int64 { return ev.t - ccRxCycles*cyclePS }
 
 // wire is a cell on the fabric: its header as the bits on the wire, the
 // payload's flow information (the generator's first 16 B) and whether the
 // payload or the framing was damaged (the MAC FCS fails).
 type wire struct {
-	hdr uint64
-	c   cell
-	bad bool
+	hdr  uint64
+	meta *flowMeta
+	bad  bool
 }
 
 func newEngine(f *fabric, nds []*nicDev) *engine {
@@ -59,6 +61,7 @@ func newEngine(f *fabric, nds []*nicDev) *engine {
 	// Leave 20 us for the bootstrap signal to reach every switch before
 	// slot 0 starts anywhere.
 	e.tbAbs = (f.now + 20_000_000 + cyclePS - 1) / cyclePS * cyclePS
+	e.q.init(int64(nds[0].dev.slotCyclesReal()) * cyclePS)
 	e.now = f.now
 	for _, nd := range nds {
 		n := newNICState(e, nd)
@@ -96,10 +99,12 @@ func (e *engine) progress() { e.lastProgress = e.slotNow() }
 // runUntil processes events before tEnd, or until stop says so.
 func (e *engine) runUntil(tEnd int64, stop func() bool) {
 	for {
-		if t, ok := e.q.Next(); !ok || t >= tEnd {
+		f := e.q.front()
+		if f == nil || f.t >= tEnd {
 			break
 		}
-		_, ev := e.q.Pop()
+		ev := *f
+		e.q.popFront()
 		e.now = max(e.now, ev.t)
 		switch ev.kind {
 		case evArrival:
@@ -169,7 +174,7 @@ func (e *engine) launch(src *nicState, w wire, t int64) {
 				return
 			}
 			tMac := t + nicRxCycles*cyclePS
-			e.push(event{t: tMac + ccRxCycles*cyclePS, kind: evArrival, n: n, tMac: tMac, w: w})
+			e.push(event{t: tMac + ccRxCycles*cyclePS, kind: evArrival, n: n, w: w})
 			return
 		case roleSwitch:
 			out, ok := nd.switchCell(e, np, t, &w, src.dataCyc)
@@ -284,4 +289,4 @@ func (d *device) bitErrors(p int, linkBER float64, w *wire, bits int) {
 // push schedules an event: at equal times a header (kind 0) runs before a
 // whole cell (kind 1) and both before a transmit decision (kind 2), and
 // events of one kind in the order they were scheduled.
-func (e *engine) push(ev event) { e.q.PushClass(ev.t, ev.kind, ev) }
+func (e *engine) push(ev event) { e.q.push(ev) }

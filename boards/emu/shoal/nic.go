@@ -303,7 +303,7 @@ func (n *nicState) tx(e *engine) bool {
 	if c.sop && c.meta != nil && !c.meta.txSet {
 		c.meta.txSet, c.meta.firstTxNS = true, n.relNS(e.now)
 	}
-	e.launch(n, wire{hdr: h.Encode(), c: c}, n.slotStartAbs(s)+(n.G+nicTxCycles)*cyclePS)
+	e.launch(n, wire{hdr: h.Encode(), meta: c.meta}, n.slotStartAbs(s)+(n.G+nicTxCycles)*cyclePS)
 	return true
 }
 
@@ -500,7 +500,8 @@ func (n *nicState) arrive(e *engine, ev *event) {
 	}
 	// The slot the cell belongs to, by this NIC's clock: slot r's cells
 	// leave the MAC one-way delay after the sender's slot start + guard.
-	local := float64(ev.tMac) + n.clockErr(ev.tMac)
+	tMac := ev.tMac()
+	local := float64(tMac) + n.clockErr(tMac)
 	x := (local - float64(e.tbAbs+n.G*cyclePS+n.owd)) / float64(n.slotPS)
 	r := int64(math.Floor(x + 0.5))
 	if r < n.rxClose || r-n.rxClose >= rxRingSize {
@@ -586,7 +587,7 @@ func (n *nicState) cellIn(e *engine, ev *event) {
 	switch {
 	case dst == n.id:
 		n.lastRecv[j] = -1
-		n.deliver(e, h, ev.w.c.meta)
+		n.deliver(e, h, ev.w.meta)
 	case dst >= n.N:
 		n.ctr(cRxMisrouted)
 		n.lastRecv[j] = -1
@@ -598,7 +599,7 @@ func (n *nicState) cellIn(e *engine, ev *event) {
 		n.pendLCD |= bj
 		n.lastRecv[j] = int16(dst)
 	default:
-		n.push(dst, cell{kind: KindData, dst: h.Dst, src: h.Src, seq: uint32(h.Seq), sop: h.SOP, eop: h.EOP, meta: ev.w.c.meta})
+		n.push(dst, cell{kind: KindData, dst: h.Dst, src: h.Src, seq: uint32(h.Seq), sop: h.SOP, eop: h.EOP, meta: ev.w.meta})
 		n.ctr(cRxFwd)
 		n.lastRecv[j] = int16(dst)
 	}
