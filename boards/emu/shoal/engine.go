@@ -50,10 +50,42 @@ func (ev *event) tMac() int64 { return ev.t - ccRxCycles*cyclePS }
 // wire is a cell on the fabric: its header as the bits on the wire, the
 // payload's flow information (the generator's first 16 B) and whether the
 // payload or the framing was damaged (the MAC FCS fails).
+//
+// intact says that hdr is still the sender's header and its CRC byte is
+// not filled in yet: the CRC of an untouched header matches by
+// construction, so it is computed only when a bit error or a
+// reconfiguration is about to change the header (damage), and a receiver
+// checks it only then (header). Most cells cross the fabric untouched, and
+// the CRC's table walk was a tenth of their cost.
 type wire struct {
-	hdr  uint64
-	meta *flowMeta
-	bad  bool
+	hdr    uint64
+	meta   *flowMeta
+	bad    bool
+	intact bool
+}
+
+// newWire is the cell a NIC sends: header h, flow information meta.
+func newWire(h Header, meta *flowMeta) wire {
+	return wire{hdr: h.fields(), meta: meta, intact: true}
+}
+
+// damage fills in the header's CRC, as the sender computed it, before
+// something flips the header's bits.
+func (w *wire) damage() {
+	if w.intact {
+		w.hdr |= uint64(crc8(w.hdr))
+		w.intact = false
+	}
+}
+
+// header decodes the header as the receiver sees it; ok is false when its
+// CRC fails or its kind is reserved.
+func (w *wire) header() (Header, bool) {
+	if w.intact {
+		h := headerFields(w.hdr)
+		return h, h.Kind != 3
+	}
+	return decodeHeader(w.hdr)
 }
 
 func newEngine(f *fabric, nds []*nicDev) *engine {
@@ -166,7 +198,9 @@ func (e *engine) launch(src *nicState, w wire, t int64) {
 		}
 		t += h.delayPS
 		nd, np := h.to, h.port
-		nd.bitErrors(np, h.ber, &w, src.cellBits)
+		if h.ber != 0 || nd.berInject != 0 {
+			nd.bitErrors(np, h.ber, &w, src.cellBits)
+		}
 		switch nd.role {
 		case roleNIC:
 			n := nd.nics[np].st
@@ -208,8 +242,16 @@ func (d *device) switchCell(e *engine, p int, t int64, w *wire, dataCyc int64) (
 	} else {
 		// Sub-cycle phase is absorbed by the synchronisation FIFO (§4.1):
 		// what counts is the cycle the cell starts in.
-		local := float64(t-anchor) + d.faults.drift(e.f, t) - d.faults.drift(e.f, anchor)
-		a := int64(math.Floor(local/cyclePS + 0.5))
+		var a int64
+		if dt := t - anchor; d.faults.driftPPM == 0 && dt < 1<<40 {
+			// Without drift, the float form below in integers: dt and
+			// dt/cyclePS are exact to well under 1/cyclePS of a cycle
+			// below 2^40 ps (18 min), so both round the same way.
+			a = (dt + cyclePS/2) / cyclePS
+		} else {
+			local := float64(dt) + d.faults.drift(e.f, t) - d.faults.drift(e.f, anchor)
+			a = int64(math.Floor(local/cyclePS + 0.5))
+		}
 		sig := floorDiv(a+dataCyc/2, s.slotCyc)
 		rel := a - sig*s.slotCyc
 		if rel < s.reconfAt+reconfCycles || rel+dataCyc > s.slotCyc+s.reconfAt {
@@ -217,6 +259,7 @@ func (d *device) switchCell(e *engine, p int, t int64, w *wire, dataCyc int64) (
 			w.bad = true
 			if rel < s.reconfAt+reconfCycles {
 				// The head of the cell crossed the reconfiguration.
+				w.damage()
 				w.hdr ^= d.rng.Uint64() | 1
 			}
 		}
@@ -231,13 +274,24 @@ func (d *device) switchCell(e *engine, p int, t int64, w *wire, dataCyc int64) (
 		return 0, false
 	}
 	out := int(nib & swOutMask)
-	for q := 0; q < swPorts; q++ {
-		if m := cfg >> (4 * q) & 0xF; q != p && m&swConnected != 0 && int(m&swOutMask) == out {
-			w.bad = true // two inputs drive one output
-		}
+	// Two inputs drive one output: another input's nibble, connected and
+	// output bits alike, equals ours. The nibbles of y that are zero are
+	// those of the inputs connected to out (ours among them); zeroNibbles
+	// marks them without a loop over the inputs.
+	const used = swConnected | swOutMask
+	y := cfg&(used*0x1111) ^ (nib&used)*0x1111
+	if zeroNibbles(y)&^(0x8<<(4*p)) != 0 {
+		w.bad = true
 	}
 	s.cellsOut[out]++
 	return out, true
+}
+
+// zeroNibbles sets bit 3 of each of the four low nibbles of y that is
+// zero: per nibble, (y&7)+7 reaches bit 3 unless y&7 is 0, without a carry
+// into the next nibble.
+func zeroNibbles(y uint32) uint32 {
+	return ^((y&0x7777)+0x7777|y) & 0x8888
 }
 
 func floorDiv(a, b int64) int64 {
@@ -277,6 +331,7 @@ func (d *device) bitErrors(p int, linkBER float64, w *wire, bits int) {
 	for pos < float64(bits) {
 		bit := int(pos)
 		if bit < 64 {
+			w.damage()
 			w.hdr ^= 1 << (63 - bit)
 		} else {
 			w.bad = true

@@ -92,3 +92,28 @@ func cmpInt64(a, b int64) int {
 	}
 	return 0
 }
+
+// switchCell's test for two inputs driving one output, against the loop
+// over the inputs it replaces, for every configuration word and input.
+func TestConflictMask(t *testing.T) {
+	const used = swConnected | swOutMask
+	for cfg := uint32(0); cfg < 1<<16; cfg++ {
+		for p := 0; p < swPorts; p++ {
+			nib := cfg >> (4 * p) & 0xF
+			if nib&swConnected == 0 {
+				continue
+			}
+			out := int(nib & swOutMask)
+			want := false
+			for q := 0; q < swPorts; q++ {
+				if m := cfg >> (4 * q) & 0xF; q != p && m&swConnected != 0 && int(m&swOutMask) == out {
+					want = true
+				}
+			}
+			y := cfg&(used*0x1111) ^ (nib&used)*0x1111
+			if got := zeroNibbles(y)&^(0x8<<(4*p)) != 0; got != want {
+				t.Fatalf("cfg 0x%04x input %d: conflict %v, want %v", cfg, p, got, want)
+			}
+		}
+	}
+}

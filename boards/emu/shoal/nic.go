@@ -303,7 +303,7 @@ func (n *nicState) tx(e *engine) bool {
 	if c.sop && c.meta != nil && !c.meta.txSet {
 		c.meta.txSet, c.meta.firstTxNS = true, n.relNS(e.now)
 	}
-	e.launch(n, wire{hdr: h.Encode(), meta: c.meta}, n.slotStartAbs(s)+(n.G+nicTxCycles)*cyclePS)
+	e.launch(n, newWire(h, c.meta), n.slotStartAbs(s)+(n.G+nicTxCycles)*cyclePS)
 	return true
 }
 
@@ -354,10 +354,23 @@ func (n *nicState) releaseDue(e *engine, s int64) {
 		return
 	}
 	for j := 0; j < n.N; j++ {
-		if j != n.id {
+		if j != n.id && n.mayRelease(j) {
 			n.release(e, j, s, false)
 		}
 	}
+}
+
+// mayRelease says whether release(j) without rotation can change anything:
+// some active flow's subflow through j is free (no cell awaiting feedback,
+// not in the ready queue, j a live route), or with ready queues, Q[j] can
+// take a ready flow's cell. Most slots neither holds for most peers, and
+// the test is a few mask operations where release walks every active flow.
+func (n *nicState) mayRelease(j int) bool {
+	bj := uint64(1) << j
+	if n.failed&bj == 0 && n.active&^n.outstanding[j]&^n.inReady[j]&^n.unreach[j] != 0 {
+		return true
+	}
+	return n.cc&ccReady != 0 && n.ready[j].n > 0 && (n.localInQ&bj == 0 || n.leakReady && !n.localTwo[j])
 }
 
 // release decides which local flows may put a cell through node j now
@@ -387,15 +400,19 @@ func (n *nicState) release(e *engine, j int, s int64, rotate bool) {
 	}
 	E := int64(n.E)
 	rot := uint(n.rr[j])
-	for m := bits.RotateLeft64(n.active, -int(rot)); m != 0; m &= m - 1 {
+	// The flows whose subflow through j is free: routeOK(j, k), no cell
+	// awaiting feedback, not in the ready queue. The loop changes these
+	// only for the flow it is at, so they are taken once before it.
+	free := n.active &^ n.outstanding[j] &^ n.inReady[j] &^ n.unreach[j]
+	if j == n.id || j >= n.N || n.failed&(1<<j) != 0 {
+		free = 0
+	}
+	for m := bits.RotateLeft64(free, -int(rot)); m != 0; m &= m - 1 {
 		k := (bits.TrailingZeros64(m) + int(rot)) % 64
-		if !n.routeOK(j, k) || n.avail(k)-n.reserved[k] <= 0 {
+		if n.avail(k)-n.reserved[k] <= 0 {
 			continue
 		}
 		b := uint64(1) << k
-		if n.outstanding[j]&b != 0 || n.inReady[j]&b != 0 {
-			continue
-		}
 		lq := int64(n.q[j].n + n.ready[j].n)
 		if n.cc&ccRateLimit != 0 && n.hasFb[j]&b != 0 {
 			// Eq. 2: len(Q_ij(t)) + (t - T) >= len(Q_jk(T)), in epochs.
@@ -424,7 +441,7 @@ func (n *nicState) release(e *engine, j int, s int64, rotate bool) {
 	if rotate {
 		n.rr[j] = (n.rr[j] + 1) % max(n.N, 1)
 	}
-	if n.cc&ccReady != 0 {
+	if n.cc&ccReady != 0 && n.ready[j].n > 0 {
 		n.refill(e, j)
 	}
 }
@@ -515,7 +532,7 @@ func (n *nicState) arrive(e *engine, ev *event) {
 		return
 	}
 	bj := uint64(1) << j
-	h, ok := decodeHeader(ev.w.hdr)
+	h, ok := ev.w.header()
 	if !ok || ev.w.bad {
 		// App. D: take the congestion-control fields, assume
 		// last-cell-dropped, and once the whole cell is in (its CRC
@@ -577,7 +594,7 @@ func (n *nicState) cellIn(e *engine, ev *event) {
 	if n.failed&bj != 0 {
 		return
 	}
-	h, ok := decodeHeader(ev.w.hdr)
+	h, ok := ev.w.header()
 	if !ok || ev.w.bad {
 		n.pendLCD |= bj
 		n.lastRecv[j] = -1
