@@ -291,7 +291,7 @@ func (d *device) switchCell(e *engine, p int, t int64, w *wire, dataCyc int64) (
 // zero: per nibble, (y&7)+7 reaches bit 3 unless y&7 is 0, without a carry
 // into the next nibble.
 func zeroNibbles(y uint32) uint32 {
-	return ^((y&0x7777)+0x7777|y) & 0x8888
+	return ^((y & 0x7777) + 0x7777 | y) & 0x8888
 }
 
 func floorDiv(a, b int64) int64 {
