@@ -115,6 +115,7 @@ type nicState struct {
 	retxValid uint64
 	failed    uint64
 	active    uint64 // destinations with cells to release
+	readyMask uint64 // bit j: R[j] holds a flow (noteReady)
 
 	q           []cellQueue
 	ready       []intQueue
@@ -353,24 +354,38 @@ func (n *nicState) releaseDue(e *engine, s int64) {
 	if n.active == 0 || n.ignoreRL {
 		return
 	}
-	for j := 0; j < n.N; j++ {
-		if j != n.id && n.mayRelease(j) {
+	// release(j) without rotation changes something only when some
+	// active flow's subflow through j is free (no cell awaiting feedback,
+	// not in the ready queue, j a live route) or, with ready queues, Q[j]
+	// can take a ready flow's cell. Most slots neither holds for most
+	// peers: a few mask operations instead of release's walk.
+	// release(j) changes nothing of another peer's: these masks stay
+	// valid for the peers after j.
+	out, inR, unr := n.outstanding[:n.N], n.inReady[:n.N], n.unreach[:n.N]
+	two := n.localTwo[:n.N]
+	var refillable uint64
+	if n.cc&ccReady != 0 {
+		refillable = n.readyMask
+	}
+	for j := range out {
+		bj := uint64(1) << j
+		if j == n.id {
+			continue
+		}
+		if n.failed&bj == 0 && n.active&^out[j]&^inR[j]&^unr[j] != 0 ||
+			refillable&bj != 0 && (n.localInQ&bj == 0 || n.leakReady && !two[j]) {
 			n.release(e, j, s, false)
 		}
 	}
 }
 
-// mayRelease says whether release(j) without rotation can change anything:
-// some active flow's subflow through j is free (no cell awaiting feedback,
-// not in the ready queue, j a live route), or with ready queues, Q[j] can
-// take a ready flow's cell. Most slots neither holds for most peers, and
-// the test is a few mask operations where release walks every active flow.
-func (n *nicState) mayRelease(j int) bool {
-	bj := uint64(1) << j
-	if n.failed&bj == 0 && n.active&^n.outstanding[j]&^n.inReady[j]&^n.unreach[j] != 0 {
-		return true
+// noteReady keeps readyMask's bit j equal to whether R[j] holds a flow.
+func (n *nicState) noteReady(j int) {
+	if n.ready[j].n > 0 {
+		n.readyMask |= 1 << j
+	} else {
+		n.readyMask &^= 1 << j
 	}
-	return n.cc&ccReady != 0 && n.ready[j].n > 0 && (n.localInQ&bj == 0 || n.leakReady && !n.localTwo[j])
 }
 
 // release decides which local flows may put a cell through node j now
@@ -429,6 +444,7 @@ func (n *nicState) release(e *engine, j int, s int64, rotate bool) {
 			n.inReady[j] |= b
 			n.reserved[k]++
 			n.ready[j].push(k)
+			n.readyMask |= uint64(1) << j
 			if l := uint16(min(n.ready[j].n, 0xFFFF)); l > n.nd.maxR[j] {
 				n.nd.maxR[j] = l
 				n.nd.maxRA = max(n.nd.maxRA, l)
@@ -469,6 +485,7 @@ func (n *nicState) refill(e *engine, j int) {
 		n.localInQ |= bj
 		n.outstanding[j] |= b
 	}
+	n.noteReady(j)
 }
 
 func (n *nicState) push(j int, c cell) {
@@ -732,6 +749,7 @@ func (n *nicState) inferFailed(j int) {
 	for n.ready[j].n > 0 {
 		n.reserved[n.ready[j].pop()]--
 	}
+	n.noteReady(j)
 	n.inReady[j] = 0
 	for n.hist[j].n > 0 {
 		if ent := n.hist[j].pop(); ent.c.local && ent.c.kind == KindData {
@@ -779,6 +797,7 @@ func (n *nicState) onUnreach(j, k int) {
 		}
 		r.push(x)
 	}
+	n.noteReady(j)
 	n.inReady[j] &^= b
 	hq := &n.hist[j]
 	for i, cnt := 0, hq.n; i < cnt; i++ {
