@@ -296,7 +296,7 @@ func zeroNibbles(y uint32) uint32 {
 
 func floorDiv(a, b int64) int64 {
 	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
+	if (a < 0) != (b < 0) && a%b != 0 {
 		q--
 	}
 	return q

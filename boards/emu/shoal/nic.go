@@ -93,29 +93,30 @@ type nicState struct {
 	dataCyc int64
 	slotPS  int64
 
-	cellBits  int
-	payload   int
-	owd       int64 // one-way node-to-node delay measured by the sync, ps
-	kfb       int64 // slots between a cell and the peer slot whose feedback covers it (the whole cell in, reading S3)
-	closeLag  int64 // slots until a receive slot is judged
-	slot      int64 // next slot to transmit
-	rxClose   int64 // next receive slot to judge
-	rxRing    [rxRingSize]rxMark
-	downAt    int64
-	dead      bool
-	ignoreRL  bool
-	cc        uint32
-	queueCap  int
-	residPS   float64
-	qTotal    int
-	localInQ  uint64
-	leakReady bool   // shoal-ready-leak: a second local cell may enter Q[j]
-	localTwo  []bool // shoal-ready-leak: Q[j] holds a second local cell
-	pendLCD   uint64
-	retxValid uint64
-	failed    uint64
-	active    uint64 // destinations with cells to release
-	readyMask uint64 // bit j: R[j] holds a flow (noteReady)
+	cellBits   int
+	payload    int
+	owd        int64 // one-way node-to-node delay measured by the sync, ps
+	kfb        int64 // slots between a cell and the peer slot whose feedback covers it (the whole cell in, reading S3)
+	closeLag   int64 // slots until a receive slot is judged
+	slot       int64 // next slot to transmit
+	rxClose    int64 // next receive slot to judge
+	rxRing     [rxRingSize]rxMark
+	downAt     int64
+	dead       bool
+	ignoreRL   bool
+	cc         uint32
+	queueCap   int
+	residPS    float64
+	residRound int64 // residPS rounded to a ps
+	qTotal     int
+	localInQ   uint64
+	leakReady  bool   // shoal-ready-leak: a second local cell may enter Q[j]
+	localTwo   []bool // shoal-ready-leak: Q[j] holds a second local cell
+	pendLCD    uint64
+	retxValid  uint64
+	failed     uint64
+	active     uint64 // destinations with cells to release
+	readyMask  uint64 // bit j: R[j] holds a flow (noteReady)
 
 	q           []cellQueue
 	ready       []intQueue
@@ -146,6 +147,7 @@ func newNICState(e *engine, nd *nicDev) *nicState {
 		dataCyc:  int64(d.slotCycles) - int64(d.guard),
 		queueCap: int(nd.queueCap), residPS: nd.residualPS, downAt: math.MaxInt64}
 	n.slotPS = n.S * cyclePS
+	n.residRound = int64(math.Round(n.residPS))
 	n.cellBits = d.cellBytes() * 8
 	n.payload = d.cellBytes() - headerBytes
 	// The peer's decision for slot r sees our cell of slot s when the
@@ -206,6 +208,9 @@ func (n *nicState) clockErr(t int64) float64 {
 // of slot s.
 func (n *nicState) slotStartAbs(s int64) int64 {
 	local := n.e.tbAbs + s*n.slotPS
+	if n.dev.faults.driftPPM == 0 {
+		return local - n.residRound // clockErr is residPS throughout
+	}
 	return local - int64(math.Round(n.clockErr(local)))
 }
 
@@ -423,7 +428,7 @@ func (n *nicState) release(e *engine, j int, s int64, rotate bool) {
 		free = 0
 	}
 	for m := bits.RotateLeft64(free, -int(rot)); m != 0; m &= m - 1 {
-		k := (bits.TrailingZeros64(m) + int(rot)) % 64
+		k := (bits.TrailingZeros64(m) + int(rot)) & 63
 		if n.avail(k)-n.reserved[k] <= 0 {
 			continue
 		}
@@ -455,7 +460,10 @@ func (n *nicState) release(e *engine, j int, s int64, rotate bool) {
 		}
 	}
 	if rotate {
-		n.rr[j] = (n.rr[j] + 1) % max(n.N, 1)
+		// rr[j] < N: the next one round.
+		if n.rr[j]++; n.rr[j] >= n.N {
+			n.rr[j] = 0
+		}
 	}
 	if n.cc&ccReady != 0 && n.ready[j].n > 0 {
 		n.refill(e, j)
@@ -940,7 +948,8 @@ func (e *engine) startTraffic() {
 	e.lastProgress = e.slotNow()
 }
 
-// Small FIFOs.
+// Small FIFOs. Their buffers' lengths are powers of two (8, then doubled),
+// so that an index wraps with a mask.
 
 type cellQueue struct {
 	buf     []cell
@@ -951,18 +960,18 @@ func (q *cellQueue) push(c cell) {
 	if q.n == len(q.buf) {
 		nb := make([]cell, max(8, 2*len(q.buf)))
 		for i := 0; i < q.n; i++ {
-			nb[i] = q.buf[(q.head+i)%len(q.buf)]
+			nb[i] = q.buf[(q.head+i)&(len(q.buf)-1)]
 		}
 		q.buf, q.head = nb, 0
 	}
-	q.buf[(q.head+q.n)%len(q.buf)] = c
+	q.buf[(q.head+q.n)&(len(q.buf)-1)] = c
 	q.n++
 }
 
 func (q *cellQueue) pop() cell {
 	c := q.buf[q.head]
 	q.buf[q.head] = cell{}
-	q.head = (q.head + 1) % len(q.buf)
+	q.head = (q.head + 1) & (len(q.buf) - 1)
 	q.n--
 	return c
 }
@@ -976,17 +985,17 @@ func (q *intQueue) push(v int) {
 	if q.n == len(q.buf) {
 		nb := make([]int, max(8, 2*len(q.buf)))
 		for i := 0; i < q.n; i++ {
-			nb[i] = q.buf[(q.head+i)%len(q.buf)]
+			nb[i] = q.buf[(q.head+i)&(len(q.buf)-1)]
 		}
 		q.buf, q.head = nb, 0
 	}
-	q.buf[(q.head+q.n)%len(q.buf)] = v
+	q.buf[(q.head+q.n)&(len(q.buf)-1)] = v
 	q.n++
 }
 
 func (q *intQueue) pop() int {
 	v := q.buf[q.head]
-	q.head = (q.head + 1) % len(q.buf)
+	q.head = (q.head + 1) & (len(q.buf) - 1)
 	q.n--
 	return v
 }
@@ -1000,11 +1009,11 @@ func (q *histQueue) push(h histEntry) {
 	if q.n == len(q.buf) {
 		nb := make([]histEntry, max(8, 2*len(q.buf)))
 		for i := 0; i < q.n; i++ {
-			nb[i] = q.buf[(q.head+i)%len(q.buf)]
+			nb[i] = q.buf[(q.head+i)&(len(q.buf)-1)]
 		}
 		q.buf, q.head = nb, 0
 	}
-	q.buf[(q.head+q.n)%len(q.buf)] = h
+	q.buf[(q.head+q.n)&(len(q.buf)-1)] = h
 	q.n++
 }
 
@@ -1013,7 +1022,7 @@ func (q *histQueue) front() *histEntry { return &q.buf[q.head] }
 func (q *histQueue) pop() histEntry {
 	h := q.buf[q.head]
 	q.buf[q.head] = histEntry{}
-	q.head = (q.head + 1) % len(q.buf)
+	q.head = (q.head + 1) & (len(q.buf) - 1)
 	q.n--
 	return h
 }
