@@ -108,7 +108,7 @@ func newEngine(f *fabric, nds []*nicDev) *engine {
 // start schedules every NIC's first slot.
 func (e *engine) start() {
 	for _, n := range e.nics {
-		e.push(event{t: n.decisionTime(0), kind: evTx, n: n})
+		e.push(&event{t: n.decisionTime(0), kind: evTx, n: n})
 	}
 }
 
@@ -147,7 +147,7 @@ func (e *engine) runUntil(tEnd int64, stop func() bool) {
 			// The NIC's next transmit decision.
 			if n := ev.n; n.tx(e) {
 				ev.t = n.decisionTime(n.slot)
-				e.push(ev)
+				e.push(&ev)
 			}
 		}
 		if stop != nil && stop() {
@@ -208,7 +208,7 @@ func (e *engine) launch(src *nicState, w wire, t int64) {
 				return
 			}
 			tMac := t + nicRxCycles*cyclePS
-			e.push(event{t: tMac + ccRxCycles*cyclePS, kind: evArrival, n: n, w: w})
+			e.push(&event{t: tMac + ccRxCycles*cyclePS, kind: evArrival, n: n, w: w})
 			return
 		case roleSwitch:
 			out, ok := nd.switchCell(e, np, t, &w, src.dataCyc)
@@ -344,4 +344,4 @@ func (d *device) bitErrors(p int, linkBER float64, w *wire, bits int) {
 // push schedules an event: at equal times a header (kind 0) runs before a
 // whole cell (kind 1) and both before a transmit decision (kind 2), and
 // events of one kind in the order they were scheduled.
-func (e *engine) push(ev event) { e.q.push(ev) }
+func (e *engine) push(ev *event) { e.q.push(ev) }

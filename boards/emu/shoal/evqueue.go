@@ -62,18 +62,18 @@ func (a *event) before(b *event) bool {
 // push schedules ev at ev.t: at equal times a header (kind 0) runs before a
 // whole cell (kind 1) and both before a transmit decision (kind 2), and
 // events of one kind in the order they were pushed.
-func (q *evQueue) push(ev event) {
+func (q *evQueue) push(ev *event) {
 	q.seq++
 	if q.seq >= 1<<ordSeqBits {
 		panic("shoal: more than 2^56 events pushed in one run")
 	}
-	ev.ord = uint64(ev.kind)<<ordSeqBits | q.seq
+	ord := uint64(ev.kind)<<ordSeqBits | q.seq
 	b := ev.t >> q.shift
 	if q.nRing == 0 {
 		q.cur = b
 	}
 	if uint64(b-q.cur) >= ringBuckets {
-		q.pushFar(ev)
+		q.pushFar(ev, ord)
 		return
 	}
 	i := int(b & (ringBuckets - 1))
@@ -85,7 +85,8 @@ func (q *evQueue) push(ev event) {
 		q.slab = append(q.slab, evNode{})
 	}
 	nd := &q.slab[x]
-	nd.ev = ev
+	nd.ev = *ev
+	nd.ev.ord = ord
 	q.nRing++
 	t := q.tail[i]
 	switch {
@@ -157,10 +158,11 @@ func (q *evQueue) popFront() {
 	q.nRing--
 }
 
-func (q *evQueue) pushFar(ev event) {
-	q.far = append(q.far, ev)
+func (q *evQueue) pushFar(ev *event, ord uint64) {
+	q.far = append(q.far, *ev)
 	h := q.far
 	i := len(h) - 1
+	h[i].ord = ord
 	for i > 0 {
 		p := (i - 1) / 2
 		if !h[i].before(&h[p]) {

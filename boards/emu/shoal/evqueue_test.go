@@ -51,7 +51,7 @@ func TestEvQueueOrder(t *testing.T) {
 					dt = dt / cyclePS * cyclePS // equal times
 				}
 				r := ref{t: now + dt, kind: uint8(rng.IntN(3)), n: step}
-				q.push(event{t: r.t, kind: r.kind, r: r.n})
+				q.push(&event{t: r.t, kind: r.kind, r: r.n})
 				pending = append(pending, r)
 				continue
 			}

@@ -604,7 +604,7 @@ func (n *nicState) arrive(e *engine, ev *event) {
 func (n *nicState) wholeCellAt(e *engine, ev *event, r int64) {
 	in := *ev
 	in.t, in.kind, in.r = ev.t+n.dataCyc*cyclePS, evCellIn, r
-	e.push(in)
+	e.push(&in)
 }
 
 // cellIn handles a data cell whose last word has left the receive
