@@ -363,9 +363,9 @@ func (n *nicState) releaseDue(e *engine, s int64) {
 	// active flow's subflow through j is free (no cell awaiting feedback,
 	// not in the ready queue, j a live route) or, with ready queues, Q[j]
 	// can take a ready flow's cell. Most slots neither holds for most
-	// peers: a few mask operations instead of release's walk.
-	// release(j) changes nothing of another peer's: these masks stay
-	// valid for the peers after j.
+	// peers: a few mask operations instead of release's walk. release(j)
+	// changes only peer j's masks (and active, read afresh), so what is
+	// taken before the loop holds for the peers after j.
 	out, inR, unr := n.outstanding[:n.N], n.inReady[:n.N], n.unreach[:n.N]
 	two := n.localTwo[:n.N]
 	var refillable uint64
