@@ -2,8 +2,6 @@ package shoal
 
 import (
 	"math"
-
-	"github.com/labrunner/labrunner/internal/eventq"
 )
 
 // engine is one run of the fabric, from the bootstrap to the stop: the NICs
@@ -15,7 +13,7 @@ type engine struct {
 	nomSlotPS int64 // slot length of the first NIC: the SLOT counter's unit
 	maxEpoch  int64
 	nics      []*nicState
-	q         eventq.Queue[event]
+	q         evQueue
 	now       int64
 
 	// Traffic.
@@ -38,20 +36,56 @@ const (
 
 type event struct {
 	t    int64
-	kind uint8
+	ord  uint64 // the kind, then the push count (evQueue)
 	n    *nicState
-	tMac int64 // arrival: when the cell leaves the receiving MAC
 	w    wire
 	r    int64 // cell in: the receive slot the cell belongs to
+	kind uint8
 }
+
+// tMac is when an arriving cell left the receiving MAC: its header leaves
+// the receive pipeline ccRxCycles later.
+func (ev *event) tMac() int64 { return ev.t - ccRxCycles*cyclePS }
 
 // wire is a cell on the fabric: its header as the bits on the wire, the
 // payload's flow information (the generator's first 16 B) and whether the
 // payload or the framing was damaged (the MAC FCS fails).
+//
+// intact says that hdr is still the sender's header and its CRC byte is
+// not filled in yet: the CRC of an untouched header matches by
+// construction, so it is computed only when a bit error or a
+// reconfiguration is about to change the header (damage), and a receiver
+// checks it only then (header). Most cells cross the fabric untouched, and
+// the CRC's table walk was a tenth of their cost.
 type wire struct {
-	hdr uint64
-	c   cell
-	bad bool
+	hdr    uint64
+	meta   *flowMeta
+	bad    bool
+	intact bool
+}
+
+// newWire is the cell a NIC sends: header h, flow information meta.
+func newWire(h Header, meta *flowMeta) wire {
+	return wire{hdr: h.fields(), meta: meta, intact: true}
+}
+
+// damage fills in the header's CRC, as the sender computed it, before
+// something flips the header's bits.
+func (w *wire) damage() {
+	if w.intact {
+		w.hdr |= uint64(crc8(w.hdr))
+		w.intact = false
+	}
+}
+
+// header decodes the header as the receiver sees it; ok is false when its
+// CRC fails or its kind is reserved.
+func (w *wire) header() (Header, bool) {
+	if w.intact {
+		h := headerFields(w.hdr)
+		return h, h.Kind != 3
+	}
+	return decodeHeader(w.hdr)
 }
 
 func newEngine(f *fabric, nds []*nicDev) *engine {
@@ -59,6 +93,7 @@ func newEngine(f *fabric, nds []*nicDev) *engine {
 	// Leave 20 us for the bootstrap signal to reach every switch before
 	// slot 0 starts anywhere.
 	e.tbAbs = (f.now + 20_000_000 + cyclePS - 1) / cyclePS * cyclePS
+	e.q.init(int64(nds[0].dev.slotCyclesReal()) * cyclePS)
 	e.now = f.now
 	for _, nd := range nds {
 		n := newNICState(e, nd)
@@ -73,7 +108,7 @@ func newEngine(f *fabric, nds []*nicDev) *engine {
 // start schedules every NIC's first slot.
 func (e *engine) start() {
 	for _, n := range e.nics {
-		e.push(event{t: n.decisionTime(0), kind: evTx, n: n})
+		e.push(&event{t: n.decisionTime(0), kind: evTx, n: n})
 	}
 }
 
@@ -96,10 +131,12 @@ func (e *engine) progress() { e.lastProgress = e.slotNow() }
 // runUntil processes events before tEnd, or until stop says so.
 func (e *engine) runUntil(tEnd int64, stop func() bool) {
 	for {
-		if t, ok := e.q.Next(); !ok || t >= tEnd {
+		f := e.q.front()
+		if f == nil || f.t >= tEnd {
 			break
 		}
-		_, ev := e.q.Pop()
+		ev := *f
+		e.q.popFront()
 		e.now = max(e.now, ev.t)
 		switch ev.kind {
 		case evArrival:
@@ -110,7 +147,7 @@ func (e *engine) runUntil(tEnd int64, stop func() bool) {
 			// The NIC's next transmit decision.
 			if n := ev.n; n.tx(e) {
 				ev.t = n.decisionTime(n.slot)
-				e.push(ev)
+				e.push(&ev)
 			}
 		}
 		if stop != nil && stop() {
@@ -161,7 +198,9 @@ func (e *engine) launch(src *nicState, w wire, t int64) {
 		}
 		t += h.delayPS
 		nd, np := h.to, h.port
-		nd.bitErrors(np, h.ber, &w, src.cellBits)
+		if h.ber != 0 || nd.berInject != 0 {
+			nd.bitErrors(np, h.ber, &w, src.cellBits)
+		}
 		switch nd.role {
 		case roleNIC:
 			n := nd.nics[np].st
@@ -169,7 +208,7 @@ func (e *engine) launch(src *nicState, w wire, t int64) {
 				return
 			}
 			tMac := t + nicRxCycles*cyclePS
-			e.push(event{t: tMac + ccRxCycles*cyclePS, kind: evArrival, n: n, tMac: tMac, w: w})
+			e.push(&event{t: tMac + ccRxCycles*cyclePS, kind: evArrival, n: n, w: w})
 			return
 		case roleSwitch:
 			out, ok := nd.switchCell(e, np, t, &w, src.dataCyc)
@@ -203,8 +242,16 @@ func (d *device) switchCell(e *engine, p int, t int64, w *wire, dataCyc int64) (
 	} else {
 		// Sub-cycle phase is absorbed by the synchronisation FIFO (§4.1):
 		// what counts is the cycle the cell starts in.
-		local := float64(t-anchor) + d.faults.drift(e.f, t) - d.faults.drift(e.f, anchor)
-		a := int64(math.Floor(local/cyclePS + 0.5))
+		var a int64
+		if dt := t - anchor; d.faults.driftPPM == 0 && dt < 1<<40 {
+			// Without drift, the float form below in integers: dt and
+			// dt/cyclePS are exact to well under 1/cyclePS of a cycle
+			// below 2^40 ps (18 min), so both round the same way.
+			a = (dt + cyclePS/2) / cyclePS
+		} else {
+			local := float64(dt) + d.faults.drift(e.f, t) - d.faults.drift(e.f, anchor)
+			a = int64(math.Floor(local/cyclePS + 0.5))
+		}
 		sig := floorDiv(a+dataCyc/2, s.slotCyc)
 		rel := a - sig*s.slotCyc
 		if rel < s.reconfAt+reconfCycles || rel+dataCyc > s.slotCyc+s.reconfAt {
@@ -212,6 +259,7 @@ func (d *device) switchCell(e *engine, p int, t int64, w *wire, dataCyc int64) (
 			w.bad = true
 			if rel < s.reconfAt+reconfCycles {
 				// The head of the cell crossed the reconfiguration.
+				w.damage()
 				w.hdr ^= d.rng.Uint64() | 1
 			}
 		}
@@ -226,18 +274,29 @@ func (d *device) switchCell(e *engine, p int, t int64, w *wire, dataCyc int64) (
 		return 0, false
 	}
 	out := int(nib & swOutMask)
-	for q := 0; q < swPorts; q++ {
-		if m := cfg >> (4 * q) & 0xF; q != p && m&swConnected != 0 && int(m&swOutMask) == out {
-			w.bad = true // two inputs drive one output
-		}
+	// Two inputs drive one output: another input's nibble, connected and
+	// output bits alike, equals ours. The nibbles of y that are zero are
+	// those of the inputs connected to out (ours among them); zeroNibbles
+	// marks them without a loop over the inputs.
+	const used = swConnected | swOutMask
+	y := cfg&(used*0x1111) ^ (nib&used)*0x1111
+	if zeroNibbles(y)&^(0x8<<(4*p)) != 0 {
+		w.bad = true
 	}
 	s.cellsOut[out]++
 	return out, true
 }
 
+// zeroNibbles sets bit 3 of each of the four low nibbles of y that is
+// zero: per nibble, (y&7)+7 reaches bit 3 unless y&7 is 0, without a carry
+// into the next nibble.
+func zeroNibbles(y uint32) uint32 {
+	return ^((y & 0x7777) + 0x7777 | y) & 0x8888
+}
+
 func floorDiv(a, b int64) int64 {
 	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
+	if (a < 0) != (b < 0) && a%b != 0 {
 		q--
 	}
 	return q
@@ -272,6 +331,7 @@ func (d *device) bitErrors(p int, linkBER float64, w *wire, bits int) {
 	for pos < float64(bits) {
 		bit := int(pos)
 		if bit < 64 {
+			w.damage()
 			w.hdr ^= 1 << (63 - bit)
 		} else {
 			w.bad = true
@@ -284,4 +344,4 @@ func (d *device) bitErrors(p int, linkBER float64, w *wire, bits int) {
 // push schedules an event: at equal times a header (kind 0) runs before a
 // whole cell (kind 1) and both before a transmit decision (kind 2), and
 // events of one kind in the order they were scheduled.
-func (e *engine) push(ev event) { e.q.PushClass(ev.t, ev.kind, ev) }
+func (e *engine) push(ev *event) { e.q.push(ev) }

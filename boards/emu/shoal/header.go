@@ -60,6 +60,12 @@ var ErrHeaderCRC = errors.New("cell header CRC-8 mismatch")
 // Encode packs h into its 64-bit wire form with the CRC filled in. Fields
 // wider than their slots are truncated to their low bits.
 func (h Header) Encode() uint64 {
+	w := h.fields()
+	return w | uint64(crc8(w))
+}
+
+// fields packs h without the CRC (its low byte left 0).
+func (h Header) fields() uint64 {
 	w := uint64(h.Kind&3)<<62 |
 		uint64(h.Dst&maxNodeID)<<52 |
 		uint64(h.Src&maxNodeID)<<42 |
@@ -75,7 +81,7 @@ func (h Header) Encode() uint64 {
 	if h.LCD {
 		w |= 1 << 8
 	}
-	return w | uint64(crc8(w))
+	return w
 }
 
 // DecodeHeader unpacks a wire header. It returns the fields even when the
@@ -97,7 +103,13 @@ func DecodeHeader(w uint64) (Header, error) {
 // arrive damaged, and formatting an error for each took an eighth of a
 // faulted run's CPU.
 func decodeHeader(w uint64) (Header, bool) {
-	h := Header{
+	h := headerFields(w)
+	return h, uint8(w) == crc8(w) && h.Kind != 3
+}
+
+// headerFields unpacks a wire header's fields, leaving out its CRC.
+func headerFields(w uint64) Header {
+	return Header{
 		Kind:     uint8(w >> 62),
 		Dst:      uint16(w>>52) & maxNodeID,
 		Src:      uint16(w>>42) & maxNodeID,
@@ -108,7 +120,6 @@ func decodeHeader(w uint64) (Header, bool) {
 		EOP:      w&(1<<9) != 0,
 		LCD:      w&(1<<8) != 0,
 	}
-	return h, uint8(w) == crc8(w) && h.Kind != 3
 }
 
 // crc8 is the CRC-8 (polynomial 0x07, initial value 0, no reflection) of the

@@ -93,28 +93,30 @@ type nicState struct {
 	dataCyc int64
 	slotPS  int64
 
-	cellBits  int
-	payload   int
-	owd       int64 // one-way node-to-node delay measured by the sync, ps
-	kfb       int64 // slots between a cell and the peer slot whose feedback covers it (the whole cell in, reading S3)
-	closeLag  int64 // slots until a receive slot is judged
-	slot      int64 // next slot to transmit
-	rxClose   int64 // next receive slot to judge
-	rxRing    [rxRingSize]rxMark
-	downAt    int64
-	dead      bool
-	ignoreRL  bool
-	cc        uint32
-	queueCap  int
-	residPS   float64
-	qTotal    int
-	localInQ  uint64
-	leakReady bool   // shoal-ready-leak: a second local cell may enter Q[j]
-	localTwo  []bool // shoal-ready-leak: Q[j] holds a second local cell
-	pendLCD   uint64
-	retxValid uint64
-	failed    uint64
-	active    uint64 // destinations with cells to release
+	cellBits   int
+	payload    int
+	owd        int64 // one-way node-to-node delay measured by the sync, ps
+	kfb        int64 // slots between a cell and the peer slot whose feedback covers it (the whole cell in, reading S3)
+	closeLag   int64 // slots until a receive slot is judged
+	slot       int64 // next slot to transmit
+	rxClose    int64 // next receive slot to judge
+	rxRing     [rxRingSize]rxMark
+	downAt     int64
+	dead       bool
+	ignoreRL   bool
+	cc         uint32
+	queueCap   int
+	residPS    float64
+	residRound int64 // residPS rounded to a ps
+	qTotal     int
+	localInQ   uint64
+	leakReady  bool   // shoal-ready-leak: a second local cell may enter Q[j]
+	localTwo   []bool // shoal-ready-leak: Q[j] holds a second local cell
+	pendLCD    uint64
+	retxValid  uint64
+	failed     uint64
+	active     uint64 // destinations with cells to release
+	readyMask  uint64 // bit j: R[j] holds a flow (noteReady)
 
 	q           []cellQueue
 	ready       []intQueue
@@ -145,6 +147,7 @@ func newNICState(e *engine, nd *nicDev) *nicState {
 		dataCyc:  int64(d.slotCycles) - int64(d.guard),
 		queueCap: int(nd.queueCap), residPS: nd.residualPS, downAt: math.MaxInt64}
 	n.slotPS = n.S * cyclePS
+	n.residRound = int64(math.Round(n.residPS))
 	n.cellBits = d.cellBytes() * 8
 	n.payload = d.cellBytes() - headerBytes
 	// The peer's decision for slot r sees our cell of slot s when the
@@ -205,6 +208,9 @@ func (n *nicState) clockErr(t int64) float64 {
 // of slot s.
 func (n *nicState) slotStartAbs(s int64) int64 {
 	local := n.e.tbAbs + s*n.slotPS
+	if n.dev.faults.driftPPM == 0 {
+		return local - n.residRound // clockErr is residPS throughout
+	}
 	return local - int64(math.Round(n.clockErr(local)))
 }
 
@@ -303,7 +309,7 @@ func (n *nicState) tx(e *engine) bool {
 	if c.sop && c.meta != nil && !c.meta.txSet {
 		c.meta.txSet, c.meta.firstTxNS = true, n.relNS(e.now)
 	}
-	e.launch(n, wire{hdr: h.Encode(), c: c}, n.slotStartAbs(s)+(n.G+nicTxCycles)*cyclePS)
+	e.launch(n, newWire(h, c.meta), n.slotStartAbs(s)+(n.G+nicTxCycles)*cyclePS)
 	return true
 }
 
@@ -353,10 +359,37 @@ func (n *nicState) releaseDue(e *engine, s int64) {
 	if n.active == 0 || n.ignoreRL {
 		return
 	}
-	for j := 0; j < n.N; j++ {
-		if j != n.id {
+	// release(j) without rotation changes something only when some
+	// active flow's subflow through j is free (no cell awaiting feedback,
+	// not in the ready queue, j a live route) or, with ready queues, Q[j]
+	// can take a ready flow's cell. Most slots neither holds for most
+	// peers: a few mask operations instead of release's walk. release(j)
+	// changes only peer j's masks (and active, read afresh), so what is
+	// taken before the loop holds for the peers after j.
+	out, inR, unr := n.outstanding[:n.N], n.inReady[:n.N], n.unreach[:n.N]
+	two := n.localTwo[:n.N]
+	var refillable uint64
+	if n.cc&ccReady != 0 {
+		refillable = n.readyMask
+	}
+	for j := range out {
+		bj := uint64(1) << j
+		if j == n.id {
+			continue
+		}
+		if n.failed&bj == 0 && n.active&^out[j]&^inR[j]&^unr[j] != 0 ||
+			refillable&bj != 0 && (n.localInQ&bj == 0 || n.leakReady && !two[j]) {
 			n.release(e, j, s, false)
 		}
+	}
+}
+
+// noteReady keeps readyMask's bit j equal to whether R[j] holds a flow.
+func (n *nicState) noteReady(j int) {
+	if n.ready[j].n > 0 {
+		n.readyMask |= 1 << j
+	} else {
+		n.readyMask &^= 1 << j
 	}
 }
 
@@ -387,15 +420,19 @@ func (n *nicState) release(e *engine, j int, s int64, rotate bool) {
 	}
 	E := int64(n.E)
 	rot := uint(n.rr[j])
-	for m := bits.RotateLeft64(n.active, -int(rot)); m != 0; m &= m - 1 {
-		k := (bits.TrailingZeros64(m) + int(rot)) % 64
-		if !n.routeOK(j, k) || n.avail(k)-n.reserved[k] <= 0 {
+	// The flows whose subflow through j is free: routeOK(j, k), no cell
+	// awaiting feedback, not in the ready queue. The loop changes these
+	// only for the flow it is at, so they are taken once before it.
+	free := n.active &^ n.outstanding[j] &^ n.inReady[j] &^ n.unreach[j]
+	if j == n.id || j >= n.N || n.failed&(1<<j) != 0 {
+		free = 0
+	}
+	for m := bits.RotateLeft64(free, -int(rot)); m != 0; m &= m - 1 {
+		k := (bits.TrailingZeros64(m) + int(rot)) & 63
+		if n.avail(k)-n.reserved[k] <= 0 {
 			continue
 		}
 		b := uint64(1) << k
-		if n.outstanding[j]&b != 0 || n.inReady[j]&b != 0 {
-			continue
-		}
 		lq := int64(n.q[j].n + n.ready[j].n)
 		if n.cc&ccRateLimit != 0 && n.hasFb[j]&b != 0 {
 			// Eq. 2: len(Q_ij(t)) + (t - T) >= len(Q_jk(T)), in epochs.
@@ -412,6 +449,7 @@ func (n *nicState) release(e *engine, j int, s int64, rotate bool) {
 			n.inReady[j] |= b
 			n.reserved[k]++
 			n.ready[j].push(k)
+			n.readyMask |= uint64(1) << j
 			if l := uint16(min(n.ready[j].n, 0xFFFF)); l > n.nd.maxR[j] {
 				n.nd.maxR[j] = l
 				n.nd.maxRA = max(n.nd.maxRA, l)
@@ -422,9 +460,12 @@ func (n *nicState) release(e *engine, j int, s int64, rotate bool) {
 		}
 	}
 	if rotate {
-		n.rr[j] = (n.rr[j] + 1) % max(n.N, 1)
+		// rr[j] < N: the next one round.
+		if n.rr[j]++; n.rr[j] >= n.N {
+			n.rr[j] = 0
+		}
 	}
-	if n.cc&ccReady != 0 {
+	if n.cc&ccReady != 0 && n.ready[j].n > 0 {
 		n.refill(e, j)
 	}
 }
@@ -452,6 +493,7 @@ func (n *nicState) refill(e *engine, j int) {
 		n.localInQ |= bj
 		n.outstanding[j] |= b
 	}
+	n.noteReady(j)
 }
 
 func (n *nicState) push(j int, c cell) {
@@ -500,7 +542,8 @@ func (n *nicState) arrive(e *engine, ev *event) {
 	}
 	// The slot the cell belongs to, by this NIC's clock: slot r's cells
 	// leave the MAC one-way delay after the sender's slot start + guard.
-	local := float64(ev.tMac) + n.clockErr(ev.tMac)
+	tMac := ev.tMac()
+	local := float64(tMac) + n.clockErr(tMac)
 	x := (local - float64(e.tbAbs+n.G*cyclePS+n.owd)) / float64(n.slotPS)
 	r := int64(math.Floor(x + 0.5))
 	if r < n.rxClose || r-n.rxClose >= rxRingSize {
@@ -514,7 +557,7 @@ func (n *nicState) arrive(e *engine, ev *event) {
 		return
 	}
 	bj := uint64(1) << j
-	h, ok := decodeHeader(ev.w.hdr)
+	h, ok := ev.w.header()
 	if !ok || ev.w.bad {
 		// App. D: take the congestion-control fields, assume
 		// last-cell-dropped, and once the whole cell is in (its CRC
@@ -561,7 +604,7 @@ func (n *nicState) arrive(e *engine, ev *event) {
 func (n *nicState) wholeCellAt(e *engine, ev *event, r int64) {
 	in := *ev
 	in.t, in.kind, in.r = ev.t+n.dataCyc*cyclePS, evCellIn, r
-	e.push(in)
+	e.push(&in)
 }
 
 // cellIn handles a data cell whose last word has left the receive
@@ -576,7 +619,7 @@ func (n *nicState) cellIn(e *engine, ev *event) {
 	if n.failed&bj != 0 {
 		return
 	}
-	h, ok := decodeHeader(ev.w.hdr)
+	h, ok := ev.w.header()
 	if !ok || ev.w.bad {
 		n.pendLCD |= bj
 		n.lastRecv[j] = -1
@@ -586,7 +629,7 @@ func (n *nicState) cellIn(e *engine, ev *event) {
 	switch {
 	case dst == n.id:
 		n.lastRecv[j] = -1
-		n.deliver(e, h, ev.w.c.meta)
+		n.deliver(e, h, ev.w.meta)
 	case dst >= n.N:
 		n.ctr(cRxMisrouted)
 		n.lastRecv[j] = -1
@@ -598,7 +641,7 @@ func (n *nicState) cellIn(e *engine, ev *event) {
 		n.pendLCD |= bj
 		n.lastRecv[j] = int16(dst)
 	default:
-		n.push(dst, cell{kind: KindData, dst: h.Dst, src: h.Src, seq: uint32(h.Seq), sop: h.SOP, eop: h.EOP, meta: ev.w.c.meta})
+		n.push(dst, cell{kind: KindData, dst: h.Dst, src: h.Src, seq: uint32(h.Seq), sop: h.SOP, eop: h.EOP, meta: ev.w.meta})
 		n.ctr(cRxFwd)
 		n.lastRecv[j] = int16(dst)
 	}
@@ -714,6 +757,7 @@ func (n *nicState) inferFailed(j int) {
 	for n.ready[j].n > 0 {
 		n.reserved[n.ready[j].pop()]--
 	}
+	n.noteReady(j)
 	n.inReady[j] = 0
 	for n.hist[j].n > 0 {
 		if ent := n.hist[j].pop(); ent.c.local && ent.c.kind == KindData {
@@ -761,6 +805,7 @@ func (n *nicState) onUnreach(j, k int) {
 		}
 		r.push(x)
 	}
+	n.noteReady(j)
 	n.inReady[j] &^= b
 	hq := &n.hist[j]
 	for i, cnt := 0, hq.n; i < cnt; i++ {
@@ -903,7 +948,8 @@ func (e *engine) startTraffic() {
 	e.lastProgress = e.slotNow()
 }
 
-// Small FIFOs.
+// Small FIFOs. Their buffers' lengths are powers of two (8, then doubled),
+// so that an index wraps with a mask.
 
 type cellQueue struct {
 	buf     []cell
@@ -914,18 +960,18 @@ func (q *cellQueue) push(c cell) {
 	if q.n == len(q.buf) {
 		nb := make([]cell, max(8, 2*len(q.buf)))
 		for i := 0; i < q.n; i++ {
-			nb[i] = q.buf[(q.head+i)%len(q.buf)]
+			nb[i] = q.buf[(q.head+i)&(len(q.buf)-1)]
 		}
 		q.buf, q.head = nb, 0
 	}
-	q.buf[(q.head+q.n)%len(q.buf)] = c
+	q.buf[(q.head+q.n)&(len(q.buf)-1)] = c
 	q.n++
 }
 
 func (q *cellQueue) pop() cell {
 	c := q.buf[q.head]
 	q.buf[q.head] = cell{}
-	q.head = (q.head + 1) % len(q.buf)
+	q.head = (q.head + 1) & (len(q.buf) - 1)
 	q.n--
 	return c
 }
@@ -939,17 +985,17 @@ func (q *intQueue) push(v int) {
 	if q.n == len(q.buf) {
 		nb := make([]int, max(8, 2*len(q.buf)))
 		for i := 0; i < q.n; i++ {
-			nb[i] = q.buf[(q.head+i)%len(q.buf)]
+			nb[i] = q.buf[(q.head+i)&(len(q.buf)-1)]
 		}
 		q.buf, q.head = nb, 0
 	}
-	q.buf[(q.head+q.n)%len(q.buf)] = v
+	q.buf[(q.head+q.n)&(len(q.buf)-1)] = v
 	q.n++
 }
 
 func (q *intQueue) pop() int {
 	v := q.buf[q.head]
-	q.head = (q.head + 1) % len(q.buf)
+	q.head = (q.head + 1) & (len(q.buf) - 1)
 	q.n--
 	return v
 }
@@ -963,11 +1009,11 @@ func (q *histQueue) push(h histEntry) {
 	if q.n == len(q.buf) {
 		nb := make([]histEntry, max(8, 2*len(q.buf)))
 		for i := 0; i < q.n; i++ {
-			nb[i] = q.buf[(q.head+i)%len(q.buf)]
+			nb[i] = q.buf[(q.head+i)&(len(q.buf)-1)]
 		}
 		q.buf, q.head = nb, 0
 	}
-	q.buf[(q.head+q.n)%len(q.buf)] = h
+	q.buf[(q.head+q.n)&(len(q.buf)-1)] = h
 	q.n++
 }
 
@@ -976,7 +1022,7 @@ func (q *histQueue) front() *histEntry { return &q.buf[q.head] }
 func (q *histQueue) pop() histEntry {
 	h := q.buf[q.head]
 	q.buf[q.head] = histEntry{}
-	q.head = (q.head + 1) % len(q.buf)
+	q.head = (q.head + 1) & (len(q.buf) - 1)
 	q.n--
 	return h
 }
