@@ -54,7 +54,6 @@ type device struct {
 	arRng     *rand.Rand
 	berRng    *rand.Rand
 	sampleBuf [3]int
-	reqBuf    [nPorts * nVC]xbarReq
 
 	swCells, swBytes, swNoRoute, swHopExpired, swVCOverflow uint32
 	arMinimal, arNonMinimal, arDeterministic                uint32

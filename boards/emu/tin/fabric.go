@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/labrunner/labrunner/boards/emu"
-	"github.com/labrunner/labrunner/internal/eventq"
 )
 
 // fabric is one cabled set of boards running the tin design. It lives in
@@ -24,8 +23,8 @@ type fabric struct {
 	order map[string]int
 	now   int64 // ps
 
-	q    eventq.Queue[event] // by time, then scheduling order
-	hard int                 // events in q that are not soft timers
+	q    evQueue // by time, then scheduling order
+	hard int     // events in q that are not soft timers
 
 	free []*cell // cell pool
 
@@ -202,7 +201,7 @@ func (f *fabric) push(t int64, e event) {
 	if e.kind != evTimer {
 		f.hard++
 	}
-	f.q.Push(t, e)
+	f.q.push(t, e)
 }
 
 func (f *fabric) pop() (int64, event) {
@@ -408,10 +407,12 @@ func (f *fabric) run(from *device) {
 			f.status = tgLimit
 			break
 		}
-		if next, _ := f.q.Next(); next > tEnd {
-			f.now = tEnd
-			f.status = tgLimit
-			break
+		if tEnd != math.MaxInt64 { // (else no event can be past it)
+			if next, _ := f.q.Next(); next > tEnd {
+				f.now = tEnd
+				f.status = tgLimit
+				break
+			}
 		}
 		t, e := f.pop()
 		if t > f.now {

@@ -528,9 +528,6 @@ func (d *device) deliver(p int, c *cell, now int64) {
 	d.f.freeCell(c)
 }
 
-// xbarReq is one crossbar request: input port, its VC, the routed output.
-type xbarReq struct{ in, vc, out int8 }
-
 // arbitrate is one request-grant-accept round of the iSLIP-style arbiter
 // (§3.1): one request per VC per input, outputs grant round-robin over
 // (input, VC), inputs accept round-robin over outputs; pointers move only
@@ -539,9 +536,15 @@ type xbarReq struct{ in, vc, out int8 }
 // modification for variable cell sizes). It reports whether the arbiter
 // must run again next cycle: an input lost every request, or a cell was
 // dropped at a head.
+//
+// The requests are bit sets (req[o][i]: the VCs of input i requesting
+// output o), so that a grant or an accept is a search of a few words in
+// round-robin order rather than a scan of every request.
 func (d *device) arbitrate(now int64) bool {
-	reqs := &d.reqBuf // reused: arbitration runs every busy cycle
-	nr := 0
+	var req [nPorts][nPorts]uint32
+	var reqIns uint32        // inputs with a request
+	var insOf [nPorts]uint32 // per output, the inputs requesting it
+	var reqOuts uint32       // outputs requested
 	moved := false
 	for i, in := range d.in {
 		if in.ne == 0 || in.busy > now {
@@ -562,73 +565,91 @@ func (d *device) arbitrate(now int64) bool {
 			if o.xbusy > now || o.q[c.outVC].bytes+c.h.Len > int(d.outqCap) {
 				continue
 			}
-			reqs[nr] = xbarReq{int8(i), int8(v), c.out}
-			nr++
+			req[c.out][i] |= 1 << v
+			reqIns |= 1 << i
+			insOf[c.out] |= 1 << i
+			reqOuts |= 1 << c.out
 		}
 	}
-	if nr == 0 {
+	if reqIns == 0 {
 		return moved
 	}
 
-	const n = nPorts * nVC
-	var inM, outM [nPorts]bool
+	var inM, outM uint32 // matched inputs and outputs
 	for iter := 0; iter < 2; iter++ {
-		var grant [nPorts]int
-		for o := range grant {
-			grant[o] = -1
-			if outM[o] || d.out[o].xbusy > now {
+		// Grant: each free output takes the first requesting (input, VC)
+		// at or after its pointer, in (input, VC) order, wrapping.
+		var gIn, gVC [nPorts]int
+		var grantsTo [nPorts]uint32 // per input, the outputs granting it
+		for m := reqOuts &^ outM; m != 0; m &= m - 1 {
+			o := bits.TrailingZeros32(m)
+			if d.out[o].xbusy > now {
 				continue
 			}
-			best := n
-			for k := 0; k < nr; k++ {
-				r := reqs[k]
-				if int(r.out) != o || inM[r.in] {
-					continue
-				}
-				key := (int(r.in)*nVC + int(r.vc) - d.out[o].grant + n) % n
-				if key < best {
-					best, grant[o] = key, k
-				}
+			if i, v := grantFor(&req[o], insOf[o]&^inM, d.out[o].grant); i >= 0 {
+				gIn[o], gVC[o] = i, v
+				grantsTo[i] |= 1 << o
 			}
 		}
+		// Accept: each input takes the first granting output at or after
+		// its pointer, wrapping.
 		matched := false
-		for i := range d.in {
-			if inM[i] {
+		for i := range nPorts {
+			g := grantsTo[i]
+			if g == 0 || inM>>i&1 != 0 {
 				continue
 			}
-			best, pick := nPorts, -1
-			for o, k := range grant {
-				if k < 0 || int(reqs[k].in) != i {
-					continue
-				}
-				key := (o - d.in[i].acc + nPorts) % nPorts
-				if key < best {
-					best, pick = key, o
-				}
-			}
-			if pick < 0 {
-				continue
-			}
-			r := reqs[grant[pick]]
-			inM[i], outM[pick] = true, true
+			acc := uint(d.in[i].acc)
+			rot := (g>>acc | g<<(nPorts-acc)) & (1<<nPorts - 1)
+			pick := (int(acc) + bits.TrailingZeros32(rot)) % nPorts
+			v := gVC[pick]
+			inM |= 1 << i
+			outM |= 1 << pick
 			matched = true
 			if iter == 0 {
-				d.out[pick].grant = (int(r.in)*nVC + int(r.vc) + 1) % n
+				d.out[pick].grant = (i*nVC + v + 1) % (nPorts * nVC)
 				d.in[i].acc = (pick + 1) % nPorts
 			}
-			d.transfer(i, int(r.vc), now)
+			d.transfer(i, v, now)
 		}
 		if !matched {
 			break
 		}
 	}
 	// An input whose requests all lost stays eligible: arbitrate again.
-	for k := 0; k < nr; k++ {
-		if !inM[reqs[k].in] {
-			return true
-		}
+	if reqIns&^inM != 0 {
+		return true
 	}
 	return moved
+}
+
+// grantFor is an output's grant: the first (input, VC) of req (VCs per
+// input) at or after the pointer g = input*nVC + VC in round-robin order,
+// among the inputs ins; (-1, -1) when there is none.
+func grantFor(req *[nPorts]uint32, ins uint32, g int) (int, int) {
+	if ins == 0 {
+		return -1, -1
+	}
+	gi, gv := g/nVC, uint(g%nVC)
+	mine := ins>>gi&1 != 0
+	if mine {
+		if m := req[gi] & (^uint32(0) << gv); m != 0 {
+			return gi, bits.TrailingZeros32(m)
+		}
+	}
+	// The other inputs from gi+1 on, wrapping.
+	if r := ins &^ (1 << gi); r != 0 {
+		s := uint(gi + 1)
+		rot := (r>>s | r<<(nPorts-s)) & (1<<nPorts - 1)
+		i := (gi + 1 + bits.TrailingZeros32(rot)) % nPorts
+		return i, bits.TrailingZeros32(req[i])
+	}
+	if mine {
+		if m := req[gi] & (1<<gv - 1); m != 0 {
+			return gi, bits.TrailingZeros32(m)
+		}
+	}
+	return -1, -1
 }
 
 // transfer moves the head cell of input i, VC v across the crossbar into

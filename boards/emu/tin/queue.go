@@ -1,0 +1,199 @@
+package tin
+
+import "math/bits"
+
+// evQueue is the fabric's event queue: events leave in time order and, at
+// equal times, in the order they were pushed (so that a run is a function of
+// its seed).
+//
+// Nearly every event is the switch's own (ticks, arrivals, credits,
+// ejections) and falls due within a few hundred nanoseconds of the present,
+// while a run also carries thousands of timeouts for operations that mostly
+// completed long before they fire. A single heap made every pop sift
+// through the timeouts' levels. So the near future is a calendar: a ring of
+// buckets one switch cycle wide, each a short list sorted by (time, push
+// order), with a bitmap of the buckets in use; what falls beyond the ring
+// waits in a heap. A pop takes the earlier of the ring's first event and the
+// heap's, so the order is exactly that of a single queue.
+type evQueue struct {
+	seq uint64 // pushes so far: the order of events at equal times
+
+	// The ring holds the events of buckets cur .. cur+wheelN-1 (bucket b
+	// covers [b*wheelPS, (b+1)*wheelPS)); cur is the bucket of the latest
+	// pop, so no event in the ring is earlier than the present's bucket.
+	cur   int64
+	inRng int
+	used  [wheelN / 64]uint64
+	bkt   [wheelN]bucket
+
+	far heap // events beyond the ring, or (never in practice) before it
+}
+
+const (
+	wheelPS = 1000
+	wheelN  = 1024 // 1 µs of buckets: a global hop's round trip and more
+)
+
+// bucket is one calendar slot: ents[head:] pending, sorted by (t, seq).
+type bucket struct {
+	ents []qent
+	head int
+}
+
+// qent is one pending event with its place in the order.
+type qent struct {
+	t   int64
+	seq uint64
+	e   event
+}
+
+func (a *qent) before(b *qent) bool {
+	return a.t < b.t || a.t == b.t && a.seq < b.seq
+}
+
+// Len returns the number of pending events.
+func (q *evQueue) Len() int { return q.inRng + len(q.far) }
+
+// push schedules e at time t, after every event already pushed for t.
+func (q *evQueue) push(t int64, e event) {
+	q.seq++
+	b := t / wheelPS
+	if t < 0 || b < q.cur || b-q.cur >= wheelN {
+		q.far.push(&qent{t: t, seq: q.seq, e: e})
+		return
+	}
+	i := int(b % wheelN)
+	k := &q.bkt[i]
+	k.ents = append(k.ents, qent{})
+	// Insertion from the back: an event goes after every pending one of
+	// its bucket that is not later (those were pushed before it).
+	j := len(k.ents) - 1
+	for j > k.head && k.ents[j-1].t > t {
+		k.ents[j] = k.ents[j-1]
+		j--
+	}
+	k.ents[j] = qent{t: t, seq: q.seq, e: e}
+	q.used[i/64] |= 1 << (i % 64)
+	q.inRng++
+}
+
+// ringFirst returns the bucket holding the ring's earliest event, or nil.
+func (q *evQueue) ringFirst() *bucket {
+	if q.inRng == 0 {
+		return nil
+	}
+	i := int(q.cur % wheelN)
+	w := i / 64
+	// The ring's buckets in time order start at cur's and wrap around:
+	// the word of cur's bucket from its bit up, the following words, and
+	// at last that word's bits below cur's.
+	if m := q.used[w] >> (i % 64); m != 0 {
+		return &q.bkt[i+bits.TrailingZeros64(m)]
+	}
+	for k := 1; k <= len(q.used); k++ {
+		ww := (w + k) % len(q.used)
+		if m := q.used[ww]; m != 0 {
+			return &q.bkt[ww*64+bits.TrailingZeros64(m)]
+		}
+	}
+	panic("tin: event ring count and bitmap disagree")
+}
+
+// first returns the earliest pending event, and its ring bucket (nil when
+// it is in the heap); e is nil when the queue is empty.
+func (q *evQueue) first() (e *qent, k *bucket) {
+	k = q.ringFirst()
+	switch {
+	case k != nil && (len(q.far) == 0 || k.ents[k.head].before(&q.far[0])):
+		return &k.ents[k.head], k
+	case len(q.far) > 0:
+		return &q.far[0], nil
+	}
+	return nil, nil
+}
+
+// Next returns the time of the earliest pending event; ok is false when the
+// queue is empty.
+func (q *evQueue) Next() (t int64, ok bool) {
+	e, _ := q.first()
+	if e == nil {
+		return 0, false
+	}
+	return e.t, true
+}
+
+// Pop removes the earliest event and returns its time and the event. It
+// panics on an empty queue.
+func (q *evQueue) Pop() (int64, event) {
+	x, k := q.first()
+	if x == nil {
+		panic("tin: pop from an empty event queue")
+	}
+	t, e := x.t, x.e
+	if k == nil {
+		q.far.pop()
+	} else {
+		*x = qent{} // let the garbage collector have what the event held
+		k.head++
+		if k.head == len(k.ents) {
+			k.ents, k.head = k.ents[:0], 0
+			i := int(t / wheelPS % wheelN)
+			q.used[i/64] &^= 1 << (i % 64)
+		}
+		q.inRng--
+	}
+	// Every pending event is at t or later: the ring may move on to t's
+	// bucket (never back: what is in it stays within its span).
+	if b := t / wheelPS; b > q.cur && t >= 0 {
+		q.cur = b
+	}
+	return t, e
+}
+
+// heap is a binary min-heap of events by (t, seq).
+type heap []qent
+
+func (h *heap) push(x *qent) {
+	*h = append(*h, qent{})
+	s := *h
+	i := len(s) - 1
+	// Sift up: move parents down into the hole until x's place is found.
+	for i > 0 {
+		p := (i - 1) / 2
+		if !x.before(&s[p]) {
+			break
+		}
+		s[i] = s[p]
+		i = p
+	}
+	s[i] = *x
+}
+
+func (h *heap) pop() {
+	s := *h
+	n := len(s) - 1
+	if n > 0 {
+		last := &s[n]
+		// Sift down: move the smaller child up into the hole until last's
+		// place is found.
+		i := 0
+		for {
+			l := 2*i + 1
+			if l >= n {
+				break
+			}
+			m := l
+			if r := l + 1; r < n && s[r].before(&s[l]) {
+				m = r
+			}
+			if !s[m].before(last) {
+				break
+			}
+			s[i] = s[m]
+			i = m
+		}
+		s[i] = *last
+	}
+	s[n] = qent{} // let the garbage collector have what the event held
+	*h = s[:n]
+}
