@@ -21,7 +21,9 @@ type evQueue struct {
 	// The ring holds the events of buckets cur .. cur+wheelN-1 (bucket b
 	// covers [b*wheelPS, (b+1)*wheelPS)); cur is the bucket of the latest
 	// pop, so no event in the ring is earlier than the present's bucket.
-	cur   int64
+	// minB is the earliest bucket in use (while inRng > 0).
+	cur   uint64
+	minB  uint64
 	inRng int
 	used  [wheelN / 64]uint64
 	bkt   [wheelN]bucket
@@ -30,8 +32,9 @@ type evQueue struct {
 }
 
 const (
-	wheelPS = 1000
-	wheelN  = 1024 // 1 µs of buckets: a global hop's round trip and more
+	wheelPS   = 1000 // 1 ns: a bucket seldom holds more than one or two events
+	wheelN    = 1024 // 1 µs of buckets: a global hop's round trip and more
+	wheelMask = wheelN - 1
 )
 
 // bucket is one calendar slot: ents[head:] pending, sorted by (t, seq).
@@ -57,12 +60,12 @@ func (q *evQueue) Len() int { return q.inRng + len(q.far) }
 // push schedules e at time t, after every event already pushed for t.
 func (q *evQueue) push(t int64, e event) {
 	q.seq++
-	b := t / wheelPS
+	b := uint64(t) / wheelPS
 	if t < 0 || b < q.cur || b-q.cur >= wheelN {
 		q.far.push(&qent{t: t, seq: q.seq, e: e})
 		return
 	}
-	i := int(b % wheelN)
+	i := b & wheelMask
 	k := &q.bkt[i]
 	k.ents = append(k.ents, qent{})
 	// Insertion from the back: an event goes after every pending one of
@@ -74,80 +77,79 @@ func (q *evQueue) push(t int64, e event) {
 	}
 	k.ents[j] = qent{t: t, seq: q.seq, e: e}
 	q.used[i/64] |= 1 << (i % 64)
+	if q.inRng == 0 || b < q.minB {
+		q.minB = b
+	}
 	q.inRng++
-}
-
-// ringFirst returns the bucket holding the ring's earliest event, or nil.
-func (q *evQueue) ringFirst() *bucket {
-	if q.inRng == 0 {
-		return nil
-	}
-	i := int(q.cur % wheelN)
-	w := i / 64
-	// The ring's buckets in time order start at cur's and wrap around:
-	// the word of cur's bucket from its bit up, the following words, and
-	// at last that word's bits below cur's.
-	if m := q.used[w] >> (i % 64); m != 0 {
-		return &q.bkt[i+bits.TrailingZeros64(m)]
-	}
-	for k := 1; k <= len(q.used); k++ {
-		ww := (w + k) % len(q.used)
-		if m := q.used[ww]; m != 0 {
-			return &q.bkt[ww*64+bits.TrailingZeros64(m)]
-		}
-	}
-	panic("tin: event ring count and bitmap disagree")
-}
-
-// first returns the earliest pending event, and its ring bucket (nil when
-// it is in the heap); e is nil when the queue is empty.
-func (q *evQueue) first() (e *qent, k *bucket) {
-	k = q.ringFirst()
-	switch {
-	case k != nil && (len(q.far) == 0 || k.ents[k.head].before(&q.far[0])):
-		return &k.ents[k.head], k
-	case len(q.far) > 0:
-		return &q.far[0], nil
-	}
-	return nil, nil
 }
 
 // Next returns the time of the earliest pending event; ok is false when the
 // queue is empty.
 func (q *evQueue) Next() (t int64, ok bool) {
-	e, _ := q.first()
-	if e == nil {
-		return 0, false
+	if q.inRng > 0 {
+		k := &q.bkt[q.minB&wheelMask]
+		if x := &k.ents[k.head]; len(q.far) == 0 || x.before(&q.far[0]) {
+			return x.t, true
+		}
 	}
-	return e.t, true
+	if len(q.far) > 0 {
+		return q.far[0].t, true
+	}
+	return 0, false
 }
 
 // Pop removes the earliest event and returns its time and the event. It
 // panics on an empty queue.
 func (q *evQueue) Pop() (int64, event) {
-	x, k := q.first()
-	if x == nil {
+	if q.inRng > 0 {
+		b := q.minB
+		k := &q.bkt[b&wheelMask]
+		if x := &k.ents[k.head]; len(q.far) == 0 || x.before(&q.far[0]) {
+			t, e := x.t, x.e
+			*x = qent{} // let the garbage collector have what the event held
+			k.head++
+			q.inRng--
+			if k.head == len(k.ents) {
+				k.ents, k.head = k.ents[:0], 0
+				i := b & wheelMask
+				q.used[i/64] &^= 1 << (i % 64)
+				if q.inRng > 0 {
+					q.minB = q.nextUsed(b)
+				}
+			}
+			// Every pending event is at t or later: the ring moves on to
+			// t's bucket.
+			q.cur = b
+			return t, e
+		}
+	}
+	if len(q.far) == 0 {
 		panic("tin: pop from an empty event queue")
 	}
-	t, e := x.t, x.e
-	if k == nil {
-		q.far.pop()
-	} else {
-		*x = qent{} // let the garbage collector have what the event held
-		k.head++
-		if k.head == len(k.ents) {
-			k.ents, k.head = k.ents[:0], 0
-			i := int(t / wheelPS % wheelN)
-			q.used[i/64] &^= 1 << (i % 64)
-		}
-		q.inRng--
-	}
-	// Every pending event is at t or later: the ring may move on to t's
-	// bucket (never back: what is in it stays within its span).
-	if b := t / wheelPS; b > q.cur && t >= 0 {
-		q.cur = b
+	t, e := q.far[0].t, q.far[0].e
+	q.far.pop()
+	if b := uint64(t) / wheelPS; t >= 0 && b > q.cur {
+		q.cur = b // (never back: what is in the ring stays within its span)
 	}
 	return t, e
+}
+
+// nextUsed returns the first bucket in use after bucket b: the ring's
+// buckets in time order run from b's slot on, wrapping around.
+func (q *evQueue) nextUsed(b uint64) uint64 {
+	i0 := (b + 1) & wheelMask
+	w := i0 / 64
+	if m := q.used[w] >> (i0 % 64); m != 0 {
+		return b + 1 + uint64(bits.TrailingZeros64(m))
+	}
+	for k := uint64(1); k <= uint64(len(q.used)); k++ {
+		ww := (w + k) % uint64(len(q.used))
+		if m := q.used[ww]; m != 0 {
+			i := ww*64 + uint64(bits.TrailingZeros64(m))
+			return b + 1 + (i-i0)&wheelMask
+		}
+	}
+	panic("tin: event ring count and bitmap disagree")
 }
 
 // heap is a binary min-heap of events by (t, seq).
