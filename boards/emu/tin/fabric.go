@@ -28,6 +28,15 @@ type fabric struct {
 
 	free []*cell // cell pool
 
+	// Events name their device, cell or function by index (byID, cells,
+	// fns), so that they hold no pointers: the queue moves them about
+	// without the garbage collector's write barriers, and its buckets are
+	// not scanned.
+	byID   []*device // by device.id; nil: a free id
+	cells  []*cell   // by cell.id: every cell made, free or in use
+	fns    []func()  // the functions of pending evFunc and evTimer events
+	fnFree []int32   // free indices of fns
+
 	// The current run (TG_CTRL.START .. DONE, STALLED or the next START).
 	loaded       bool  // generators were loaded and the run has not ended
 	runStart     int64 // ps
@@ -54,6 +63,17 @@ func (f *fabric) register(d *device) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.devs = append(f.devs, d)
+	d.id = -1
+	for i, x := range f.byID {
+		if x == nil {
+			d.id, f.byID[i] = i, d
+			break
+		}
+	}
+	if d.id < 0 {
+		d.id = len(f.byID)
+		f.byID = append(f.byID, d)
+	}
 	sort.SliceStable(f.devs, func(i, j int) bool { return f.order[f.devs[i].name] < f.order[f.devs[j].name] })
 	f.abort("board " + d.name + " was programmed")
 	f.wire()
@@ -69,6 +89,7 @@ func (f *fabric) unregister(d *device) {
 			break
 		}
 	}
+	f.byID[d.id] = nil
 	f.abort("board " + d.name + " left the fabric (powered off or reprogrammed)")
 	f.wire()
 	f.addrConflicts()
@@ -119,7 +140,7 @@ func (f *fabric) wire() {
 			op.peerIsTiN = peer != nil && pp >= 0
 			if !up {
 				if op.up {
-					op.flushDown(f)
+					d.flushDown(op)
 				}
 				op.up, op.peer, op.peerPort = false, nil, -1
 				ip.upDev, ip.upPort = nil, -1
@@ -187,14 +208,60 @@ const (
 	evTimer                 // a timeout: soft, dropped once the run is complete
 )
 
+// event is one pending event. arg is, by kind: evArrive and evDeliver,
+// the cell (fabric.cells); evCredit, the bytes; evFunc and evTimer, the
+// function (fabric.fns).
 type event struct {
-	fn   func()
-	d    *device
-	c    *cell
-	n    int32
+	arg  int32
+	dev  uint16 // the device (fabric.byID)
 	kind evKind
 	port uint8
 	vc   uint8
+}
+
+// cellEvent is an evArrive or evDeliver of cell c at device d's port p.
+func cellEvent(kind evKind, d *device, p int, c *cell) event {
+	return event{kind: kind, dev: uint16(d.id), port: uint8(p), arg: c.id}
+}
+
+// creditEvent returns n bytes of VC vc's credit to device d's output p (or
+// injection port p-nPorts).
+func creditEvent(d *device, p, vc, n int) event {
+	return event{kind: evCredit, dev: uint16(d.id), port: uint8(p), vc: uint8(vc), arg: int32(n)}
+}
+
+// fnEvent is an evFunc or evTimer calling fn.
+func (f *fabric) fnEvent(kind evKind, fn func()) event {
+	var i int32
+	if n := len(f.fnFree); n > 0 {
+		i = f.fnFree[n-1]
+		f.fnFree = f.fnFree[:n-1]
+		f.fns[i] = fn
+	} else {
+		i = int32(len(f.fns))
+		f.fns = append(f.fns, fn)
+	}
+	return event{kind: kind, arg: i}
+}
+
+// takeFn returns the function of an evFunc or evTimer event and frees its
+// index.
+func (f *fabric) takeFn(e event) func() {
+	fn := f.fns[e.arg]
+	f.fns[e.arg] = nil
+	f.fnFree = append(f.fnFree, e.arg)
+	return fn
+}
+
+// discard drops an event that will not run: its cell goes back to the
+// pool, its function is let go.
+func (f *fabric) discard(e event) {
+	switch e.kind {
+	case evArrive, evDeliver:
+		f.freeCell(f.cells[e.arg])
+	case evFunc, evTimer:
+		f.takeFn(e)
+	}
 }
 
 func (f *fabric) push(t int64, e event) {
@@ -213,28 +280,28 @@ func (f *fabric) pop() (int64, event) {
 }
 
 // at schedules endpoint work at time t.
-func (f *fabric) at(t int64, fn func()) { f.push(t, event{kind: evFunc, fn: fn}) }
+func (f *fabric) at(t int64, fn func()) { f.push(t, f.fnEvent(evFunc, fn)) }
 
 // timer schedules a timeout at t: it fires only while the run is open.
-func (f *fabric) timer(t int64, fn func()) { f.push(t, event{kind: evTimer, fn: fn}) }
+func (f *fabric) timer(t int64, fn func()) { f.push(t, f.fnEvent(evTimer, fn)) }
 
 func (f *fabric) dispatch(t int64, e event) {
 	switch e.kind {
 	case evTick:
-		d := e.d
+		d := f.byID[e.dev]
 		if t != d.tickAt {
 			return // superseded by an earlier wake-up
 		}
 		d.tickAt = math.MaxInt64
 		d.tick(t)
 	case evArrive:
-		e.d.arrive(int(e.port), e.c, t)
+		f.byID[e.dev].arrive(int(e.port), f.cells[e.arg], t)
 	case evCredit:
-		e.d.credit(int(e.port), int(e.vc), int(e.n))
+		f.byID[e.dev].credit(int(e.port), int(e.vc), int(e.arg))
 	case evDeliver:
-		e.d.deliver(int(e.port), e.c, t)
+		f.byID[e.dev].deliver(int(e.port), f.cells[e.arg], t)
 	case evFunc, evTimer:
-		e.fn()
+		f.takeFn(e)()
 	}
 }
 
@@ -246,11 +313,13 @@ func (f *fabric) newCell() *cell {
 		f.free = f.free[:n-1]
 		return c
 	}
-	return &cell{}
+	c := &cell{id: int32(len(f.cells))}
+	f.cells = append(f.cells, c)
+	return c
 }
 
 func (f *fabric) freeCell(c *cell) {
-	*c = cell{}
+	*c = cell{id: c.id}
 	f.free = append(f.free, c)
 }
 
@@ -288,9 +357,7 @@ func (f *fabric) abort(why string) {
 	}
 	for f.q.Len() > 0 {
 		_, e := f.pop()
-		if e.c != nil {
-			f.freeCell(e.c)
-		}
+		f.discard(e)
 	}
 	f.hard = 0
 	for _, d := range f.devs {
@@ -429,7 +496,8 @@ func (f *fabric) run(from *device) {
 // operations that completed.
 func (f *fabric) finish() {
 	for f.q.Len() > 0 {
-		f.pop()
+		_, e := f.pop()
+		f.discard(e)
 	}
 	f.hard = 0
 	f.loaded = false

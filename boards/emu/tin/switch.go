@@ -39,6 +39,8 @@ type cell struct {
 	outVC   uint8
 	rkind   uint8 // route kind (trace records)
 	err     uint8 // bit errors picked up on the last wire: errHdr, errPay
+
+	id int32 // index in the fabric's cells (events name cells by it)
 }
 
 const (
@@ -117,6 +119,7 @@ func classOf(role int) uint8 {
 type inPort struct {
 	q     [nVC]fifo
 	ne    uint32 // VCs with cells
+	bit   uint32 // this port's bit in the device's inNE
 	busy  int64  // transferring a cell across the crossbar until
 	acc   int    // iSLIP accept pointer
 	class uint8
@@ -145,6 +148,7 @@ type inPort struct {
 type outPort struct {
 	q      [nVC]fifo
 	ne     uint32
+	bit    uint32   // this port's bit in the device's outNE
 	cred   [nVC]int // bytes the next FIFO can take, per VC
 	txFree int64    // the serialiser is free from
 	xbusy  int64    // receiving a cell across the crossbar until
@@ -192,14 +196,15 @@ func (o *outPort) isUp(t int64) bool {
 
 func (o *outPort) ser(n int) int64 { return (int64(n)*o.serNum + o.serDen - 1) / o.serDen }
 
-// flushDown forgets the queues of a link that went down.
-func (o *outPort) flushDown(f *fabric) {
+// flushDown forgets the queues of o, a link that went down.
+func (d *device) flushDown(o *outPort) {
 	for v := range o.q {
 		for o.q[v].n > 0 {
-			f.freeCell(o.q[v].pop())
+			d.f.freeCell(o.q[v].pop())
 		}
 	}
 	o.ne = 0
+	d.outNE &^= o.bit
 }
 
 // wake asks for an arbitration cycle at the first cycle edge at or after t.
@@ -211,18 +216,17 @@ func (d *device) wake(t int64) {
 	t = d.phase + k*cyclePS
 	if t < d.tickAt {
 		d.tickAt = t
-		d.f.push(t, event{kind: evTick, d: d})
+		d.f.push(t, event{kind: evTick, dev: uint16(d.id)})
 	}
 }
 
 // tick is one switch cycle: the outputs and the injection ports start
 // transmissions, then the arbiter matches inputs to outputs.
 func (d *device) tick(now int64) {
-	for _, o := range d.out {
-		d.serve(o, now)
-	}
-	for _, o := range d.inj {
-		d.serve(o, now)
+	// The outputs, then the injection ports, in port order (an idle one
+	// has nothing to do; serving one never fills another).
+	for m := d.outNE; m != 0; m &= m - 1 {
+		d.serve(d.outs[bits.TrailingZeros32(m)], now)
 	}
 	if d.arbitrate(now) {
 		// Requests lost this round try again next cycle.
@@ -238,13 +242,14 @@ func (d *device) tick(now int64) {
 // outside event (an arrival or a credit), or MaxInt64.
 func (d *device) nextChange(now int64) int64 {
 	t := int64(math.MaxInt64)
-	outs := func(o *outPort) {
-		if o.ne == 0 || !o.isUp(now) {
-			return
+	for mo := d.outNE; mo != 0; mo &= mo - 1 {
+		o := d.outs[bits.TrailingZeros32(mo)]
+		if !o.isUp(now) {
+			continue
 		}
 		if o.txFree > now {
 			t = min(t, o.txFree)
-			return
+			continue
 		}
 		for m := o.ne; m != 0; m &= m - 1 {
 			c := o.q[bits.TrailingZeros32(m)].peek()
@@ -253,16 +258,8 @@ func (d *device) nextChange(now int64) int64 {
 			}
 		}
 	}
-	for _, o := range d.out {
-		outs(o)
-	}
-	for _, o := range d.inj {
-		outs(o)
-	}
-	for _, in := range d.in {
-		if in.ne == 0 {
-			continue
-		}
+	for mi := d.inNE; mi != 0; mi &= mi - 1 {
+		in := d.in[bits.TrailingZeros32(mi)]
 		if in.busy > now {
 			t = min(t, in.busy)
 			continue
@@ -298,6 +295,7 @@ func (d *device) serve(o *outPort, now int64) bool {
 			}
 		}
 		o.ne = 0
+		d.outNE &^= o.bit
 		return true
 	}
 	if o.txFree > now {
@@ -311,6 +309,9 @@ func (d *device) serve(o *outPort, now int64) bool {
 	c := q.pop()
 	if q.n == 0 {
 		o.ne &^= 1 << v
+		if o.ne == 0 {
+			d.outNE &^= o.bit
+		}
 	}
 	// Cut-through: the head goes out now, as soon as it has crossed the
 	// crossbar, whether or not the tail has arrived; the last byte leaves
@@ -330,9 +331,9 @@ func (d *device) serve(o *outPort, now int64) bool {
 		// The head reaches the next input PCS + wire (+ FEC) after it left;
 		// the tail as long after the last byte left.
 		c.tail = fin + o.delay
-		f.push(now+o.delay, event{kind: evArrive, d: o.peer, port: uint8(o.peerPort), c: c})
+		f.push(now+o.delay, cellEvent(evArrive, o.peer, o.peerPort, c))
 	case kindEject:
-		f.push(fin, event{kind: evDeliver, d: d, port: uint8(o.idx), c: c})
+		f.push(fin, cellEvent(evDeliver, d, o.idx, c))
 	case kindInject:
 		o.cred[v] -= c.h.Len
 		if c.ingFree > 0 {
@@ -451,7 +452,7 @@ func (d *device) arrive(p int, c *cell, now int64) {
 			// and its credit returned once it is past (the FIFO never held
 			// it).
 			in.crcErrs++
-			d.f.push(max(c.tail, now)+in.upDelay, event{kind: evCredit, d: up, port: uint8(in.upPort), vc: uint8(c.h.VC), n: int32(c.h.Len)})
+			d.f.push(max(c.tail, now)+in.upDelay, creditEvent(up, in.upPort, c.h.VC, c.h.Len))
 			d.f.freeCell(c)
 			return
 		}
@@ -461,7 +462,7 @@ func (d *device) arrive(p int, c *cell, now int64) {
 		if d.dropsArrival(p) {
 			// tin-cell-drop: lost before the FIFO; the credit comes back
 			// once the cell is past.
-			d.f.push(max(c.tail, now)+in.upDelay, event{kind: evCredit, d: up, port: uint8(in.upPort), vc: uint8(c.h.VC), n: int32(c.h.Len)})
+			d.f.push(max(c.tail, now)+in.upDelay, creditEvent(up, in.upPort, c.h.VC, c.h.Len))
 			d.f.freeCell(c)
 			return
 		}
@@ -473,6 +474,7 @@ func (d *device) arrive(p int, c *cell, now int64) {
 	q := &in.q[c.h.VC]
 	q.push(c)
 	in.ne |= 1 << c.h.VC
+	d.inNE |= in.bit
 	occ := q.bytes
 	if in.busy > now && in.readVC == c.h.VC {
 		occ += in.readLen
@@ -510,11 +512,11 @@ func (d *device) returnCredit(p, vc, n int, t int64) {
 		return
 	}
 	if p >= nExt {
-		d.f.push(t, event{kind: evCredit, d: d, port: uint8(nPorts + p - nExt), vc: uint8(vc), n: int32(n)})
+		d.f.push(t, creditEvent(d, nPorts+p-nExt, vc, n))
 		return
 	}
 	if in.upDev != nil {
-		d.f.push(t+in.upDelay, event{kind: evCredit, d: in.upDev, port: uint8(in.upPort), vc: uint8(vc), n: int32(n)})
+		d.f.push(t+in.upDelay, creditEvent(in.upDev, in.upPort, vc, n))
 	}
 }
 
@@ -546,8 +548,10 @@ func (d *device) arbitrate(now int64) bool {
 	var insOf [nPorts]uint32 // per output, the inputs requesting it
 	var reqOuts uint32       // outputs requested
 	moved := false
-	for i, in := range d.in {
-		if in.ne == 0 || in.busy > now {
+	for mi := d.inNE; mi != 0; mi &= mi - 1 {
+		i := bits.TrailingZeros32(mi)
+		in := d.in[i]
+		if in.busy > now {
 			continue
 		}
 		for m := in.ne; m != 0; m &= m - 1 {
@@ -660,6 +664,9 @@ func (d *device) transfer(i, v int, now int64) {
 	c := q.pop()
 	if q.n == 0 {
 		in.ne &^= 1 << v
+		if in.ne == 0 {
+			d.inNE &^= in.bit
+		}
 	}
 	o := d.out[c.out]
 	// The crossbar moves 64 B a cycle, but a cell cut through before its
@@ -686,6 +693,7 @@ func (d *device) transfer(i, v int, now int64) {
 	oq := &o.q[c.outVC]
 	oq.push(c)
 	o.ne |= 1 << c.outVC
+	d.outNE |= o.bit
 	o.hwm = max(o.hwm, oq.bytes)
 	d.swCells++
 	d.swBytes += uint32(c.h.Len)
@@ -706,6 +714,9 @@ func (d *device) drop(i, v int, now int64) {
 	c := q.pop()
 	if q.n == 0 {
 		in.ne &^= 1 << v
+		if in.ne == 0 {
+			d.inNE &^= in.bit
+		}
 	}
 	d.returnCredit(i, v, c.h.Len, max(now, c.tail))
 	d.f.freeCell(c)
@@ -927,6 +938,7 @@ func (d *device) flush() {
 			}
 		}
 	}
+	d.inNE, d.outNE = 0, 0
 	d.tickAt = math.MaxInt64
 	d.ip.flush()
 	d.rm.flush()
