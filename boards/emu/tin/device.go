@@ -44,7 +44,8 @@ type device struct {
 
 	// rt[input port][destination][entry]: bit 7 valid, bits 2:0 output
 	// port; entries 0-7 minimal, 8-31 non-minimal (§3.2, §4.2).
-	rt [nPorts][nDst][nRoute]uint8
+	rt   [nPorts][nDst][nRoute]uint8
+	cand [nPorts][nDst]rtCands // rt's rows as the router uses them
 
 	// The switch.
 	in   [nPorts]*inPort
@@ -244,6 +245,7 @@ func (d *device) Write32(addr, v uint32) error {
 		for j := 0; j < 4; j++ {
 			e[k+j] = uint8(v >> (8 * j))
 		}
+		d.cand[p][rest/rtWords].valid = false
 		return nil
 	case addr >= logsBase && addr < logsEnd:
 		return errRO(addr)

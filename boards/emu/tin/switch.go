@@ -368,28 +368,26 @@ func (d *device) pick(o *outPort, now int64) int {
 	if e := elig & escape; e != 0 {
 		return bits.TrailingZeros32(e)
 	}
-	// inTC takes the class's next VC in turn.
+	// inTC takes the class's next VC in turn: the first eligible one at or
+	// after its pointer, wrapping.
 	inTC := func(tc int) int {
 		m := elig >> (tc * vcsTC) & 7
 		if m == 0 {
 			return -1
 		}
-		l := int(o.rr[tc])
-		for k := 0; k < vcsTC; k++ {
-			if m>>((l+k)%vcsTC)&1 != 0 {
-				l = (l + k) % vcsTC
-				break
-			}
-		}
+		l := uint32(o.rr[tc])
+		rot := (m>>l | m<<(vcsTC-l)) & 7
+		l = (l + uint32(bits.TrailingZeros32(rot))) % vcsTC
 		o.rr[tc] = uint8((l + 1) % vcsTC)
-		return tc*vcsTC + l
+		return tc*vcsTC + int(l)
 	}
 	strict := d.qosStrict
 	var tcs uint32 // classes with an eligible VC
-	for tc := 0; tc < nTC; tc++ {
-		if elig>>(tc*vcsTC)&7 != 0 {
-			tcs |= 1 << tc
-		}
+	// Bit vcsTC*tc of has is set when class tc has an eligible VC.
+	const firstVCs = 0b001_001_001_001_001_001_001_001_001_001
+	has := (elig | elig>>1 | elig>>2) & firstVCs
+	for m := has; m != 0; m &= m - 1 {
+		tcs |= 1 << (bits.TrailingZeros32(m) / vcsTC)
 	}
 	if s := tcs & strict; s != 0 {
 		return inTC(bits.TrailingZeros32(s))
@@ -750,25 +748,9 @@ func (d *device) route(c *cell, i int, now int64) bool {
 		d.swHopExpired++
 		return false
 	}
-	ents := &d.rt[i][dst.Pod()*maxTins+dst.TiN()]
-	var mins, nons [nNonMin]int8
-	nm, nn := 0, 0
-	for k, e := range ents {
-		if e&rtValid == 0 {
-			continue
-		}
-		p := int(e & rtPortMask)
-		if p >= nExt || p == i {
-			continue // only GNet ports, and never back where it came from
-		}
-		if k < nMin {
-			mins[nm] = int8(p)
-			nm++
-		} else {
-			nons[nn] = int8(p)
-			nn++
-		}
-	}
+	cd := d.candidates(i, dst.Pod()*maxTins+dst.TiN())
+	mins, nons := &cd.mins, &cd.nons
+	nm, nn := int(cd.nm), int(cd.nn)
 	if nm+nn == 0 {
 		d.swNoRoute++
 		return false
@@ -867,6 +849,44 @@ func (d *device) route(c *cell, i int, now int64) bool {
 	}
 	c.out, c.outVC, c.rkind = int8(out), uint8(vc), kind
 	return true
+}
+
+// rtCands are the usable entries of one routing-table row (input port,
+// destination): the valid ones toward a GNet port other than the input,
+// minimal and non-minimal apart, in table order. Written rows are read
+// again at the next cell that needs them (Write32 clears valid).
+type rtCands struct {
+	valid  bool
+	nm, nn uint8
+	mins   [nMin]int8
+	nons   [nNonMin]int8
+}
+
+// candidates returns row dst of input i's table as rtCands: a cell routes
+// by them, and the row is scanned only when it was written since.
+func (d *device) candidates(i, dst int) *rtCands {
+	cd := &d.cand[i][dst]
+	if cd.valid {
+		return cd
+	}
+	*cd = rtCands{valid: true}
+	for k, e := range &d.rt[i][dst] {
+		if e&rtValid == 0 {
+			continue
+		}
+		p := int(e & rtPortMask)
+		if p >= nExt || p == i {
+			continue // only GNet ports, and never back where it came from
+		}
+		if k < nMin {
+			cd.mins[cd.nm] = int8(p)
+			cd.nm++
+		} else {
+			cd.nons[cd.nn] = int8(p)
+			cd.nn++
+		}
+	}
+	return cd
 }
 
 // hashSrc is the source address the deterministic hash takes: the
