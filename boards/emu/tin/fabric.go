@@ -359,6 +359,7 @@ func (f *fabric) abort(why string) {
 		_, e := f.pop()
 		f.discard(e)
 	}
+	f.q.rewind(f.now)
 	f.hard = 0
 	for _, d := range f.devs {
 		d.flush()
@@ -499,6 +500,7 @@ func (f *fabric) finish() {
 		_, e := f.pop()
 		f.discard(e)
 	}
+	f.q.rewind(f.now)
 	f.hard = 0
 	f.loaded = false
 }

@@ -68,14 +68,16 @@ func (q *evQueue) push(t int64, e event) {
 	i := b & wheelMask
 	k := &q.bkt[i]
 	k.ents = append(k.ents, qent{})
+	s := k.ents[k.head:]
 	// Insertion from the back: an event goes after every pending one of
 	// its bucket that is not later (those were pushed before it).
-	j := len(k.ents) - 1
-	for j > k.head && k.ents[j-1].t > t {
-		k.ents[j] = k.ents[j-1]
+	j := len(s) - 1
+	for j > 0 && s[j-1].t > t {
+		s[j] = s[j-1]
 		j--
 	}
-	k.ents[j] = qent{t: t, seq: q.seq, e: e}
+	x := &s[j]
+	x.t, x.seq, x.e = t, q.seq, e
 	q.used[i/64] |= 1 << (i % 64)
 	if q.inRng == 0 || b < q.minB {
 		q.minB = b
@@ -132,6 +134,21 @@ func (q *evQueue) Pop() (int64, event) {
 		q.cur = b // (never back: what is in the ring stays within its span)
 	}
 	return t, e
+}
+
+// rewind points the ring, which must be empty, at time now. The fabric
+// calls it after it drained the queue without running what it popped (a run
+// ended or abandoned): the ring followed those pops to the latest pending
+// timeout, and events of the next run, from now on, would all have gone to
+// the heap until the fabric's time caught up.
+func (q *evQueue) rewind(now int64) {
+	if q.Len() != 0 {
+		panic("tin: rewind of a queue with pending events")
+	}
+	q.cur = 0
+	if now > 0 {
+		q.cur = uint64(now) / wheelPS
+	}
 }
 
 // nextUsed returns the first bucket in use after bucket b: the ring's
