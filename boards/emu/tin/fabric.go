@@ -208,26 +208,37 @@ const (
 	evTimer                 // a timeout: soft, dropped once the run is complete
 )
 
-// event is one pending event. arg is, by kind: evArrive and evDeliver,
-// the cell (fabric.cells); evCredit, the bytes; evFunc and evTimer, the
-// function (fabric.fns).
-type event struct {
-	arg  int32
-	dev  uint16 // the device (fabric.byID)
-	kind evKind
-	port uint8
-	vc   uint8
+// event is one pending event packed in a word, since events are copied
+// about a lot (a struct of small fields was copied piecewise, and read back
+// whole before the pieces were stored). From bit 0: arg (32 bits), the
+// device (16 bits: its index in fabric.byID), the kind (4), the port (4),
+// the VC (8). arg is, by kind: evArrive and evDeliver, the cell
+// (fabric.cells); evCredit, the bytes; evFunc and evTimer, the function
+// (fabric.fns).
+type event uint64
+
+func mkEvent(kind evKind, dev, port, vc int, arg int32) event {
+	return event(uint32(arg)) | event(uint16(dev))<<32 | event(kind)<<48 | event(port&0xF)<<52 | event(uint8(vc))<<56
 }
+
+func (e event) arg() int32   { return int32(uint32(e)) }
+func (e event) dev() int     { return int(uint16(e >> 32)) }
+func (e event) kind() evKind { return evKind(e >> 48 & 0xF) }
+func (e event) port() int    { return int(e >> 52 & 0xF) }
+func (e event) vc() int      { return int(uint8(e >> 56)) }
+
+// tickEvent is device d's arbitration cycle.
+func tickEvent(d *device) event { return mkEvent(evTick, d.id, 0, 0, 0) }
 
 // cellEvent is an evArrive or evDeliver of cell c at device d's port p.
 func cellEvent(kind evKind, d *device, p int, c *cell) event {
-	return event{kind: kind, dev: uint16(d.id), port: uint8(p), arg: c.id}
+	return mkEvent(kind, d.id, p, 0, c.id)
 }
 
 // creditEvent returns n bytes of VC vc's credit to device d's output p (or
 // injection port p-nPorts).
 func creditEvent(d *device, p, vc, n int) event {
-	return event{kind: evCredit, dev: uint16(d.id), port: uint8(p), vc: uint8(vc), arg: int32(n)}
+	return mkEvent(evCredit, d.id, p, vc, int32(n))
 }
 
 // fnEvent is an evFunc or evTimer calling fn.
@@ -241,31 +252,32 @@ func (f *fabric) fnEvent(kind evKind, fn func()) event {
 		i = int32(len(f.fns))
 		f.fns = append(f.fns, fn)
 	}
-	return event{kind: kind, arg: i}
+	return mkEvent(kind, 0, 0, 0, i)
 }
 
 // takeFn returns the function of an evFunc or evTimer event and frees its
 // index.
 func (f *fabric) takeFn(e event) func() {
-	fn := f.fns[e.arg]
-	f.fns[e.arg] = nil
-	f.fnFree = append(f.fnFree, e.arg)
+	i := e.arg()
+	fn := f.fns[i]
+	f.fns[i] = nil
+	f.fnFree = append(f.fnFree, i)
 	return fn
 }
 
 // discard drops an event that will not run: its cell goes back to the
 // pool, its function is let go.
 func (f *fabric) discard(e event) {
-	switch e.kind {
+	switch e.kind() {
 	case evArrive, evDeliver:
-		f.freeCell(f.cells[e.arg])
+		f.freeCell(f.cells[e.arg()])
 	case evFunc, evTimer:
 		f.takeFn(e)
 	}
 }
 
 func (f *fabric) push(t int64, e event) {
-	if e.kind != evTimer {
+	if e.kind() != evTimer {
 		f.hard++
 	}
 	f.q.push(t, e)
@@ -273,7 +285,7 @@ func (f *fabric) push(t int64, e event) {
 
 func (f *fabric) pop() (int64, event) {
 	t, e := f.q.Pop()
-	if e.kind != evTimer {
+	if e.kind() != evTimer {
 		f.hard--
 	}
 	return t, e
@@ -286,20 +298,20 @@ func (f *fabric) at(t int64, fn func()) { f.push(t, f.fnEvent(evFunc, fn)) }
 func (f *fabric) timer(t int64, fn func()) { f.push(t, f.fnEvent(evTimer, fn)) }
 
 func (f *fabric) dispatch(t int64, e event) {
-	switch e.kind {
+	switch e.kind() {
 	case evTick:
-		d := f.byID[e.dev]
+		d := f.byID[e.dev()]
 		if t != d.tickAt {
 			return // superseded by an earlier wake-up
 		}
 		d.tickAt = math.MaxInt64
 		d.tick(t)
 	case evArrive:
-		f.byID[e.dev].arrive(int(e.port), f.cells[e.arg], t)
+		f.byID[e.dev()].arrive(e.port(), f.cells[e.arg()], t)
 	case evCredit:
-		f.byID[e.dev].credit(int(e.port), int(e.vc), int(e.arg))
+		f.byID[e.dev()].credit(e.port(), e.vc(), int(e.arg()))
 	case evDeliver:
-		f.byID[e.dev].deliver(int(e.port), f.cells[e.arg], t)
+		f.byID[e.dev()].deliver(e.port(), f.cells[e.arg()], t)
 	case evFunc, evTimer:
 		f.takeFn(e)()
 	}

@@ -216,7 +216,7 @@ func (d *device) wake(t int64) {
 	t = d.phase + k*cyclePS
 	if t < d.tickAt {
 		d.tickAt = t
-		d.f.push(t, event{kind: evTick, dev: uint16(d.id)})
+		d.f.push(t, tickEvent(d))
 	}
 }
 
