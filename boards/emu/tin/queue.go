@@ -11,10 +11,14 @@ import "math/bits"
 // while a run also carries thousands of timeouts for operations that mostly
 // completed long before they fire. A single heap made every pop sift
 // through the timeouts' levels. So the near future is a calendar: a ring of
-// buckets one switch cycle wide, each a short list sorted by (time, push
-// order), with a bitmap of the buckets in use; what falls beyond the ring
-// waits in a heap. A pop takes the earlier of the ring's first event and the
-// heap's, so the order is exactly that of a single queue.
+// 1 ns buckets, each a short list sorted by (time, push order), with a
+// bitmap of the buckets in use; what falls beyond the ring waits in a heap.
+// A pop takes the earlier of the ring's first event and the heap's, so the
+// order is exactly that of a single queue.
+//
+// The lists' nodes come from one pool, most recently freed first: the few
+// dozen events in flight keep reusing the same cache lines, where a slice
+// per bucket touched a cold one at nearly every push.
 type evQueue struct {
 	seq uint64 // pushes so far: the order of events at equal times
 
@@ -26,7 +30,10 @@ type evQueue struct {
 	minB  uint64
 	inRng int
 	used  [wheelN / 64]uint64
-	bkt   [wheelN]bucket
+	first [wheelN]int32 // per bucket, its first node (0: empty)
+
+	nodes []qnode // nodes[0] is never used: 0 means none
+	free  int32   // the free nodes, linked by next
 
 	far heap // events beyond the ring, or (never in practice) before it
 }
@@ -37,17 +44,17 @@ const (
 	wheelMask = wheelN - 1
 )
 
-// bucket is one calendar slot: ents[head:] pending, sorted by (t, seq).
-type bucket struct {
-	ents []qent
-	head int
-}
-
 // qent is one pending event with its place in the order.
 type qent struct {
 	t   int64
 	seq uint64
 	e   event
+}
+
+// qnode is a ring list's node.
+type qnode struct {
+	qent
+	next int32
 }
 
 func (a *qent) before(b *qent) bool {
@@ -65,19 +72,36 @@ func (q *evQueue) push(t int64, e event) {
 		q.far.push(&qent{t: t, seq: q.seq, e: e})
 		return
 	}
-	i := b & wheelMask
-	k := &q.bkt[i]
-	k.ents = append(k.ents, qent{})
-	s := k.ents[k.head:]
-	// Insertion from the back: an event goes after every pending one of
-	// its bucket that is not later (those were pushed before it).
-	j := len(s) - 1
-	for j > 0 && s[j-1].t > t {
-		s[j] = s[j-1]
-		j--
+	n := q.free
+	if n != 0 {
+		q.free = q.nodes[n].next
+	} else {
+		if len(q.nodes) == 0 {
+			q.nodes = append(q.nodes, qnode{})
+		}
+		n = int32(len(q.nodes))
+		q.nodes = append(q.nodes, qnode{})
 	}
-	x := &s[j]
+	x := &q.nodes[n]
 	x.t, x.seq, x.e = t, q.seq, e
+	i := b & wheelMask
+	// The node goes after every node of its bucket that is not later
+	// (those were pushed before it).
+	if f := q.first[i]; f == 0 || x.before(&q.nodes[f].qent) {
+		x.next = f
+		q.first[i] = n
+	} else {
+		p := f
+		for {
+			nx := q.nodes[p].next
+			if nx == 0 || x.before(&q.nodes[nx].qent) {
+				x.next = nx
+				q.nodes[p].next = n
+				break
+			}
+			p = nx
+		}
+	}
 	q.used[i/64] |= 1 << (i % 64)
 	if q.inRng == 0 || b < q.minB {
 		q.minB = b
@@ -89,8 +113,8 @@ func (q *evQueue) push(t int64, e event) {
 // queue is empty.
 func (q *evQueue) Next() (t int64, ok bool) {
 	if q.inRng > 0 {
-		k := &q.bkt[q.minB&wheelMask]
-		if x := &k.ents[k.head]; len(q.far) == 0 || x.before(&q.far[0]) {
+		x := &q.nodes[q.first[q.minB&wheelMask]]
+		if len(q.far) == 0 || x.before(&q.far[0]) {
 			return x.t, true
 		}
 	}
@@ -105,15 +129,15 @@ func (q *evQueue) Next() (t int64, ok bool) {
 func (q *evQueue) Pop() (int64, event) {
 	if q.inRng > 0 {
 		b := q.minB
-		k := &q.bkt[b&wheelMask]
-		if x := &k.ents[k.head]; len(q.far) == 0 || x.before(&q.far[0]) {
+		i := b & wheelMask
+		n := q.first[i]
+		if x := &q.nodes[n]; len(q.far) == 0 || x.before(&q.far[0]) {
 			t, e := x.t, x.e
-			*x = qent{} // let the garbage collector have what the event held
-			k.head++
+			q.first[i] = x.next
+			x.next = q.free
+			q.free = n
 			q.inRng--
-			if k.head == len(k.ents) {
-				k.ents, k.head = k.ents[:0], 0
-				i := b & wheelMask
+			if q.first[i] == 0 {
 				q.used[i/64] &^= 1 << (i % 64)
 				if q.inRng > 0 {
 					q.minB = q.nextUsed(b)
