@@ -226,7 +226,11 @@ func (d *device) tick(now int64) {
 	// The outputs, then the injection ports, in port order (an idle one
 	// has nothing to do; serving one never fills another).
 	for m := d.outNE; m != 0; m &= m - 1 {
-		d.serve(d.outs[bits.TrailingZeros32(m)], now)
+		o := d.outs[bits.TrailingZeros32(m)]
+		if o.txFree > now && o.isUp(now) {
+			continue // still serialising (serve would do nothing)
+		}
+		d.serve(o, now)
 	}
 	if d.arbitrate(now) {
 		// Requests lost this round try again next cycle.
