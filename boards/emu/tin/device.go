@@ -14,6 +14,7 @@ import (
 // guarded by the fabric's lock.
 type device struct {
 	f     *fabric
+	id    int // index in the fabric's byID (events name devices by it)
 	b     *emu.Board
 	name  string
 	ports [nExt]*emu.Port
@@ -43,18 +44,22 @@ type device struct {
 
 	// rt[input port][destination][entry]: bit 7 valid, bits 2:0 output
 	// port; entries 0-7 minimal, 8-31 non-minimal (§3.2, §4.2).
-	rt [nPorts][nDst][nRoute]uint8
+	rt   [nPorts][nDst][nRoute]uint8
+	cand [nPorts][nDst]rtCands // rt's rows as the router uses them
 
 	// The switch.
-	in        [nPorts]*inPort
-	out       [nPorts]*outPort
-	inj       [2]*outPort // the IP and RMA endpoints' injection into ports 4, 5
-	tickAt    int64
-	phase     int64 // this board's cycle edges are at phase + k*cyclePS
-	arRng     *rand.Rand
-	berRng    *rand.Rand
-	sampleBuf [3]int
-	reqBuf    [nPorts * nVC]xbarReq
+	in   [nPorts]*inPort
+	out  [nPorts]*outPort
+	inj  [2]*outPort          // the IP and RMA endpoints' injection into ports 4, 5
+	outs [nPorts + 2]*outPort // out, then inj: what a cycle serves
+	// The ports holding cells: bit p of inNE for in[p] (in[p].ne != 0),
+	// bit i of outNE for outs[i]. A cycle visits only those.
+	inNE, outNE uint32
+	tickAt      int64
+	phase       int64 // this board's cycle edges are at phase + k*cyclePS
+	arRng       *rand.Rand
+	berRng      *rand.Rand
+	sampleBuf   [3]int
 
 	swCells, swBytes, swNoRoute, swHopExpired, swVCOverflow uint32
 	arMinimal, arNonMinimal, arDeterministic                uint32
@@ -85,8 +90,8 @@ func newDesign(b *emu.Board, m *bitstreams.Manifest) (emu.Design, error) {
 		d.ports[i] = b.Ports()[i]
 	}
 	for p := range d.in {
-		d.in[p] = &inPort{upPort: -1, leakVC: -1}
-		o := &outPort{idx: p, peerPort: -1, downAt: math.MaxInt64, kind: kindLink}
+		d.in[p] = &inPort{upPort: -1, leakVC: -1, bit: 1 << p}
+		o := &outPort{idx: p, peerPort: -1, downAt: math.MaxInt64, kind: kindLink, bit: 1 << p}
 		if p >= nExt {
 			o.kind = kindEject
 			o.serNum, o.serDen = 8*1e6, injectMbps
@@ -94,8 +99,10 @@ func newDesign(b *emu.Board, m *bitstreams.Manifest) (emu.Design, error) {
 		d.out[p] = o
 	}
 	for e := range d.inj {
-		d.inj[e] = &outPort{idx: e, kind: kindInject, serNum: 8 * 1e6, serDen: injectMbps, downAt: math.MaxInt64}
+		d.inj[e] = &outPort{idx: e, kind: kindInject, serNum: 8 * 1e6, serDen: injectMbps, downAt: math.MaxInt64, bit: 1 << (nPorts + e)}
 	}
+	copy(d.outs[:], d.out[:])
+	copy(d.outs[nPorts:], d.inj[:])
 	d.trace = newRecFIFO(traceWords, traceDepth)
 	d.dlog = newRecFIFO(dlogWords, logDepth)
 	d.orec = newRecFIFO(orecWords, logDepth)
@@ -238,6 +245,7 @@ func (d *device) Write32(addr, v uint32) error {
 		for j := 0; j < 4; j++ {
 			e[k+j] = uint8(v >> (8 * j))
 		}
+		d.cand[p][rest/rtWords].valid = false
 		return nil
 	case addr >= logsBase && addr < logsEnd:
 		return errRO(addr)
@@ -723,6 +731,7 @@ func (d *device) inject(e int, c *cell, t int64) {
 	q := &o.q[c.h.VC]
 	q.push(c)
 	o.ne |= 1 << c.h.VC
+	d.outNE |= o.bit
 	o.hwm = max(o.hwm, q.bytes)
 	d.wake(t)
 }

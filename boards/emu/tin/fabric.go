@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/labrunner/labrunner/boards/emu"
-	"github.com/labrunner/labrunner/internal/eventq"
 )
 
 // fabric is one cabled set of boards running the tin design. It lives in
@@ -24,10 +23,19 @@ type fabric struct {
 	order map[string]int
 	now   int64 // ps
 
-	q    eventq.Queue[event] // by time, then scheduling order
-	hard int                 // events in q that are not soft timers
+	q    evQueue // by time, then scheduling order
+	hard int     // events in q that are not soft timers
 
 	free []*cell // cell pool
+
+	// Events name their device, cell or function by index (byID, cells,
+	// fns), so that they hold no pointers: the queue moves them about
+	// without the garbage collector's write barriers, and its buckets are
+	// not scanned.
+	byID   []*device // by device.id; nil: a free id
+	cells  []*cell   // by cell.id: every cell made, free or in use
+	fns    []func()  // the functions of pending evFunc and evTimer events
+	fnFree []int32   // free indices of fns
 
 	// The current run (TG_CTRL.START .. DONE, STALLED or the next START).
 	loaded       bool  // generators were loaded and the run has not ended
@@ -55,6 +63,17 @@ func (f *fabric) register(d *device) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.devs = append(f.devs, d)
+	d.id = -1
+	for i, x := range f.byID {
+		if x == nil {
+			d.id, f.byID[i] = i, d
+			break
+		}
+	}
+	if d.id < 0 {
+		d.id = len(f.byID)
+		f.byID = append(f.byID, d)
+	}
 	sort.SliceStable(f.devs, func(i, j int) bool { return f.order[f.devs[i].name] < f.order[f.devs[j].name] })
 	f.abort("board " + d.name + " was programmed")
 	f.wire()
@@ -70,6 +89,7 @@ func (f *fabric) unregister(d *device) {
 			break
 		}
 	}
+	f.byID[d.id] = nil
 	f.abort("board " + d.name + " left the fabric (powered off or reprogrammed)")
 	f.wire()
 	f.addrConflicts()
@@ -120,7 +140,7 @@ func (f *fabric) wire() {
 			op.peerIsTiN = peer != nil && pp >= 0
 			if !up {
 				if op.up {
-					op.flushDown(f)
+					d.flushDown(op)
 				}
 				op.up, op.peer, op.peerPort = false, nil, -1
 				ip.upDev, ip.upPort = nil, -1
@@ -188,54 +208,112 @@ const (
 	evTimer                 // a timeout: soft, dropped once the run is complete
 )
 
-type event struct {
-	fn   func()
-	d    *device
-	c    *cell
-	n    int32
-	kind evKind
-	port uint8
-	vc   uint8
+// event is one pending event packed in a word, since events are copied
+// about a lot (a struct of small fields was copied piecewise, and read back
+// whole before the pieces were stored). From bit 0: arg (32 bits), the
+// device (16 bits: its index in fabric.byID), the kind (4), the port (4),
+// the VC (8). arg is, by kind: evArrive and evDeliver, the cell
+// (fabric.cells); evCredit, the bytes; evFunc and evTimer, the function
+// (fabric.fns).
+type event uint64
+
+func mkEvent(kind evKind, dev, port, vc int, arg int32) event {
+	return event(uint32(arg)) | event(uint16(dev))<<32 | event(kind)<<48 | event(port&0xF)<<52 | event(uint8(vc))<<56
+}
+
+func (e event) arg() int32   { return int32(uint32(e)) }
+func (e event) dev() int     { return int(uint16(e >> 32)) }
+func (e event) kind() evKind { return evKind(e >> 48 & 0xF) }
+func (e event) port() int    { return int(e >> 52 & 0xF) }
+func (e event) vc() int      { return int(uint8(e >> 56)) }
+
+// tickEvent is device d's arbitration cycle.
+func tickEvent(d *device) event { return mkEvent(evTick, d.id, 0, 0, 0) }
+
+// cellEvent is an evArrive or evDeliver of cell c at device d's port p.
+func cellEvent(kind evKind, d *device, p int, c *cell) event {
+	return mkEvent(kind, d.id, p, 0, c.id)
+}
+
+// creditEvent returns n bytes of VC vc's credit to device d's output p (or
+// injection port p-nPorts).
+func creditEvent(d *device, p, vc, n int) event {
+	return mkEvent(evCredit, d.id, p, vc, int32(n))
+}
+
+// fnEvent is an evFunc or evTimer calling fn.
+func (f *fabric) fnEvent(kind evKind, fn func()) event {
+	var i int32
+	if n := len(f.fnFree); n > 0 {
+		i = f.fnFree[n-1]
+		f.fnFree = f.fnFree[:n-1]
+		f.fns[i] = fn
+	} else {
+		i = int32(len(f.fns))
+		f.fns = append(f.fns, fn)
+	}
+	return mkEvent(kind, 0, 0, 0, i)
+}
+
+// takeFn returns the function of an evFunc or evTimer event and frees its
+// index.
+func (f *fabric) takeFn(e event) func() {
+	i := e.arg()
+	fn := f.fns[i]
+	f.fns[i] = nil
+	f.fnFree = append(f.fnFree, i)
+	return fn
+}
+
+// discard drops an event that will not run: its cell goes back to the
+// pool, its function is let go.
+func (f *fabric) discard(e event) {
+	switch e.kind() {
+	case evArrive, evDeliver:
+		f.freeCell(f.cells[e.arg()])
+	case evFunc, evTimer:
+		f.takeFn(e)
+	}
 }
 
 func (f *fabric) push(t int64, e event) {
-	if e.kind != evTimer {
+	if e.kind() != evTimer {
 		f.hard++
 	}
-	f.q.Push(t, e)
+	f.q.push(t, e)
 }
 
 func (f *fabric) pop() (int64, event) {
 	t, e := f.q.Pop()
-	if e.kind != evTimer {
+	if e.kind() != evTimer {
 		f.hard--
 	}
 	return t, e
 }
 
 // at schedules endpoint work at time t.
-func (f *fabric) at(t int64, fn func()) { f.push(t, event{kind: evFunc, fn: fn}) }
+func (f *fabric) at(t int64, fn func()) { f.push(t, f.fnEvent(evFunc, fn)) }
 
 // timer schedules a timeout at t: it fires only while the run is open.
-func (f *fabric) timer(t int64, fn func()) { f.push(t, event{kind: evTimer, fn: fn}) }
+func (f *fabric) timer(t int64, fn func()) { f.push(t, f.fnEvent(evTimer, fn)) }
 
 func (f *fabric) dispatch(t int64, e event) {
-	switch e.kind {
+	switch e.kind() {
 	case evTick:
-		d := e.d
+		d := f.byID[e.dev()]
 		if t != d.tickAt {
 			return // superseded by an earlier wake-up
 		}
 		d.tickAt = math.MaxInt64
 		d.tick(t)
 	case evArrive:
-		e.d.arrive(int(e.port), e.c, t)
+		f.byID[e.dev()].arrive(e.port(), f.cells[e.arg()], t)
 	case evCredit:
-		e.d.credit(int(e.port), int(e.vc), int(e.n))
+		f.byID[e.dev()].credit(e.port(), e.vc(), int(e.arg()))
 	case evDeliver:
-		e.d.deliver(int(e.port), e.c, t)
+		f.byID[e.dev()].deliver(e.port(), f.cells[e.arg()], t)
 	case evFunc, evTimer:
-		e.fn()
+		f.takeFn(e)()
 	}
 }
 
@@ -247,11 +325,13 @@ func (f *fabric) newCell() *cell {
 		f.free = f.free[:n-1]
 		return c
 	}
-	return &cell{}
+	c := &cell{id: int32(len(f.cells))}
+	f.cells = append(f.cells, c)
+	return c
 }
 
 func (f *fabric) freeCell(c *cell) {
-	*c = cell{}
+	*c = cell{id: c.id}
 	f.free = append(f.free, c)
 }
 
@@ -289,10 +369,9 @@ func (f *fabric) abort(why string) {
 	}
 	for f.q.Len() > 0 {
 		_, e := f.pop()
-		if e.c != nil {
-			f.freeCell(e.c)
-		}
+		f.discard(e)
 	}
+	f.q.rewind(f.now)
 	f.hard = 0
 	for _, d := range f.devs {
 		d.flush()
@@ -408,10 +487,12 @@ func (f *fabric) run(from *device) {
 			f.status = tgLimit
 			break
 		}
-		if next, _ := f.q.Next(); next > tEnd {
-			f.now = tEnd
-			f.status = tgLimit
-			break
+		if tEnd != math.MaxInt64 { // (else no event can be past it)
+			if next, _ := f.q.Next(); next > tEnd {
+				f.now = tEnd
+				f.status = tgLimit
+				break
+			}
 		}
 		t, e := f.pop()
 		if t > f.now {
@@ -428,8 +509,10 @@ func (f *fabric) run(from *device) {
 // operations that completed.
 func (f *fabric) finish() {
 	for f.q.Len() > 0 {
-		f.pop()
+		_, e := f.pop()
+		f.discard(e)
 	}
+	f.q.rewind(f.now)
 	f.hard = 0
 	f.loaded = false
 }

@@ -39,6 +39,8 @@ type cell struct {
 	outVC   uint8
 	rkind   uint8 // route kind (trace records)
 	err     uint8 // bit errors picked up on the last wire: errHdr, errPay
+
+	id int32 // index in the fabric's cells (events name cells by it)
 }
 
 const (
@@ -117,6 +119,7 @@ func classOf(role int) uint8 {
 type inPort struct {
 	q     [nVC]fifo
 	ne    uint32 // VCs with cells
+	bit   uint32 // this port's bit in the device's inNE
 	busy  int64  // transferring a cell across the crossbar until
 	acc   int    // iSLIP accept pointer
 	class uint8
@@ -145,6 +148,7 @@ type inPort struct {
 type outPort struct {
 	q      [nVC]fifo
 	ne     uint32
+	bit    uint32   // this port's bit in the device's outNE
 	cred   [nVC]int // bytes the next FIFO can take, per VC
 	txFree int64    // the serialiser is free from
 	xbusy  int64    // receiving a cell across the crossbar until
@@ -192,14 +196,15 @@ func (o *outPort) isUp(t int64) bool {
 
 func (o *outPort) ser(n int) int64 { return (int64(n)*o.serNum + o.serDen - 1) / o.serDen }
 
-// flushDown forgets the queues of a link that went down.
-func (o *outPort) flushDown(f *fabric) {
+// flushDown forgets the queues of o, a link that went down.
+func (d *device) flushDown(o *outPort) {
 	for v := range o.q {
 		for o.q[v].n > 0 {
-			f.freeCell(o.q[v].pop())
+			d.f.freeCell(o.q[v].pop())
 		}
 	}
 	o.ne = 0
+	d.outNE &^= o.bit
 }
 
 // wake asks for an arbitration cycle at the first cycle edge at or after t.
@@ -211,17 +216,20 @@ func (d *device) wake(t int64) {
 	t = d.phase + k*cyclePS
 	if t < d.tickAt {
 		d.tickAt = t
-		d.f.push(t, event{kind: evTick, d: d})
+		d.f.push(t, tickEvent(d))
 	}
 }
 
 // tick is one switch cycle: the outputs and the injection ports start
 // transmissions, then the arbiter matches inputs to outputs.
 func (d *device) tick(now int64) {
-	for _, o := range d.out {
-		d.serve(o, now)
-	}
-	for _, o := range d.inj {
+	// The outputs, then the injection ports, in port order (an idle one
+	// has nothing to do; serving one never fills another).
+	for m := d.outNE; m != 0; m &= m - 1 {
+		o := d.outs[bits.TrailingZeros32(m)]
+		if o.txFree > now && o.isUp(now) {
+			continue // still serialising (serve would do nothing)
+		}
 		d.serve(o, now)
 	}
 	if d.arbitrate(now) {
@@ -238,13 +246,14 @@ func (d *device) tick(now int64) {
 // outside event (an arrival or a credit), or MaxInt64.
 func (d *device) nextChange(now int64) int64 {
 	t := int64(math.MaxInt64)
-	outs := func(o *outPort) {
-		if o.ne == 0 || !o.isUp(now) {
-			return
+	for mo := d.outNE; mo != 0; mo &= mo - 1 {
+		o := d.outs[bits.TrailingZeros32(mo)]
+		if !o.isUp(now) {
+			continue
 		}
 		if o.txFree > now {
 			t = min(t, o.txFree)
-			return
+			continue
 		}
 		for m := o.ne; m != 0; m &= m - 1 {
 			c := o.q[bits.TrailingZeros32(m)].peek()
@@ -253,16 +262,8 @@ func (d *device) nextChange(now int64) int64 {
 			}
 		}
 	}
-	for _, o := range d.out {
-		outs(o)
-	}
-	for _, o := range d.inj {
-		outs(o)
-	}
-	for _, in := range d.in {
-		if in.ne == 0 {
-			continue
-		}
+	for mi := d.inNE; mi != 0; mi &= mi - 1 {
+		in := d.in[bits.TrailingZeros32(mi)]
 		if in.busy > now {
 			t = min(t, in.busy)
 			continue
@@ -298,6 +299,7 @@ func (d *device) serve(o *outPort, now int64) bool {
 			}
 		}
 		o.ne = 0
+		d.outNE &^= o.bit
 		return true
 	}
 	if o.txFree > now {
@@ -311,6 +313,9 @@ func (d *device) serve(o *outPort, now int64) bool {
 	c := q.pop()
 	if q.n == 0 {
 		o.ne &^= 1 << v
+		if o.ne == 0 {
+			d.outNE &^= o.bit
+		}
 	}
 	// Cut-through: the head goes out now, as soon as it has crossed the
 	// crossbar, whether or not the tail has arrived; the last byte leaves
@@ -330,9 +335,9 @@ func (d *device) serve(o *outPort, now int64) bool {
 		// The head reaches the next input PCS + wire (+ FEC) after it left;
 		// the tail as long after the last byte left.
 		c.tail = fin + o.delay
-		f.push(now+o.delay, event{kind: evArrive, d: o.peer, port: uint8(o.peerPort), c: c})
+		f.push(now+o.delay, cellEvent(evArrive, o.peer, o.peerPort, c))
 	case kindEject:
-		f.push(fin, event{kind: evDeliver, d: d, port: uint8(o.idx), c: c})
+		f.push(fin, cellEvent(evDeliver, d, o.idx, c))
 	case kindInject:
 		o.cred[v] -= c.h.Len
 		if c.ingFree > 0 {
@@ -367,28 +372,26 @@ func (d *device) pick(o *outPort, now int64) int {
 	if e := elig & escape; e != 0 {
 		return bits.TrailingZeros32(e)
 	}
-	// inTC takes the class's next VC in turn.
+	// inTC takes the class's next VC in turn: the first eligible one at or
+	// after its pointer, wrapping.
 	inTC := func(tc int) int {
 		m := elig >> (tc * vcsTC) & 7
 		if m == 0 {
 			return -1
 		}
-		l := int(o.rr[tc])
-		for k := 0; k < vcsTC; k++ {
-			if m>>((l+k)%vcsTC)&1 != 0 {
-				l = (l + k) % vcsTC
-				break
-			}
-		}
+		l := uint32(o.rr[tc])
+		rot := (m>>l | m<<(vcsTC-l)) & 7
+		l = (l + uint32(bits.TrailingZeros32(rot))) % vcsTC
 		o.rr[tc] = uint8((l + 1) % vcsTC)
-		return tc*vcsTC + l
+		return tc*vcsTC + int(l)
 	}
 	strict := d.qosStrict
 	var tcs uint32 // classes with an eligible VC
-	for tc := 0; tc < nTC; tc++ {
-		if elig>>(tc*vcsTC)&7 != 0 {
-			tcs |= 1 << tc
-		}
+	// Bit vcsTC*tc of has is set when class tc has an eligible VC.
+	const firstVCs = 0b001_001_001_001_001_001_001_001_001_001
+	has := (elig | elig>>1 | elig>>2) & firstVCs
+	for m := has; m != 0; m &= m - 1 {
+		tcs |= 1 << (bits.TrailingZeros32(m) / vcsTC)
 	}
 	if s := tcs & strict; s != 0 {
 		return inTC(bits.TrailingZeros32(s))
@@ -451,7 +454,7 @@ func (d *device) arrive(p int, c *cell, now int64) {
 			// and its credit returned once it is past (the FIFO never held
 			// it).
 			in.crcErrs++
-			d.f.push(max(c.tail, now)+in.upDelay, event{kind: evCredit, d: up, port: uint8(in.upPort), vc: uint8(c.h.VC), n: int32(c.h.Len)})
+			d.f.push(max(c.tail, now)+in.upDelay, creditEvent(up, in.upPort, c.h.VC, c.h.Len))
 			d.f.freeCell(c)
 			return
 		}
@@ -461,7 +464,7 @@ func (d *device) arrive(p int, c *cell, now int64) {
 		if d.dropsArrival(p) {
 			// tin-cell-drop: lost before the FIFO; the credit comes back
 			// once the cell is past.
-			d.f.push(max(c.tail, now)+in.upDelay, event{kind: evCredit, d: up, port: uint8(in.upPort), vc: uint8(c.h.VC), n: int32(c.h.Len)})
+			d.f.push(max(c.tail, now)+in.upDelay, creditEvent(up, in.upPort, c.h.VC, c.h.Len))
 			d.f.freeCell(c)
 			return
 		}
@@ -473,6 +476,7 @@ func (d *device) arrive(p int, c *cell, now int64) {
 	q := &in.q[c.h.VC]
 	q.push(c)
 	in.ne |= 1 << c.h.VC
+	d.inNE |= in.bit
 	occ := q.bytes
 	if in.busy > now && in.readVC == c.h.VC {
 		occ += in.readLen
@@ -510,11 +514,11 @@ func (d *device) returnCredit(p, vc, n int, t int64) {
 		return
 	}
 	if p >= nExt {
-		d.f.push(t, event{kind: evCredit, d: d, port: uint8(nPorts + p - nExt), vc: uint8(vc), n: int32(n)})
+		d.f.push(t, creditEvent(d, nPorts+p-nExt, vc, n))
 		return
 	}
 	if in.upDev != nil {
-		d.f.push(t+in.upDelay, event{kind: evCredit, d: in.upDev, port: uint8(in.upPort), vc: uint8(vc), n: int32(n)})
+		d.f.push(t+in.upDelay, creditEvent(in.upDev, in.upPort, vc, n))
 	}
 }
 
@@ -528,9 +532,6 @@ func (d *device) deliver(p int, c *cell, now int64) {
 	d.f.freeCell(c)
 }
 
-// xbarReq is one crossbar request: input port, its VC, the routed output.
-type xbarReq struct{ in, vc, out int8 }
-
 // arbitrate is one request-grant-accept round of the iSLIP-style arbiter
 // (§3.1): one request per VC per input, outputs grant round-robin over
 // (input, VC), inputs accept round-robin over outputs; pointers move only
@@ -539,12 +540,20 @@ type xbarReq struct{ in, vc, out int8 }
 // modification for variable cell sizes). It reports whether the arbiter
 // must run again next cycle: an input lost every request, or a cell was
 // dropped at a head.
+//
+// The requests are bit sets (req[o][i]: the VCs of input i requesting
+// output o), so that a grant or an accept is a search of a few words in
+// round-robin order rather than a scan of every request.
 func (d *device) arbitrate(now int64) bool {
-	reqs := &d.reqBuf // reused: arbitration runs every busy cycle
-	nr := 0
+	var req [nPorts][nPorts]uint32
+	var reqIns uint32        // inputs with a request
+	var insOf [nPorts]uint32 // per output, the inputs requesting it
+	var reqOuts uint32       // outputs requested
 	moved := false
-	for i, in := range d.in {
-		if in.ne == 0 || in.busy > now {
+	for mi := d.inNE; mi != 0; mi &= mi - 1 {
+		i := bits.TrailingZeros32(mi)
+		in := d.in[i]
+		if in.busy > now {
 			continue
 		}
 		for m := in.ne; m != 0; m &= m - 1 {
@@ -562,73 +571,91 @@ func (d *device) arbitrate(now int64) bool {
 			if o.xbusy > now || o.q[c.outVC].bytes+c.h.Len > int(d.outqCap) {
 				continue
 			}
-			reqs[nr] = xbarReq{int8(i), int8(v), c.out}
-			nr++
+			req[c.out][i] |= 1 << v
+			reqIns |= 1 << i
+			insOf[c.out] |= 1 << i
+			reqOuts |= 1 << c.out
 		}
 	}
-	if nr == 0 {
+	if reqIns == 0 {
 		return moved
 	}
 
-	const n = nPorts * nVC
-	var inM, outM [nPorts]bool
+	var inM, outM uint32 // matched inputs and outputs
 	for iter := 0; iter < 2; iter++ {
-		var grant [nPorts]int
-		for o := range grant {
-			grant[o] = -1
-			if outM[o] || d.out[o].xbusy > now {
+		// Grant: each free output takes the first requesting (input, VC)
+		// at or after its pointer, in (input, VC) order, wrapping.
+		var gIn, gVC [nPorts]int
+		var grantsTo [nPorts]uint32 // per input, the outputs granting it
+		for m := reqOuts &^ outM; m != 0; m &= m - 1 {
+			o := bits.TrailingZeros32(m)
+			if d.out[o].xbusy > now {
 				continue
 			}
-			best := n
-			for k := 0; k < nr; k++ {
-				r := reqs[k]
-				if int(r.out) != o || inM[r.in] {
-					continue
-				}
-				key := (int(r.in)*nVC + int(r.vc) - d.out[o].grant + n) % n
-				if key < best {
-					best, grant[o] = key, k
-				}
+			if i, v := grantFor(&req[o], insOf[o]&^inM, d.out[o].grant); i >= 0 {
+				gIn[o], gVC[o] = i, v
+				grantsTo[i] |= 1 << o
 			}
 		}
+		// Accept: each input takes the first granting output at or after
+		// its pointer, wrapping.
 		matched := false
-		for i := range d.in {
-			if inM[i] {
+		for i := range nPorts {
+			g := grantsTo[i]
+			if g == 0 || inM>>i&1 != 0 {
 				continue
 			}
-			best, pick := nPorts, -1
-			for o, k := range grant {
-				if k < 0 || int(reqs[k].in) != i {
-					continue
-				}
-				key := (o - d.in[i].acc + nPorts) % nPorts
-				if key < best {
-					best, pick = key, o
-				}
-			}
-			if pick < 0 {
-				continue
-			}
-			r := reqs[grant[pick]]
-			inM[i], outM[pick] = true, true
+			acc := uint(d.in[i].acc)
+			rot := (g>>acc | g<<(nPorts-acc)) & (1<<nPorts - 1)
+			pick := (int(acc) + bits.TrailingZeros32(rot)) % nPorts
+			v := gVC[pick]
+			inM |= 1 << i
+			outM |= 1 << pick
 			matched = true
 			if iter == 0 {
-				d.out[pick].grant = (int(r.in)*nVC + int(r.vc) + 1) % n
+				d.out[pick].grant = (i*nVC + v + 1) % (nPorts * nVC)
 				d.in[i].acc = (pick + 1) % nPorts
 			}
-			d.transfer(i, int(r.vc), now)
+			d.transfer(i, v, now)
 		}
 		if !matched {
 			break
 		}
 	}
 	// An input whose requests all lost stays eligible: arbitrate again.
-	for k := 0; k < nr; k++ {
-		if !inM[reqs[k].in] {
-			return true
-		}
+	if reqIns&^inM != 0 {
+		return true
 	}
 	return moved
+}
+
+// grantFor is an output's grant: the first (input, VC) of req (VCs per
+// input) at or after the pointer g = input*nVC + VC in round-robin order,
+// among the inputs ins; (-1, -1) when there is none.
+func grantFor(req *[nPorts]uint32, ins uint32, g int) (int, int) {
+	if ins == 0 {
+		return -1, -1
+	}
+	gi, gv := g/nVC, uint(g%nVC)
+	mine := ins>>gi&1 != 0
+	if mine {
+		if m := req[gi] & (^uint32(0) << gv); m != 0 {
+			return gi, bits.TrailingZeros32(m)
+		}
+	}
+	// The other inputs from gi+1 on, wrapping.
+	if r := ins &^ (1 << gi); r != 0 {
+		s := uint(gi + 1)
+		rot := (r>>s | r<<(nPorts-s)) & (1<<nPorts - 1)
+		i := (gi + 1 + bits.TrailingZeros32(rot)) % nPorts
+		return i, bits.TrailingZeros32(req[i])
+	}
+	if mine {
+		if m := req[gi] & (1<<gv - 1); m != 0 {
+			return gi, bits.TrailingZeros32(m)
+		}
+	}
+	return -1, -1
 }
 
 // transfer moves the head cell of input i, VC v across the crossbar into
@@ -639,6 +666,9 @@ func (d *device) transfer(i, v int, now int64) {
 	c := q.pop()
 	if q.n == 0 {
 		in.ne &^= 1 << v
+		if in.ne == 0 {
+			d.inNE &^= in.bit
+		}
 	}
 	o := d.out[c.out]
 	// The crossbar moves 64 B a cycle, but a cell cut through before its
@@ -665,6 +695,7 @@ func (d *device) transfer(i, v int, now int64) {
 	oq := &o.q[c.outVC]
 	oq.push(c)
 	o.ne |= 1 << c.outVC
+	d.outNE |= o.bit
 	o.hwm = max(o.hwm, oq.bytes)
 	d.swCells++
 	d.swBytes += uint32(c.h.Len)
@@ -685,6 +716,9 @@ func (d *device) drop(i, v int, now int64) {
 	c := q.pop()
 	if q.n == 0 {
 		in.ne &^= 1 << v
+		if in.ne == 0 {
+			d.inNE &^= in.bit
+		}
 	}
 	d.returnCredit(i, v, c.h.Len, max(now, c.tail))
 	d.f.freeCell(c)
@@ -718,25 +752,9 @@ func (d *device) route(c *cell, i int, now int64) bool {
 		d.swHopExpired++
 		return false
 	}
-	ents := &d.rt[i][dst.Pod()*maxTins+dst.TiN()]
-	var mins, nons [nNonMin]int8
-	nm, nn := 0, 0
-	for k, e := range ents {
-		if e&rtValid == 0 {
-			continue
-		}
-		p := int(e & rtPortMask)
-		if p >= nExt || p == i {
-			continue // only GNet ports, and never back where it came from
-		}
-		if k < nMin {
-			mins[nm] = int8(p)
-			nm++
-		} else {
-			nons[nn] = int8(p)
-			nn++
-		}
-	}
+	cd := d.candidates(i, dst.Pod()*maxTins+dst.TiN())
+	mins, nons := &cd.mins, &cd.nons
+	nm, nn := int(cd.nm), int(cd.nn)
 	if nm+nn == 0 {
 		d.swNoRoute++
 		return false
@@ -837,6 +855,44 @@ func (d *device) route(c *cell, i int, now int64) bool {
 	return true
 }
 
+// rtCands are the usable entries of one routing-table row (input port,
+// destination): the valid ones toward a GNet port other than the input,
+// minimal and non-minimal apart, in table order. Written rows are read
+// again at the next cell that needs them (Write32 clears valid).
+type rtCands struct {
+	valid  bool
+	nm, nn uint8
+	mins   [nMin]int8
+	nons   [nNonMin]int8
+}
+
+// candidates returns row dst of input i's table as rtCands: a cell routes
+// by them, and the row is scanned only when it was written since.
+func (d *device) candidates(i, dst int) *rtCands {
+	cd := &d.cand[i][dst]
+	if cd.valid {
+		return cd
+	}
+	*cd = rtCands{valid: true}
+	for k, e := range &d.rt[i][dst] {
+		if e&rtValid == 0 {
+			continue
+		}
+		p := int(e & rtPortMask)
+		if p >= nExt || p == i {
+			continue // only GNet ports, and never back where it came from
+		}
+		if k < nMin {
+			cd.mins[cd.nm] = int8(p)
+			cd.nm++
+		} else {
+			cd.nons[cd.nn] = int8(p)
+			cd.nn++
+		}
+	}
+	return cd
+}
+
 // hashSrc is the source address the deterministic hash takes: the
 // header's SRC, but 0 for a DATA cell, whose SRC field is its RPTR.
 func hashSrc(h *Header) Addr {
@@ -906,6 +962,7 @@ func (d *device) flush() {
 			}
 		}
 	}
+	d.inNE, d.outNE = 0, 0
 	d.tickAt = math.MaxInt64
 	d.ip.flush()
 	d.rm.flush()
