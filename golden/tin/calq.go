@@ -2,6 +2,7 @@ package tin
 
 import (
 	"slices"
+	"sort"
 
 	"github.com/labrunner/labrunner/internal/eventq"
 )
@@ -48,6 +49,7 @@ type calQueue struct {
 	// few hundred ns ahead that events reach), not the ring's span times
 	// the busiest nanosecond.
 	spare [][]event
+	tmp   []event // sortBucket's scratch
 }
 
 const (
@@ -81,14 +83,11 @@ func (q *calQueue) push(e event) {
 		return
 	}
 	// The bucket being served is in order from pos: insert after every
-	// event not later than e (pushed before it).
-	k := len(*s)
-	*s = append(*s, e)
-	for k > q.pos && (*s)[k-1].t > e.t {
-		(*s)[k] = (*s)[k-1]
-		k--
-	}
-	(*s)[k] = e
+	// event not later than e (pushed before it). The bucket may hold
+	// hundreds: a binary search and one move.
+	rest := (*s)[q.pos:]
+	k := q.pos + sort.Search(len(rest), func(i int) bool { return rest[i].t > e.t })
+	*s = slices.Insert(*s, k, e)
 }
 
 // pop returns the next event; ok is false when none is pending.
@@ -97,9 +96,8 @@ func (q *calQueue) pop() (event, bool) {
 		s := &q.buckets[q.cur&calMask]
 		if q.pos < len(*s) {
 			if !q.sorted {
-				rest := (*s)[q.pos:]
-				if !slices.IsSortedFunc(rest, cmpEventTime) {
-					slices.SortStableFunc(rest, cmpEventTime)
+				if rest := (*s)[q.pos:]; !slices.IsSortedFunc(rest, cmpEventTime) {
+					q.sortBucket(rest, q.cur)
 				}
 				q.sorted = true
 			}
@@ -144,6 +142,51 @@ func (q *calQueue) borrow() []event {
 		return s
 	}
 	return make([]event, 0, 16)
+}
+
+// sortBucket sorts the events of nanosecond b, in push order, by time,
+// those of equal times in push order: a stable sort. A bucket of the full
+// Clique holds hundreds of events, nearly always out of order (pushed at
+// many times for many latencies), so a comparison sort is a large part of
+// a run. Every event's time is b's nanosecond plus an offset under
+// 1000 ps (10 bits): two passes of a stable counting sort, on the
+// offset's low then high 5 bits, do it in linear time. A short bucket is
+// sorted by insertion, which is stable too.
+func (q *calQueue) sortBucket(s []event, b int64) {
+	if len(s) <= 16 {
+		for i := 1; i < len(s); i++ {
+			e := s[i]
+			j := i
+			for ; j > 0 && s[j-1].t > e.t; j-- {
+				s[j] = s[j-1]
+			}
+			s[j] = e
+		}
+		return
+	}
+	base := b * Ns
+	tmp := slices.Grow(q.tmp[:0], len(s))[:len(s)]
+	radixPass(tmp, s, base, 0)
+	radixPass(s, tmp, base, 5)
+	q.tmp = tmp
+}
+
+// radixPass moves the events of src to dst in the order of 5 bits of
+// their offset from base, from bit shift, keeping the order of src among
+// equal digits.
+func radixPass(dst, src []event, base int64, shift uint) {
+	var at [33]int32
+	for _, e := range src {
+		at[(e.t-base)>>shift&31+1]++
+	}
+	for d := 1; d < len(at); d++ {
+		at[d] += at[d-1]
+	}
+	for _, e := range src {
+		d := (e.t - base) >> shift & 31
+		dst[at[d]] = e
+		at[d]++
+	}
 }
 
 func cmpEventTime(a, b event) int {
