@@ -273,10 +273,10 @@ type flink struct {
 	queued  int32   // bytes waiting, all VCs
 	inUse   int32   // bytes whose credits have not come back
 	fifo    int32   // bytes in the next switch's input FIFO (arrived, not forwarded)
+	hiRun   int32   // ClassHiPri cells sent in a row while class 0 waited
 	rr      uint8   // round-robin among data VCs
 	crr     uint8   // and among control VCs
 	hrr     uint8   // and among ClassHiPri's VCs
-	hiRun   int32   // ClassHiPri cells sent in a row while class 0 waited
 	credits bool    // credit flow control applies
 	// occupied has bit v set while VC v's queue holds a cell: tryStart's
 	// round robins skip the empty VCs without touching their state.
