@@ -184,11 +184,18 @@ func (f *Fabric) swOutput(o int32) {
 	room := int32(f.sw.spec.OutputBytes)
 	best, bestI, bestRank := int32(-1), -1, n
 	for i, r := range p.waiting {
-		if f.sw.ports[r.in].inBusy || held[r.vc]+r.bytes > room {
+		// (The output buffer first: its state is at hand, the input's
+		// may be a cache miss away.)
+		if held[r.vc]+r.bytes > room || f.sw.ports[r.in].inBusy {
 			continue
 		}
-		// Round robin: the first request after the one granted last.
-		if rank := (r.k - p.outRR - 1 + n) % n; rank < bestRank {
+		// Round robin: the first request after the one granted last, by
+		// rank (k - outRR - 1) mod n.
+		rank := r.k - p.outRR - 1
+		if rank < 0 {
+			rank += n
+		}
+		if rank < bestRank {
 			best, bestI, bestRank = r.k, i, rank
 		}
 	}
