@@ -148,3 +148,24 @@ func BenchmarkBulkBands(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFullCliqueRTT: Fig. 7's traffic on Aquila's full Clique (576
+// TiNs with their switches, at 0.6 and 0.7 of the injection rate) for a
+// tenth of the figure's requests, reported as simulated events per second
+// of wall time: the switch model's hot paths (make figures runs the whole
+// length).
+func BenchmarkFullCliqueRTT(b *testing.B) {
+	for _, load := range []float64{fig7Load, fig7PaperLoad} {
+		b.Run(fmt.Sprintf("load=%g", load), func(b *testing.B) {
+			var events int64
+			for i := 0; i < b.N; i++ {
+				r, err := fullCliqueRun(load, fig7Warmup/10, fig7Packets/10)
+				if err != nil {
+					b.Fatal(err)
+				}
+				events += r.Events
+			}
+			b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}

@@ -3,6 +3,7 @@ package tin
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 )
 
@@ -272,12 +273,15 @@ type flink struct {
 	queued  int32   // bytes waiting, all VCs
 	inUse   int32   // bytes whose credits have not come back
 	fifo    int32   // bytes in the next switch's input FIFO (arrived, not forwarded)
+	hiRun   int32   // ClassHiPri cells sent in a row while class 0 waited
 	rr      uint8   // round-robin among data VCs
 	crr     uint8   // and among control VCs
 	hrr     uint8   // and among ClassHiPri's VCs
-	hiRun   int32   // ClassHiPri cells sent in a row while class 0 waited
 	credits bool    // credit flow control applies
-	ret     ring[credit]
+	// occupied has bit v set while VC v's queue holds a cell: tryStart's
+	// round robins skip the empty VCs without touching their state.
+	occupied uint32
+	ret      ring[credit]
 }
 
 type credit struct {
@@ -340,6 +344,7 @@ type Fabric struct {
 	vcs                   []vcState // [link*nVC + vc]
 	gls                   []glink
 	between               [][]int32 // [podA*P + podB]: directed global links
+	own                   [][]int32 // [router]: the global links leaving it
 	localBase, globalBase int
 	cells                 []fcell
 	cellFree              []int32
@@ -398,6 +403,20 @@ func NewFabric(cfg FabricConfig, host Host) (*Fabric, error) {
 			k := d[0].Pod*f.P + d[1].Pod
 			f.between[k] = append(f.between[k], int32(len(f.gls)))
 			f.gls = append(f.gls, glink{from: from, to: to, link: id})
+		}
+	}
+	// Each router's own global links, by the pod they reach and then in
+	// between's order: the order the adaptive modes' samplers draw from
+	// (scanning between for them was a twelfth of a full-Clique run).
+	f.own = make([][]int32, f.R)
+	for r := range f.own {
+		ps := r / f.T
+		for m := 0; m < f.P; m++ {
+			for _, gi := range f.between[ps*f.P+m] {
+				if f.gls[gi].from == int32(r) {
+					f.own[r] = append(f.own[r], gi)
+				}
+			}
 		}
 	}
 	f.vcs = make([]vcState, len(f.links)*f.nVC)
@@ -549,7 +568,9 @@ func (f *Fabric) enqueue(ci int32, l int32, level int) {
 	v := &f.vcs[int(l)*f.nVC+vc]
 	v.q.push(ci)
 	v.bytes += c.bytes
-	f.links[l].queued += c.bytes
+	L := &f.links[l]
+	L.queued += c.bytes
+	L.occupied |= 1 << vc
 	f.tryStart(l)
 }
 
@@ -618,19 +639,29 @@ func (f *Fabric) tryStart(l int32) {
 	base := int(l) * f.nVC
 	lv := f.cfg.Levels
 	pick := -1
-	for k := 0; k < (Classes-1)*lv && pick < 0; k++ { // control cells first
-		v := lv + (int(L.crr)+k)%((Classes-1)*lv)
-		if s := &f.vcs[base+v]; s.q.len() > 0 && (!L.credits || f.cells[s.q.peek()].bytes <= s.credits) {
-			pick = v
-			L.crr = uint8((v - lv + 1) % ((Classes - 1) * lv))
+	// Round robins over the VCs whose queue holds a cell (occupied), in
+	// the order of their turns (rotated).
+	nc, crr, rr := (Classes-1)*lv, int(L.crr), int(L.rr)
+	for m := rotated(L.occupied>>lv, crr, nc); m != 0; m &= m - 1 { // control cells first
+		v := crr + bits.TrailingZeros32(m)
+		if v >= nc {
+			v -= nc
+		}
+		if f.sendable(L, base+lv+v) {
+			pick = lv + v
+			L.crr = uint8((v + 1) % nc)
+			break
 		}
 	}
 	if pick < 0 && f.classes > Classes {
 		pick = f.pickHiPri(L, base)
 	}
-	for k := 0; k < lv && pick < 0; k++ {
-		v := (int(L.rr) + k) % lv
-		if s := &f.vcs[base+v]; s.q.len() > 0 && (!L.credits || f.cells[s.q.peek()].bytes <= s.credits) {
+	for m := rotated(L.occupied, rr, lv); m != 0 && pick < 0; m &= m - 1 {
+		v := rr + bits.TrailingZeros32(m)
+		if v >= lv {
+			v -= lv
+		}
+		if f.sendable(L, base+v) {
 			pick = v
 			L.rr = uint8((v + 1) % lv)
 		}
@@ -646,6 +677,9 @@ func (f *Fabric) tryStart(l int32) {
 	}
 	s := &f.vcs[base+pick]
 	ci := s.q.pop()
+	if s.q.len() == 0 {
+		L.occupied &^= 1 << pick
+	}
 	c := &f.cells[ci]
 	s.bytes -= c.bytes
 	L.queued -= c.bytes
@@ -690,6 +724,13 @@ func (f *Fabric) tryStart(l int32) {
 	}
 }
 
+// sendable says whether the head cell of VC queue v (of link L, the
+// queue not empty) may go: it has the credits for its bytes.
+func (f *Fabric) sendable(L *flink, v int) bool {
+	s := &f.vcs[v]
+	return !L.credits || f.cells[s.q.peek()].bytes <= s.credits
+}
+
 // pickHiPri is the weighted round robin between ClassHiPri and class 0 on
 // link L (VCs from base): a ClassHiPri VC that may send goes, round robin
 // among its levels, unless HiPriWeight of its cells went in a row while a
@@ -698,10 +739,7 @@ func (f *Fabric) tryStart(l int32) {
 // (work conserving).
 func (f *Fabric) pickHiPri(L *flink, base int) int {
 	lv := f.cfg.Levels
-	ready := func(v int) bool {
-		s := &f.vcs[base+v]
-		return s.q.len() > 0 && (!L.credits || f.cells[s.q.peek()].bytes <= s.credits)
-	}
+	ready := func(v int) bool { return L.occupied&(1<<v) != 0 && f.sendable(L, base+v) }
 	lo := false
 	for v := 0; v < lv && !lo; v++ {
 		lo = ready(v)
@@ -1023,15 +1061,10 @@ func (f *Fabric) ownDetours(r int32, pd int) []plan {
 	ps := int(r) / f.T
 	var own [GlobalPortsPerTiN * 4]int32
 	n := 0
-	for m := 0; m < f.P && n < len(own); m++ {
-		if m == ps || m == pd {
-			continue
-		}
-		for _, gi := range f.between[ps*f.P+m] {
-			if f.gls[gi].from == r && n < len(own) {
-				own[n] = gi
-				n++
-			}
+	for _, gi := range f.own[r] {
+		if m := int(f.gls[gi].to) / f.T; m != ps && m != pd && n < len(own) {
+			own[n] = gi
+			n++
 		}
 	}
 	for j := 0; j < min(n, NonMinimalSample); j++ {
@@ -1074,16 +1107,14 @@ func (f *Fabric) nonMinimalSample(s, d int32) []plan {
 		// The detours through another pod leave on one of s's own global
 		// links and come back on a link of that pod drawn at random
 		// (reading A25).
-		for m := 0; m < f.P; m++ {
-			for _, gi := range f.between[ps*f.P+m] {
-				if m == ps || f.gls[gi].from != s || k == len(cand) {
-					continue
-				}
-				if g := f.backVia(gi, s); g[0] >= 0 {
-					cand[k] = minimalPlan
-					cand[k].g = g
-					k++
-				}
+		for _, gi := range f.own[s] {
+			if int(f.gls[gi].to)/f.T == ps || k == len(cand) {
+				continue
+			}
+			if g := f.backVia(gi, s); g[0] >= 0 {
+				cand[k] = minimalPlan
+				cand[k].g = g
+				k++
 			}
 		}
 		for j := 0; j < min(k, NonMinimalSample); j++ {

@@ -70,6 +70,57 @@ func TestCalQueueOrder(t *testing.T) {
 	}
 }
 
+// The same order when a nanosecond holds hundreds of events, as on the
+// full Clique (calQueue.sortBucket's counting sort), many at equal
+// picoseconds, some pushed into the nanosecond being served.
+func TestCalQueueBusyNanosecond(t *testing.T) {
+	q := newCalQueue()
+	rng := rand.New(rand.NewPCG(3, 4))
+	type rec struct {
+		t   Time
+		seq int32
+	}
+	var got []rec
+	seq, now, pushed := int32(0), Time(0), 0
+	push := func(t Time) {
+		q.push(event{t: t, id: seq})
+		seq++
+		pushed++
+	}
+	for round := 0; round < 200; round++ {
+		n := 1 + rng.IntN(600)
+		for i := 0; i < n; i++ {
+			// Within the next few ns, on a coarse grid for ties.
+			push(now + Time(rng.IntN(4000)/7*7))
+		}
+		for k := rng.IntN(n + 1); k > 0; k-- {
+			e, ok := q.pop()
+			if !ok {
+				break
+			}
+			if e.t < now {
+				t.Fatalf("popped %d after %d", e.t, now)
+			}
+			now = e.t
+			got = append(got, rec{e.t, e.id})
+			if rng.IntN(3) == 0 {
+				push(now + Time(rng.IntN(int(Ns-now%Ns)))) // the served nanosecond
+			}
+		}
+	}
+	for e, ok := q.pop(); ok; e, ok = q.pop() {
+		got = append(got, rec{e.t, e.id})
+	}
+	if len(got) != pushed {
+		t.Fatalf("popped %d of %d", len(got), pushed)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].t < got[i-1].t || got[i].t == got[i-1].t && got[i].seq < got[i-1].seq {
+			t.Fatalf("pop %d: %+v after %+v", i, got[i], got[i-1])
+		}
+	}
+}
+
 // An unloaded packet takes exactly its route's head latency plus its
 // serialization (cut-through), on the SC'18 network and BookSim's.
 func TestFabricUnloadedLatency(t *testing.T) {

@@ -3,6 +3,7 @@ package tin
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 )
 
@@ -64,32 +65,48 @@ func (s *SwitchSpec) check(links ...LinkSpec) error {
 }
 
 // xport is the crossbar side of a link: as an input (the link's far-end
-// FIFOs) and as an output (the buffers in front of the link).
+// FIFOs) and as an output (the buffers in front of the link). Its fields
+// fill one 64-byte cache line: every event of a large Clique touches a
+// few ports of thousands.
 type xport struct {
-	inBusy  bool  // the input port is transferring a cell (until its evXbar)
-	outBusy Time  // the output port is receiving a cell until then
-	xOut    int32 // output of the input's transfer in progress
+	outBusy Time      // the output port is receiving a cell until then
+	credDel Time      // the input's credit return delay
+	waiting []request // requests for this output
+	xOut    int32     // output of the input's transfer in progress
 	xBytes  int32
-	xVC     uint8
-	inRR    uint8   // the VC the input tries first when it comes free
-	outRR   int32   // request key granted last by this output (iSLIP's pointer)
-	waiting []int32 // requests for this output: input link*nVC + input VC
+	outRR   int32 // request key granted last by this output (iSLIP's pointer)
+	// inOccupied has bit v set while the input FIFO of VC v holds a cell:
+	// swXbarDone looks at the heads without touching the empty FIFOs.
+	inOccupied uint32
 	// The cell on the link holds its output-buffer space until its tail
 	// has gone out.
 	relBytes int32
 	relVC    uint8
+	xVC      uint8
+	inRR     uint8 // the VC the input tries first when it comes free
+	inBusy   bool  // the input port is transferring a cell (until its evXbar)
+}
+
+// request is an input FIFO's head cell asking for an output. It carries
+// what the output's arbiter weighs of the cell, which does not change
+// while it waits (the head leaves its FIFO only when granted), so that
+// scanning the requests touches neither the FIFOs nor the cells.
+type request struct {
+	k     int32 // the FIFO: input link*nVC + input VC
+	in    int32 // the input link
+	vc    int32 // the VC the cell takes at the output
+	bytes int32
 }
 
 // swState is the switch model's state of a Fabric.
 type swState struct {
-	spec    SwitchSpec
-	ports   []xport       // per link
-	in      []ring[int32] // per link*nVC: input FIFO of the link's far end
-	held    []int32       // per link*nVC: bytes in the output buffer in front of the link
-	credDel []Time        // per link: credit return delay
-	psPB    float64       // crossbar ps per byte
-	clock   Time          // switch clock period; 0: none
-	phase   []Time        // per router: its clock's first edge, in [0, clock)
+	spec  SwitchSpec
+	ports []xport       // per link
+	in    []ring[int32] // per link*nVC: input FIFO of the link's far end
+	held  []int32       // per link*nVC: bytes in the output buffer in front of the link
+	psPB  float64       // crossbar ps per byte
+	clock Time          // switch clock period; 0: none
+	phase []Time        // per router: its clock's first edge, in [0, clock)
 }
 
 // edge is the first edge of router r's clock at or after t.
@@ -103,7 +120,7 @@ func (s *swState) edge(r int32, t Time) Time {
 
 func (f *Fabric) initSwitch() {
 	s := &swState{spec: *f.cfg.Switch, ports: make([]xport, len(f.links)), in: make([]ring[int32], len(f.links)*f.nVC),
-		held: make([]int32, len(f.links)*f.nVC), credDel: make([]Time, len(f.links)), psPB: 1000 / f.cfg.Switch.CrossbarBytesPerNs}
+		held: make([]int32, len(f.links)*f.nVC), psPB: 1000 / f.cfg.Switch.CrossbarBytesPerNs}
 	if s.clock = toTime(s.spec.ClockNs); s.clock > 0 {
 		// Phases from their own stream: a clocked run draws the same
 		// traffic and routes as an unclocked one of the same seed.
@@ -115,7 +132,7 @@ func (f *Fabric) initSwitch() {
 	}
 	ft := toTime(s.spec.FallThroughNs)
 	for i := range f.links {
-		s.credDel[i] = max(0, f.links[i].lat-ft)
+		s.ports[i].credDel = max(0, f.links[i].lat-ft)
 		s.ports[i].outRR = -1
 	}
 	f.sw = s
@@ -131,6 +148,7 @@ func (f *Fabric) swArrive(ci int32) {
 	q.push(ci)
 	f.links[c.inLink].fifo += c.bytes
 	if q.len() == 1 {
+		f.sw.ports[c.inLink].inOccupied |= 1 << c.inVC
 		f.swHead(k)
 	}
 }
@@ -147,7 +165,8 @@ func (f *Fabric) swHead(k int32) {
 	l, fabricHop := f.next(c, r)
 	c.outLink, c.outLevel = l, uint8(f.level(c, l, fabricHop))
 	p := &f.sw.ports[l]
-	p.waiting = append(p.waiting, k)
+	vc := int32(c.cls)*int32(f.cfg.Levels) + int32(c.outLevel)
+	p.waiting = append(p.waiting, request{k: k, in: c.inLink, vc: vc, bytes: c.bytes})
 	f.swOutput(l)
 }
 
@@ -161,19 +180,23 @@ func (f *Fabric) swOutput(o int32) {
 		return
 	}
 	n := int32(len(f.links) * f.nVC)
+	held := f.sw.held[int(o)*f.nVC : int(o+1)*f.nVC]
+	room := int32(f.sw.spec.OutputBytes)
 	best, bestI, bestRank := int32(-1), -1, n
-	for i, k := range p.waiting {
-		if f.sw.ports[k/int32(f.nVC)].inBusy {
+	for i, r := range p.waiting {
+		// (The output buffer first: its state is at hand, the input's
+		// may be a cache miss away.)
+		if held[r.vc]+r.bytes > room || f.sw.ports[r.in].inBusy {
 			continue
 		}
-		c := &f.cells[f.sw.in[k].peek()]
-		vc := int32(c.cls)*int32(f.cfg.Levels) + int32(c.outLevel)
-		if f.sw.held[o*int32(f.nVC)+vc]+c.bytes > int32(f.sw.spec.OutputBytes) {
-			continue
+		// Round robin: the first request after the one granted last, by
+		// rank (k - outRR - 1) mod n.
+		rank := r.k - p.outRR - 1
+		if rank < 0 {
+			rank += n
 		}
-		// Round robin: the first request after the one granted last.
-		if rank := (k - p.outRR - 1 + n) % n; rank < bestRank {
-			best, bestI, bestRank = k, i, rank
+		if rank < bestRank {
+			best, bestI, bestRank = r.k, i, rank
 		}
 	}
 	if best < 0 {
@@ -202,6 +225,8 @@ func (f *Fabric) swGrant(k, o int32) {
 	f.enqueue(ci, o, int(c.outLevel))
 	if q.len() > 0 {
 		f.swHead(k)
+	} else {
+		pi.inOccupied &^= 1 << (k % int32(f.nVC))
 	}
 }
 
@@ -215,25 +240,38 @@ func (f *Fabric) swXbarDone(in int32) {
 	L := &f.links[in]
 	L.fifo -= pi.xBytes
 	if L.credits {
-		t := f.now + s.credDel[in]
+		t := f.now + pi.credDel
 		L.ret.push(credit{t: t, bytes: pi.xBytes, vc: pi.xVC})
 		if L.queued > 0 {
 			f.wakeAt(in, max(t, L.freeAt))
 		}
 	}
 	f.swOutput(o)
-	// The input's other heads may be waiting for outputs that are free.
-	for j := 0; j < f.nVC; j++ {
-		v := (int(pi.inRR) + j) % f.nVC
-		k := in*int32(f.nVC) + int32(v)
-		if s.in[k].len() == 0 || pi.inBusy {
-			continue
+	// The input's other heads may be waiting for outputs that are free:
+	// round robin from inRR over the VCs whose FIFO holds a cell, until
+	// one is granted (the input is busy again). Only a grant from this
+	// input changes its FIFOs here, so the occupied VCs stay as taken.
+	n, rr := f.nVC, int(pi.inRR)
+	for m := rotated(pi.inOccupied, rr, n); m != 0 && !pi.inBusy; m &= m - 1 {
+		v := rr + bits.TrailingZeros32(m)
+		if v >= n {
+			v -= n
 		}
+		k := in*int32(n) + int32(v)
 		f.swOutput(f.cells[s.in[k].peek()].outLink)
 		if pi.inBusy {
-			pi.inRR = uint8((v + 1) % f.nVC)
+			pi.inRR = uint8((v + 1) % n)
 		}
 	}
+}
+
+// rotated returns the n low bits of mask rotated right by r (0 <= r < n
+// <= 32): bit j of the result is bit (r+j) mod n of mask, so that its set
+// bits, lowest first, are a round robin's candidates from r on.
+func rotated(mask uint32, r, n int) uint32 {
+	all := uint32(1)<<n - 1
+	mask &= all
+	return (mask>>r | mask<<(n-r)) & all
 }
 
 // swRelease frees the output-buffer space of the cell whose tail has left
