@@ -51,6 +51,17 @@ func (q *Queue[E]) Next() (t int64, ok bool) {
 	return q.keys[0].t, true
 }
 
+// Peek returns the time of the earliest pending event and the event itself,
+// left in the queue: the pointer holds until the next Push or Pop. ok is
+// false when the queue is empty. (A calendar queue that keeps its far
+// future here compares this event with its own front.)
+func (q *Queue[E]) Peek() (t int64, e *E, ok bool) {
+	if len(q.keys) == 0 {
+		return 0, nil, false
+	}
+	return q.keys[0].t, &q.slab[q.keys[0].slot], true
+}
+
 // Push schedules e at time t, after every event already pushed for t
 // (class 0).
 func (q *Queue[E]) Push(t int64, e E) { q.PushClass(t, 0, e) }

@@ -49,11 +49,14 @@ func TestOrderAgainstReference(t *testing.T) {
 				pending = append(pending, e)
 				continue
 			}
-			if nt, ok := q.Next(); !ok || nt != slices.MinFunc(pending, refLess).t {
+			want := slices.MinFunc(pending, refLess)
+			if nt, ok := q.Next(); !ok || nt != want.t {
 				t.Fatalf("seed %d step %d: Next = %d, %v", seed, step, nt, ok)
 			}
+			if pt, pe, ok := q.Peek(); !ok || pt != want.t || *pe != want {
+				t.Fatalf("seed %d step %d: Peek = %d, %+v, %v; want %+v", seed, step, pt, pe, ok, want)
+			}
 			tm, got := q.Pop()
-			want := slices.MinFunc(pending, refLess)
 			if got != want || tm != want.t {
 				t.Fatalf("seed %d step %d: popped %+v at %d, want %+v", seed, step, got, tm, want)
 			}
@@ -85,6 +88,9 @@ func TestTiesAndClasses(t *testing.T) {
 	}
 	if _, ok := q.Next(); ok {
 		t.Error("Next on an empty queue says ok")
+	}
+	if _, e, ok := q.Peek(); ok || e != nil {
+		t.Error("Peek on an empty queue says ok")
 	}
 }
 

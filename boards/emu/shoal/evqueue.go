@@ -1,6 +1,10 @@
 package shoal
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/labrunner/labrunner/internal/eventq"
+)
 
 // evQueue is the engine's event queue: events leave in time order and, at
 // equal times, by kind (evArrival, evCellIn, evTx) and then in the order
@@ -14,8 +18,9 @@ import "math/bits"
 // Time is cut into buckets of 2^shift ps. The ring holds the events whose
 // bucket lies in [cur, cur+ringBuckets), each bucket a list kept sorted;
 // cur never passes the earliest of them. Events outside that window (in
-// the past of cur, or beyond the ring's horizon) wait in far, a binary
-// heap, and the front is the earlier of the two fronts.
+// the past of cur, or beyond the ring's horizon) wait in far, an
+// eventq.Queue in the same order (time, kind as its class, push order), and
+// the front is the earlier of the two fronts.
 type evQueue struct {
 	slab  []evNode
 	free  int32 // first free slab node, -1 none
@@ -25,11 +30,11 @@ type evQueue struct {
 	shift uint
 	cur   int64 // bucket number: no ring event lies before it
 	nRing int
-	far   []event // binary heap on (t, ord)
+	far   eventq.Queue[event]
 	seq   uint64
 
 	// Where the event front returned lies, for popFront.
-	frontBucket int // ring bucket, or -1: far[0]
+	frontBucket int // ring bucket, or -1: far's front
 }
 
 const (
@@ -131,9 +136,9 @@ func (q *evQueue) front() *event {
 		q.frontBucket = i
 		r = &q.slab[q.head[i]].ev
 	}
-	if len(q.far) > 0 && (r == nil || q.far[0].before(r)) {
+	if _, f, ok := q.far.Peek(); ok && (r == nil || f.before(r)) {
 		q.frontBucket = -1
-		r = &q.far[0]
+		r = f
 	}
 	return r
 }
@@ -159,40 +164,9 @@ func (q *evQueue) popFront() {
 }
 
 func (q *evQueue) pushFar(ev *event, ord uint64) {
-	q.far = append(q.far, *ev)
-	h := q.far
-	i := len(h) - 1
-	h[i].ord = ord
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h[i].before(&h[p]) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
+	e := *ev
+	e.ord = ord
+	q.far.PushClass(e.t, e.kind, e)
 }
 
-func (q *evQueue) popFar() {
-	h := q.far
-	n := len(h) - 1
-	h[0] = h[n]
-	h[n] = event{}
-	h = h[:n]
-	q.far = h
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && h[r].before(&h[l]) {
-			m = r
-		}
-		if !h[m].before(&h[i]) {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-}
+func (q *evQueue) popFar() { q.far.Pop() }

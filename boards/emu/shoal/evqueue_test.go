@@ -77,7 +77,7 @@ func TestEvQueueOrder(t *testing.T) {
 			q.popFront()
 			pending = slices.DeleteFunc(pending, func(r ref) bool { return r == want })
 		}
-		if q.front() != nil || q.nRing != 0 || len(q.far) != 0 {
+		if q.front() != nil || q.nRing != 0 || q.far.Len() != 0 {
 			t.Fatalf("seed %d: queue not empty after draining", seed)
 		}
 	}

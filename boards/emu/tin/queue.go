@@ -1,6 +1,10 @@
 package tin
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/labrunner/labrunner/internal/eventq"
+)
 
 // evQueue is the fabric's event queue: events leave in time order and, at
 // equal times, in the order they were pushed (so that a run is a function of
@@ -35,7 +39,10 @@ type evQueue struct {
 	nodes []qnode // nodes[0] is never used: 0 means none
 	free  int32   // the free nodes, linked by next
 
-	far heap // events beyond the ring, or (never in practice) before it
+	// far holds the events beyond the ring, or (never in practice) before
+	// it. Its own order at equal times, push order, is the order of their
+	// seq: a front is compared with the ring's by (t, seq).
+	far eventq.Queue[qent]
 }
 
 const (
@@ -62,14 +69,14 @@ func (a *qent) before(b *qent) bool {
 }
 
 // Len returns the number of pending events.
-func (q *evQueue) Len() int { return q.inRng + len(q.far) }
+func (q *evQueue) Len() int { return q.inRng + q.far.Len() }
 
 // push schedules e at time t, after every event already pushed for t.
 func (q *evQueue) push(t int64, e event) {
 	q.seq++
 	b := uint64(t) / wheelPS
 	if t < 0 || b < q.cur || b-q.cur >= wheelN {
-		q.far.push(&qent{t: t, seq: q.seq, e: e})
+		q.far.Push(t, qent{t: t, seq: q.seq, e: e})
 		return
 	}
 	n := q.free
@@ -114,14 +121,11 @@ func (q *evQueue) push(t int64, e event) {
 func (q *evQueue) Next() (t int64, ok bool) {
 	if q.inRng > 0 {
 		x := &q.nodes[q.first[q.minB&wheelMask]]
-		if len(q.far) == 0 || x.before(&q.far[0]) {
+		if _, f, ok := q.far.Peek(); !ok || x.before(f) {
 			return x.t, true
 		}
 	}
-	if len(q.far) > 0 {
-		return q.far[0].t, true
-	}
-	return 0, false
+	return q.far.Next()
 }
 
 // Pop removes the earliest event and returns its time and the event. It
@@ -131,7 +135,8 @@ func (q *evQueue) Pop() (int64, event) {
 		b := q.minB
 		i := b & wheelMask
 		n := q.first[i]
-		if x := &q.nodes[n]; len(q.far) == 0 || x.before(&q.far[0]) {
+		x := &q.nodes[n]
+		if _, f, ok := q.far.Peek(); !ok || x.before(f) {
 			t, e := x.t, x.e
 			q.first[i] = x.next
 			x.next = q.free
@@ -149,11 +154,11 @@ func (q *evQueue) Pop() (int64, event) {
 			return t, e
 		}
 	}
-	if len(q.far) == 0 {
+	if q.far.Len() == 0 {
 		panic("tin: pop from an empty event queue")
 	}
-	t, e := q.far[0].t, q.far[0].e
-	q.far.pop()
+	t, x := q.far.Pop()
+	e := x.e
 	if b := uint64(t) / wheelPS; t >= 0 && b > q.cur {
 		q.cur = b // (never back: what is in the ring stays within its span)
 	}
@@ -191,52 +196,4 @@ func (q *evQueue) nextUsed(b uint64) uint64 {
 		}
 	}
 	panic("tin: event ring count and bitmap disagree")
-}
-
-// heap is a binary min-heap of events by (t, seq).
-type heap []qent
-
-func (h *heap) push(x *qent) {
-	*h = append(*h, qent{})
-	s := *h
-	i := len(s) - 1
-	// Sift up: move parents down into the hole until x's place is found.
-	for i > 0 {
-		p := (i - 1) / 2
-		if !x.before(&s[p]) {
-			break
-		}
-		s[i] = s[p]
-		i = p
-	}
-	s[i] = *x
-}
-
-func (h *heap) pop() {
-	s := *h
-	n := len(s) - 1
-	if n > 0 {
-		last := &s[n]
-		// Sift down: move the smaller child up into the hole until last's
-		// place is found.
-		i := 0
-		for {
-			l := 2*i + 1
-			if l >= n {
-				break
-			}
-			m := l
-			if r := l + 1; r < n && s[r].before(&s[l]) {
-				m = r
-			}
-			if !s[m].before(last) {
-				break
-			}
-			s[i] = s[m]
-			i = m
-		}
-		s[i] = *last
-	}
-	s[n] = qent{} // let the garbage collector have what the event held
-	*h = s[:n]
 }
