@@ -492,19 +492,25 @@ func TestMeanLatencyBelowSaturation(t *testing.T) {
 	}
 }
 
+// requestMask is a random mask of requests among p ports, dense or sparse.
+func requestMask(r *rand.Rand, p int) uint64 {
+	m := r.Uint64()
+	if r.IntN(2) == 0 {
+		m &= r.Uint64() & r.Uint64() // sparse
+	}
+	if p < 64 {
+		m &= 1<<uint(p) - 1
+	}
+	return m
+}
+
 // randPick's halving finds the same bit as clearing the k lowest set bits
 // one by one.
 func TestRandPickIsTheKthSetBit(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, p := range []int{2, 4, 8, 16, 32, 64} {
 		for range 20000 {
-			m := r.Uint64()
-			if r.IntN(2) == 0 {
-				m &= r.Uint64() & r.Uint64() // sparse
-			}
-			if p < 64 {
-				m &= 1<<uint(p) - 1
-			}
+			m := requestMask(r, p)
 			if m == 0 {
 				continue
 			}
@@ -526,13 +532,7 @@ func TestRRPickGoesRound(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, p := range []int{2, 4, 8, 16, 32, 64} {
 		for range 20000 {
-			m := r.Uint64()
-			if r.IntN(2) == 0 {
-				m &= r.Uint64() & r.Uint64() // sparse
-			}
-			if p < 64 {
-				m &= 1<<uint(p) - 1
-			}
+			m := requestMask(r, p)
 			if m == 0 {
 				continue
 			}

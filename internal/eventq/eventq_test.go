@@ -1,6 +1,7 @@
 package eventq
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -17,21 +18,11 @@ type refEvent struct {
 func refLess(a, b refEvent) int {
 	switch {
 	case a.t != b.t:
-		return cmp(a.t, b.t)
+		return cmp.Compare(a.t, b.t)
 	case a.class != b.class:
-		return cmp(int64(a.class), int64(b.class))
+		return cmp.Compare(a.class, b.class)
 	}
 	return a.n - b.n
-}
-
-func cmp(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Random pushes and pops, with many equal times and classes, against a

@@ -1,6 +1,7 @@
 package shoal
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -20,11 +21,11 @@ func TestEvQueueOrder(t *testing.T) {
 	less := func(a, b ref) int {
 		switch {
 		case a.t != b.t:
-			return cmpInt64(a.t, b.t)
+			return cmp.Compare(a.t, b.t)
 		case a.kind != b.kind:
 			return int(a.kind) - int(b.kind)
 		}
-		return cmpInt64(a.n, b.n)
+		return cmp.Compare(a.n, b.n)
 	}
 	for seed := uint64(1); seed <= 30; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 11))
@@ -81,16 +82,6 @@ func TestEvQueueOrder(t *testing.T) {
 			t.Fatalf("seed %d: queue not empty after draining", seed)
 		}
 	}
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // switchCell's test for two inputs driving one output, against the loop
