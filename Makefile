@@ -95,7 +95,7 @@ bench:
 
 # The figures of docs/figures.md that the normal suite covers only with quicker tests of the same code: the
 # 512-node Shoal rack (§7.2 Fig. 12, §7.3 Fig. 16), the 32 runs of the PRR §5.1 reproduction and Aquila's full
-# Clique at 60% and 70% load (about a minute).
+# Clique at 60% and 70% load (about 20 s of CPU).
 figures:
 	$(GO) test -count=1 -run 'Figure' ./golden/shoal ./golden/prr ./golden/tin -args -figures
 
