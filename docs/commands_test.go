@@ -447,13 +447,11 @@ var notRunHere = map[string]string{
 
 func TestDocumentedCommands(t *testing.T) {
 	t.Parallel()
-	if raceshare.Enabled {
-		// The commands run a labrunner built without the detector, in
-		// processes of their own: under it they would check nothing
-		// more, and their CPU (the README's nightly, verdicts.md's
-		// campaign) would lengthen the race pass. make test's second
-		// pass runs every page (FULL_TESTS).
-		t.Log("race detector on: the documented commands run in make test's second pass")
+	// The commands run a labrunner built without the detector, in
+	// processes of their own: under it they would check nothing more, and
+	// their CPU (the README's nightly, verdicts.md's campaign) would
+	// lengthen the race pass.
+	if raceshare.SecondPassOnly(t, "the commands run a labrunner built without the detector, in processes of their own") {
 		return
 	}
 	bin := labrunnerBinary(t)

@@ -15,8 +15,7 @@ import (
 // code says whether every reproduced value is within its band.
 func TestGoldenSimulate(t *testing.T) {
 	t.Parallel()
-	if raceshare.Enabled {
-		t.Log("race detector on: the presets run without it (make test's second pass)")
+	if raceshare.SecondPassOnly(t, "the presets' simulations are golden/tin's and golden/ordering's, whose tests run them under the detector") {
 		return
 	}
 	out := t.TempDir()

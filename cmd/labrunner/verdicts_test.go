@@ -149,8 +149,7 @@ func TestManagementFaultsFailTheNightly(t *testing.T) {
 // verdicts classified and recorded) run under the detector in
 // TestNightlyCatchesInjectedFaults.
 func TestABadCableIsADesignFailure(t *testing.T) {
-	if raceshare.Enabled {
-		t.Log("race detector on: runs in make test's second pass (FULL_TESTS)")
+	if raceshare.SecondPassOnly(t, "TestNightlyCatchesInjectedFaults runs a cable fault through the CLI's nightly under the detector") {
 		return
 	}
 	t.Parallel()

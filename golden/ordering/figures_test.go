@@ -15,8 +15,7 @@ import (
 // their code runs under the detector at a quarter of the length in
 // sc18_test.go (TestSC18Fig8a and the others).
 func TestFigures(t *testing.T) {
-	if raceshare.Enabled {
-		t.Log("race detector on: runs in make test's second pass (FULL_TESTS)")
+	if raceshare.SecondPassOnly(t, "TestSC18Fig8a and the other quarter-length experiments run its code under the detector") {
 		return
 	}
 	for _, f := range Figures() {

@@ -281,9 +281,12 @@ func (r *ring[T]) grow() {
 	r.buf, r.head = nb, 0
 }
 
-// growFilled grows the rings an arrival loop filled, outside the loop,
-// where the call costs the loop nothing.
-func growFilled[T int32 | int64](s *sim, rs []ring[T]) {
+// endArrivals records an arrival loop's largest queue and its drops, and
+// grows the rings the loop filled: outside the loop, where the call costs
+// the loop nothing.
+func endArrivals[T int32 | int64](s *sim, rs []ring[T], occ, drops int) {
+	s.res.MaxOccupancy = occ
+	s.res.Dropped += int64(drops)
 	for _, k := range s.filled[:s.nfilled] {
 		rs[k].grow()
 	}
@@ -525,11 +528,7 @@ func (s *sim) prrArrive(now int32) {
 		}
 		occ = max(occ, n)
 	}
-	s.res.MaxOccupancy = occ
-	s.res.Dropped += int64(drops)
-	if s.nfilled > 0 {
-		growFilled(s, q)
-	}
+	endArrivals(s, q, occ, drops)
 }
 
 // --- input-queued FIFO switch (HOL blocking, §2.1) ---
@@ -597,11 +596,7 @@ func (s *sim) fifoArrive(now int32) {
 		}
 		occ = max(occ, n)
 	}
-	s.res.MaxOccupancy = occ
-	s.res.Dropped += int64(drops)
-	if s.nfilled > 0 {
-		growFilled(s, fifo)
-	}
+	endArrivals(s, fifo, occ, drops)
 }
 
 // --- VOQ switches (§2.2, §2.3) ---
@@ -628,11 +623,7 @@ func (s *sim) voqArrive(now int32) {
 		v.inM[i&voqMask] |= bit(j)
 		v.outM[j&voqMask] |= bit(i)
 	}
-	s.res.MaxOccupancy = occ
-	s.res.Dropped += int64(drops)
-	if s.nfilled > 0 {
-		growFilled(s, q)
-	}
+	endArrivals(s, q, occ, drops)
 }
 
 // rrPick returns the first set bit of m at or after position ptr, going

@@ -673,7 +673,6 @@ func (m *sim) column(base, offset, lo, hi, col int, slot int64) {
 		// send until a mark.
 		active[w] &^= a &^ (live | q | o)
 		if fwd != 0 {
-			cells := m.cells
 			for bs := fwd; bs != 0; bs &= bs - 1 {
 				// Only the head of Q_ij to send, a forwarded cell (a local
 				// cell's Shoal flow is live), on its last hop.
@@ -686,23 +685,11 @@ func (m *sim) column(base, offset, lo, hi, col int, slot int64) {
 				oc.flow, oc.owner = qx.flow, m.wf[qx.flow].owner
 				j := wrap(i+offN, n)
 				oc.to, oc.from, oc.final, oc.local, oc.col = uint16(j), uint16(i), uint16(j), false, uint8(col)
-				if t := qx.rest; t < 0 {
+				if qx.rest < 0 {
 					active[w] &^= 1 << uint(b) // nothing left to send
 					queued[w] &^= 1 << uint(b)
 				} else {
-					// The first cell behind the head takes its place.
-					tc := &cells[t]
-					h := tc.next
-					ce := &cells[h]
-					qx.flow = ce.flow ^ ce.owner>>31
-					if h == t {
-						qx.rest = -1
-					} else {
-						tc.next = ce.next
-						tc.meta--
-					}
-					ce.next = m.cellFree
-					m.cellFree = h
+					m.popRest(qx)
 				}
 				m.node[i].q--
 			}
@@ -803,23 +790,10 @@ func (m *sim) fullVisits(w int, full, liveW uint64, base, offset, col int, slot 
 			local := flow < 0
 			flow ^= flow >> 31
 			owner := m.wf[flow].owner
-			if t := qx.rest; t < 0 {
+			if qx.rest < 0 {
 				queued[w] &^= 1 << uint(b)
 			} else {
-				// The first cell behind the head takes its place.
-				cells := m.cells
-				tc := &cells[t]
-				h := tc.next
-				ce := &cells[h]
-				qx.flow = ce.flow ^ ce.owner>>31
-				if h == t {
-					qx.rest = -1
-				} else {
-					tc.next = ce.next
-					tc.meta--
-				}
-				ce.next = m.cellFree
-				m.cellFree = h
+				m.popRest(qx)
 			}
 			m.node[i].q--
 			if local {
@@ -1371,6 +1345,26 @@ func (m *sim) pushRest(q *queue, flow, owner int32) int32 {
 	ce.meta = behind
 	q.rest = e
 	return behind
+}
+
+// popRest moves the first cell behind q's head into the head (q.rest must
+// not be empty), freeing its pool entry: pushRest's inverse, for the two
+// places that send a queue's head (sendFeedback, the forwarding pass).
+func (m *sim) popRest(q *queue) {
+	cells := m.cells
+	t := q.rest
+	tc := &cells[t]
+	h := tc.next
+	ce := &cells[h]
+	q.flow = ce.flow ^ ce.owner>>31
+	if h == t {
+		q.rest = -1
+	} else {
+		tc.next = ce.next
+		tc.meta--
+	}
+	ce.next = m.cellFree
+	m.cellFree = h
 }
 
 // enqueueLocal appends a local cell of workload flow k (Shoal flow owner)

@@ -78,8 +78,7 @@ func labBulk(reads, weight int) BulkIP {
 // slower than the high-priority ones by more than that. A run is the same
 // for the same seed.
 func TestReadsBesideBulk(t *testing.T) {
-	if raceshare.Enabled {
-		t.Log("race detector on: the simulations run without it (make test's second pass)")
+	if raceshare.SecondPassOnly(t, "the simulations beside bulk are single-goroutine; TestPredictReadBands runs the replicas in parallel under the detector") {
 		return
 	}
 	cfg := labRead(t, FullyAdaptive)
@@ -145,8 +144,7 @@ func TestBulkIPErrors(t *testing.T) {
 // priority at the median and the tail, each with its budget; high
 // priority faster than low, its median within ±10%; none without bulk.
 func TestPredictBulkBands(t *testing.T) {
-	if raceshare.Enabled {
-		t.Log("race detector on: the simulations run without it (make test's second pass)")
+	if raceshare.SecondPassOnly(t, "the simulations beside bulk are single-goroutine; TestPredictReadBands runs the replicas in parallel under the detector") {
 		return
 	}
 	lab := map[string]string{"packets": "", "loads": "", "modes": "", "local_prop_ns": "5", "global_prop_ns": "50", "switch_clock_mhz": "250",

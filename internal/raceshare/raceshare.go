@@ -92,8 +92,10 @@ func Prefix(tb testing.TB, n, div int) int {
 // SecondPassOnly reports whether the calling test is to return at once: it
 // does under the race detector, for a test that make test's second pass runs
 // whole (FULL_TESTS) and whose code paths other tests run under the detector
-// (why names them). A long single-goroutine simulation gains nothing from the
-// detector but its five- to forty-fold CPU.
+// (why names them, or says why the detector has nothing to find there: a
+// command in a process of its own, a single-goroutine simulation). A long
+// single-goroutine simulation gains nothing from the detector but its five-
+// to forty-fold CPU.
 func SecondPassOnly(tb testing.TB, why string) bool {
 	tb.Helper()
 	if !Enabled {

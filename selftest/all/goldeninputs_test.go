@@ -46,8 +46,7 @@ func TestGoldenInputsNeverComeFromTheBoard(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the default lab's plans twice")
 	}
-	if raceshare.Enabled {
-		t.Log("race detector on: the default lab's plans run without it (make test's second pass)")
+	if raceshare.SecondPassOnly(t, "TestDefaultPlansCatchEveryDesignFault's runs read the same registers and judge failed verdicts under the detector") {
 		return
 	}
 	t.Parallel()

@@ -26,8 +26,7 @@ import (
 // detector (FULL_TESTS); the rma_isolation test's own code runs under the
 // detector in selftest/tin and, with the TiN plan, in cmd/labrunner.
 func TestRMABaselineBandCatchesASlowSwitch(t *testing.T) {
-	if raceshare.Enabled {
-		t.Log("race detector on: the TiN plan runs without it (make test's second pass)")
+	if raceshare.SecondPassOnly(t, "the rma_isolation test's code runs under the detector in selftest/tin and, with the TiN plan, in cmd/labrunner") {
 		return
 	}
 	t.Parallel()

@@ -29,8 +29,7 @@ import (
 // (TestShoalPlanCatchesEmulatorFaults), the fault's in boards/emu/shoal
 // (TestFaultFeedbackLate).
 func TestShoalPermutationBandCatchesLateFeedback(t *testing.T) {
-	if raceshare.Enabled {
-		t.Log("race detector on: the Shoal plan runs without it (make test's second pass)")
+	if raceshare.SecondPassOnly(t, "TestShoalPlanCatchesEmulatorFaults runs the permutation test and boards/emu/shoal's TestFaultFeedbackLate the fault under the detector") {
 		return
 	}
 	t.Parallel()
