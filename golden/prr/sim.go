@@ -281,12 +281,9 @@ func (r *ring[T]) grow() {
 	r.buf, r.head = nb, 0
 }
 
-// endArrivals records an arrival loop's largest queue and its drops, and
-// grows the rings the loop filled: outside the loop, where the call costs
-// the loop nothing.
-func endArrivals[T int32 | int64](s *sim, rs []ring[T], occ, drops int) {
-	s.res.MaxOccupancy = occ
-	s.res.Dropped += int64(drops)
+// growFilled grows the rings an arrival loop filled, outside the loop,
+// where the call costs the loop nothing.
+func growFilled[T int32 | int64](s *sim, rs []ring[T]) {
 	for _, k := range s.filled[:s.nfilled] {
 		rs[k].grow()
 	}
@@ -528,7 +525,11 @@ func (s *sim) prrArrive(now int32) {
 		}
 		occ = max(occ, n)
 	}
-	endArrivals(s, q, occ, drops)
+	s.res.MaxOccupancy = occ
+	s.res.Dropped += int64(drops)
+	if s.nfilled > 0 {
+		growFilled(s, q)
+	}
 }
 
 // --- input-queued FIFO switch (HOL blocking, §2.1) ---
@@ -596,7 +597,11 @@ func (s *sim) fifoArrive(now int32) {
 		}
 		occ = max(occ, n)
 	}
-	endArrivals(s, fifo, occ, drops)
+	s.res.MaxOccupancy = occ
+	s.res.Dropped += int64(drops)
+	if s.nfilled > 0 {
+		growFilled(s, fifo)
+	}
 }
 
 // --- VOQ switches (§2.2, §2.3) ---
@@ -623,7 +628,11 @@ func (s *sim) voqArrive(now int32) {
 		v.inM[i&voqMask] |= bit(j)
 		v.outM[j&voqMask] |= bit(i)
 	}
-	endArrivals(s, q, occ, drops)
+	s.res.MaxOccupancy = occ
+	s.res.Dropped += int64(drops)
+	if s.nfilled > 0 {
+		growFilled(s, q)
+	}
 }
 
 // rrPick returns the first set bit of m at or after position ptr, going
